@@ -1,0 +1,180 @@
+//! Capacity from model facts, and token estimation.
+//!
+//! Policy comes only from model facts and fixed runtime invariants: there are no environment
+//! variables or knobs. For a known context window the runtime reserves one quarter of it, capped
+//! at [`MAX_RESERVE_TOKENS`]; for an unknown window it uses a history budget of
+//! [`UNKNOWN_WINDOW_HISTORY_BUDGET`] plus the same classic reserve.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{EventContent, RuntimeEvent};
+
+/// The classic output/overhead reserve, and the cap on the reserve of a known window.
+pub const MAX_RESERVE_TOKENS: u64 = 16_384;
+/// History budget used when the model's context window is unknown.
+pub const UNKNOWN_WINDOW_HISTORY_BUDGET: u64 = 32_000;
+
+/// What the runtime knows about the selected model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelFacts {
+    /// Total context window in tokens, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Tokens the next request spends outside history (system prompt, tool schemas). They are
+    /// subtracted from the history budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fixed_overhead_tokens: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+/// The budget derived from [`ModelFacts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextBudget {
+    /// The window the budget was derived from (`history_budget + reserve` when unknown).
+    pub context_window: u64,
+    /// Tokens reserved for the response and request overhead.
+    pub reserve: u64,
+    /// Tokens available to history: checkpoint + raw tail + current turn.
+    pub history_budget: u64,
+}
+
+impl ContextBudget {
+    /// Derives the budget exactly as the design specifies.
+    ///
+    /// ```
+    /// use contextfold_core::budget::{ContextBudget, ModelFacts};
+    /// let known = ContextBudget::from_model(&ModelFacts { context_window: Some(200_000), ..Default::default() });
+    /// assert_eq!((known.reserve, known.history_budget), (16_384, 183_616));
+    /// let small = ContextBudget::from_model(&ModelFacts { context_window: Some(8_000), ..Default::default() });
+    /// assert_eq!((small.reserve, small.history_budget), (2_000, 6_000));
+    /// let unknown = ContextBudget::from_model(&ModelFacts::default());
+    /// assert_eq!((unknown.reserve, unknown.history_budget), (16_384, 32_000));
+    /// ```
+    pub fn from_model(facts: &ModelFacts) -> Self {
+        let (context_window, reserve, history) = match facts.context_window {
+            Some(window) => {
+                let reserve = (window / 4).min(MAX_RESERVE_TOKENS);
+                (window, reserve, window - reserve)
+            }
+            None => (
+                UNKNOWN_WINDOW_HISTORY_BUDGET + MAX_RESERVE_TOKENS,
+                MAX_RESERVE_TOKENS,
+                UNKNOWN_WINDOW_HISTORY_BUDGET,
+            ),
+        };
+        Self {
+            context_window,
+            reserve,
+            history_budget: history.saturating_sub(facts.fixed_overhead_tokens),
+        }
+    }
+}
+
+/// Estimates tokens. Inject a real tokenizer by implementing this trait; the default is
+/// [`CharEstimator`].
+pub trait TokenEstimator {
+    /// Estimated tokens of a piece of text.
+    fn estimate_text(&self, text: &str) -> u64;
+
+    /// Fixed per-message overhead (role markers, separators).
+    fn message_overhead(&self) -> u64 {
+        MESSAGE_OVERHEAD_TOKENS
+    }
+}
+
+/// Per-message overhead used by the default estimator.
+pub const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
+
+/// The default estimate: one token per four ASCII bytes (rounded up) plus one token per
+/// non-ASCII character. It overestimates English prose slightly and treats CJK and emoji as at
+/// least one token per character, so it errs on the side of a smaller request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CharEstimator;
+
+impl TokenEstimator for CharEstimator {
+    fn estimate_text(&self, text: &str) -> u64 {
+        let mut ascii = 0u64;
+        let mut other = 0u64;
+        for ch in text.chars() {
+            if ch.is_ascii() {
+                ascii += 1;
+            } else {
+                other += 1;
+            }
+        }
+        ascii.div_ceil(4) + other
+    }
+}
+
+/// Estimated model-visible tokens of one event: its text, or its call/result JSON, plus the
+/// per-message overhead. Reasoning counts too (it is replayed where the provider accepts it).
+pub fn estimate_event(estimator: &dyn TokenEstimator, event: &RuntimeEvent) -> u64 {
+    let body = match &event.content {
+        EventContent::UserText { text }
+        | EventContent::AssistantText { text }
+        | EventContent::Reasoning { text, .. }
+        | EventContent::SystemNote { text } => estimator.estimate_text(text),
+        EventContent::RuntimeNote { code, text } => {
+            estimator.estimate_text(code) + estimator.estimate_text(text)
+        }
+        EventContent::ToolCall { tool_name, input, .. }
+        | EventContent::HostedToolCall { tool_name, input, .. } => {
+            estimator.estimate_text(tool_name) + estimate_value(estimator, input)
+        }
+        EventContent::ToolResult { output, .. } | EventContent::HostedToolResult { output, .. } => {
+            estimate_value(estimator, output)
+        }
+    };
+    body + estimator.message_overhead()
+}
+
+/// Estimated tokens of a run of events.
+pub fn estimate_events(estimator: &dyn TokenEstimator, events: &[RuntimeEvent]) -> u64 {
+    events.iter().map(|event| estimate_event(estimator, event)).sum()
+}
+
+/// Estimated tokens of a JSON value: a string counts as its text, anything else as its JSON.
+pub fn estimate_value(estimator: &dyn TokenEstimator, value: &Value) -> u64 {
+    match value {
+        Value::String(text) => estimator.estimate_text(text),
+        other => estimator.estimate_text(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserve_is_a_quarter_capped() {
+        let b = |w| ContextBudget::from_model(&ModelFacts { context_window: Some(w), ..Default::default() });
+        assert_eq!(b(65_536).reserve, 16_384);
+        assert_eq!(b(65_535).reserve, 16_383);
+        assert_eq!(b(1_000_000).history_budget, 1_000_000 - 16_384);
+        assert_eq!(b(0).history_budget, 0);
+    }
+
+    #[test]
+    fn overhead_reduces_history_and_saturates() {
+        let facts = ModelFacts { context_window: Some(8_000), fixed_overhead_tokens: 1_000 };
+        assert_eq!(ContextBudget::from_model(&facts).history_budget, 5_000);
+        let facts = ModelFacts { context_window: Some(8_000), fixed_overhead_tokens: 9_000 };
+        assert_eq!(ContextBudget::from_model(&facts).history_budget, 0);
+    }
+
+    #[test]
+    fn char_estimator_counts_ascii_and_unicode() {
+        let e = CharEstimator;
+        assert_eq!(e.estimate_text(""), 0);
+        assert_eq!(e.estimate_text("abcd"), 1);
+        assert_eq!(e.estimate_text("abcde"), 2);
+        assert_eq!(e.estimate_text("日本語"), 3);
+        assert_eq!(e.estimate_text("ab日"), 2);
+    }
+}

@@ -1,0 +1,342 @@
+//! The canonical log model: [`RuntimeEvent`] and its kinds.
+//!
+//! The RuntimeEvent log is the only truth. Nothing in this crate mutates an event once it has
+//! been handed in; checkpoints and provider messages are projections computed from slices of
+//! events. Times and ids are inputs: the core never generates either.
+//!
+//! The JSON form (camelCase, `content.type` in snake_case) is documented in `docs/events.md`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One ordered, immutable fact of a session: something the user, the model, a tool or the
+/// runtime produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuntimeEvent {
+    /// Session this event belongs to.
+    pub session_id: String,
+    /// Run (one execution of the agent loop, or one manual compaction) that produced it.
+    pub run_id: String,
+    /// Turn (one user request and everything done to answer it).
+    pub turn_id: String,
+    /// Unique id of this event within the session.
+    pub runtime_event_id: String,
+    /// Position in the session log, strictly increasing.
+    pub seq: u64,
+    /// Wall-clock time in milliseconds since the Unix epoch, supplied by the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at_ms: Option<u64>,
+    /// Id of the model response that produced this event. Events sharing one response id form
+    /// one step (e.g. reasoning followed by parallel tool calls) and are never split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    /// The event is still being produced (a streaming step); it can never be compacted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub partial: bool,
+    /// The event is part of the live head and must stay raw; no prefix may cover it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pinned: bool,
+    /// What happened.
+    pub content: EventContent,
+    /// Free-form host metadata (provider options, UI hints). Preserved verbatim and digested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// The payload of a [`RuntimeEvent`], tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum EventContent {
+    /// Text the user wrote.
+    UserText {
+        /// The text.
+        text: String,
+    },
+    /// Text the model produced for the user.
+    AssistantText {
+        /// The text.
+        text: String,
+    },
+    /// Model reasoning ("thinking"). Kept in the log and replayed to the same provider where it
+    /// is accepted, but never sent to a summarizer.
+    Reasoning {
+        /// The reasoning text (may be empty when only an opaque signature exists).
+        text: String,
+        /// Provider data needed to replay the block (signatures, encrypted reasoning).
+        #[serde(default, rename = "providerData", skip_serializing_if = "Option::is_none")]
+        provider_data: Option<Value>,
+    },
+    /// A tool call requested by the model and executed by the agent.
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        /// Provider call id linking the call to its result.
+        call_id: String,
+        /// Name of the tool.
+        tool_name: String,
+        /// Arguments, as JSON.
+        input: Value,
+    },
+    /// The result of a [`EventContent::ToolCall`].
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        /// Call id of the matching tool call.
+        call_id: String,
+        /// Name of the tool.
+        tool_name: String,
+        /// Output: a string or any JSON value.
+        output: Value,
+        /// The tool failed; `output` describes the error.
+        #[serde(default, skip_serializing_if = "is_false")]
+        is_error: bool,
+    },
+    /// A tool call executed by the provider itself (web search, code interpreter…).
+    #[serde(rename_all = "camelCase")]
+    HostedToolCall {
+        /// Provider call id.
+        call_id: String,
+        /// Name of the hosted tool.
+        tool_name: String,
+        /// Arguments, as JSON.
+        input: Value,
+    },
+    /// The result of a [`EventContent::HostedToolCall`].
+    #[serde(rename_all = "camelCase")]
+    HostedToolResult {
+        /// Call id of the matching hosted call.
+        call_id: String,
+        /// Name of the hosted tool.
+        tool_name: String,
+        /// Output: a string or any JSON value.
+        output: Value,
+        /// The hosted tool failed.
+        #[serde(default, skip_serializing_if = "is_false")]
+        is_error: bool,
+    },
+    /// System-authored text that is part of the conversation (not the system prompt).
+    SystemNote {
+        /// The text.
+        text: String,
+    },
+    /// A runtime fact (e.g. `context_compaction_failed_open`), shown to the model as a system
+    /// note so it knows what the runtime did.
+    RuntimeNote {
+        /// Stable machine-readable code.
+        code: String,
+        /// Human-readable text.
+        text: String,
+    },
+}
+
+/// The stable `type` names of every [`EventContent`] kind, in declaration order.
+pub const EVENT_KINDS: &[&str] = &[
+    "user_text",
+    "assistant_text",
+    "reasoning",
+    "tool_call",
+    "tool_result",
+    "hosted_tool_call",
+    "hosted_tool_result",
+    "system_note",
+    "runtime_note",
+];
+
+impl EventContent {
+    /// The stable `type` name of this kind.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            EventContent::UserText { .. } => "user_text",
+            EventContent::AssistantText { .. } => "assistant_text",
+            EventContent::Reasoning { .. } => "reasoning",
+            EventContent::ToolCall { .. } => "tool_call",
+            EventContent::ToolResult { .. } => "tool_result",
+            EventContent::HostedToolCall { .. } => "hosted_tool_call",
+            EventContent::HostedToolResult { .. } => "hosted_tool_result",
+            EventContent::SystemNote { .. } => "system_note",
+            EventContent::RuntimeNote { .. } => "runtime_note",
+        }
+    }
+
+    /// The call id if this is a call (ordinary or hosted).
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            EventContent::ToolCall { call_id, .. } | EventContent::HostedToolCall { call_id, .. } => {
+                Some(call_id)
+            }
+            _ => None,
+        }
+    }
+
+    /// The call id if this is a result (ordinary or hosted).
+    pub fn result_call_id(&self) -> Option<&str> {
+        match self {
+            EventContent::ToolResult { call_id, .. }
+            | EventContent::HostedToolResult { call_id, .. } => Some(call_id),
+            _ => None,
+        }
+    }
+}
+
+impl RuntimeEvent {
+    /// The boundary that identifies this event in a checkpoint's `through` field.
+    pub fn boundary(&self) -> crate::checkpoint::Boundary {
+        crate::checkpoint::Boundary {
+            run_id: self.run_id.clone(),
+            turn_id: self.turn_id.clone(),
+            runtime_event_id: self.runtime_event_id.clone(),
+        }
+    }
+
+    /// Parses one event from JSON, with a typed error for unknown kinds and fields.
+    pub fn from_json(json: &str) -> Result<Self, EventParseError> {
+        let value: Value =
+            serde_json::from_str(json).map_err(|e| EventParseError::Syntax(e.to_string()))?;
+        Self::from_value(value)
+    }
+
+    /// Parses one event from a JSON value, with a typed error for unknown kinds and fields.
+    pub fn from_value(value: Value) -> Result<Self, EventParseError> {
+        let kind = value
+            .get("content")
+            .and_then(|c| c.get("type"))
+            .and_then(Value::as_str)
+            .ok_or(EventParseError::MissingKind)?;
+        if !EVENT_KINDS.contains(&kind) {
+            return Err(EventParseError::UnknownKind(kind.to_owned()));
+        }
+        serde_json::from_value(value).map_err(|e| {
+            let message = e.to_string();
+            if message.starts_with("unknown field") {
+                EventParseError::UnknownField(message)
+            } else {
+                EventParseError::Invalid(message)
+            }
+        })
+    }
+
+    /// Parses a JSON Lines document (one event per non-empty line). The first bad line stops
+    /// parsing; its 1-based line number is reported.
+    pub fn parse_jsonl(text: &str) -> Result<Vec<Self>, EventLineError> {
+        let mut events = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let event =
+                Self::from_json(line).map_err(|source| EventLineError { line: index + 1, source })?;
+            events.push(event);
+        }
+        Ok(events)
+    }
+}
+
+/// Why an event could not be parsed. Nothing is ever silently dropped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EventParseError {
+    /// The text is not JSON.
+    #[error("event is not valid JSON: {0}")]
+    Syntax(String),
+    /// `content.type` is missing.
+    #[error("event has no content.type")]
+    MissingKind,
+    /// `content.type` names a kind this version does not know.
+    #[error("unknown event kind `{0}`")]
+    UnknownKind(String),
+    /// A field this version does not know (would otherwise be dropped).
+    #[error("{0}")]
+    UnknownField(String),
+    /// A field is missing or has the wrong type.
+    #[error("invalid event: {0}")]
+    Invalid(String),
+}
+
+impl EventParseError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            EventParseError::Syntax(_) => "event_syntax",
+            EventParseError::MissingKind => "event_missing_kind",
+            EventParseError::UnknownKind(_) => "event_unknown_kind",
+            EventParseError::UnknownField(_) => "event_unknown_field",
+            EventParseError::Invalid(_) => "event_invalid",
+        }
+    }
+}
+
+/// An [`EventParseError`] located on one line of a JSON Lines document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {source}")]
+pub struct EventLineError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What was wrong with it.
+    pub source: EventParseError,
+}
+
+/// Checks the structural rules of a session log: one session id, strictly increasing `seq`,
+/// unique event ids. Projection and compaction refuse logs that break them.
+pub fn validate_log(events: &[RuntimeEvent]) -> Result<(), LogError> {
+    let mut ids = std::collections::HashSet::with_capacity(events.len());
+    for (index, event) in events.iter().enumerate() {
+        if let Some(first) = events.first()
+            && event.session_id != first.session_id
+        {
+            return Err(LogError::MixedSessions { index });
+        }
+        if index > 0 && event.seq <= events[index - 1].seq {
+            return Err(LogError::SeqNotIncreasing { index });
+        }
+        if !ids.insert(event.runtime_event_id.as_str()) {
+            return Err(LogError::DuplicateEventId { index });
+        }
+    }
+    Ok(())
+}
+
+/// A structural defect of a session log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LogError {
+    /// Events of more than one session were passed together.
+    #[error("event {index} belongs to another session")]
+    MixedSessions {
+        /// Index of the offending event.
+        index: usize,
+    },
+    /// `seq` does not strictly increase.
+    #[error("event {index} has a seq not greater than its predecessor")]
+    SeqNotIncreasing {
+        /// Index of the offending event.
+        index: usize,
+    },
+    /// Two events share a `runtimeEventId`.
+    #[error("event {index} repeats an earlier runtimeEventId")]
+    DuplicateEventId {
+        /// Index of the offending event.
+        index: usize,
+    },
+    /// Events of the current turn are not a contiguous suffix of the log.
+    #[error("events of the current turn are not a suffix of the log (event {index})")]
+    CurrentTurnNotSuffix {
+        /// Index of the first prior event after a current-turn event.
+        index: usize,
+    },
+}
+
+impl LogError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LogError::MixedSessions { .. } => "log_mixed_sessions",
+            LogError::SeqNotIncreasing { .. } => "log_seq_not_increasing",
+            LogError::DuplicateEventId { .. } => "log_duplicate_event_id",
+            LogError::CurrentTurnNotSuffix { .. } => "log_current_turn_not_suffix",
+        }
+    }
+}

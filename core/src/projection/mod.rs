@@ -1,0 +1,8 @@
+//! Projection: checkpoint + uncovered raw tail + current turn, as provider-neutral messages,
+//! and their mapping to provider wire formats.
+
+pub mod materialize;
+pub mod message;
+pub mod openai_chat;
+
+pub use message::{Message, Part, Role};
