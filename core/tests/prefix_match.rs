@@ -1,0 +1,140 @@
+//! Prefix matching: a checkpoint replaces history only over the exact prefix it claims.
+
+use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
+use contextfold_core::prefix_match::{
+    PrefixMismatch, coverage_of, match_checkpoint_prefix, match_checkpoint_prefix_from,
+};
+use contextfold_core::{LogBuilder, ReasonCode, RuntimeEvent, digest::PrefixHasher};
+use serde_json::json;
+
+fn session() -> Vec<RuntimeEvent> {
+    let mut log = LogBuilder::new("s1");
+    for turn in 0..4 {
+        log.turn(&format!("t{turn}"))
+            .user(&format!("step {turn}: run tests"))
+            .tool_call("c", "shell", json!({"cmd": "cargo test"}))
+            .tool_result("c", "shell", json!("3 passed"))
+            .assistant("done");
+    }
+    log.build()
+}
+
+fn checkpoint_over(prefix: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
+    HistoryCompactCheckpoint {
+        checkpoint_id: "cp1".into(),
+        session_id: "s1".into(),
+        created_at_ms: 1,
+        high_water: HighWater { name: "manual".into(), seq: prefix.last().map_or(0, |e| e.seq) },
+        coverage: coverage_of(prefix).expect("non-empty"),
+        projection: CheckpointProjection::Summary("## Goal\nx".into()),
+        limitations: vec![],
+        estimated_tokens: 10,
+        previous_checkpoint_id: None,
+        produced_by: None,
+    }
+}
+
+#[test]
+fn matching_prefix_is_accepted_even_after_appends() {
+    let events = session();
+    let cp = checkpoint_over(&events[..8]);
+    assert_eq!(match_checkpoint_prefix(&cp, &events).map(|m| m.covered), Ok(8));
+    assert_eq!(match_checkpoint_prefix(&cp, &events[..8]).map(|m| m.covered), Ok(8));
+}
+
+#[test]
+fn too_few_events_is_coverage_miss() {
+    let events = session();
+    let cp = checkpoint_over(&events[..8]);
+    let err = match_checkpoint_prefix(&cp, &events[..7]).unwrap_err();
+    assert!(matches!(err, PrefixMismatch::NotEnoughEvents { claimed: 8, available: 7 }));
+    assert_eq!(err.code(), ReasonCode::CoverageMiss);
+}
+
+#[test]
+fn different_boundary_is_coverage_miss() {
+    let events = session();
+    let mut cp = checkpoint_over(&events[..8]);
+    cp.coverage.through.runtime_event_id = "other".into();
+    let err = match_checkpoint_prefix(&cp, &events).unwrap_err();
+    assert!(matches!(err, PrefixMismatch::BoundaryMismatch { index: 7 }));
+    assert_eq!(err.code(), ReasonCode::CoverageMiss);
+}
+
+#[test]
+fn wrong_turn_count_is_coverage_miss() {
+    let events = session();
+    let mut cp = checkpoint_over(&events[..8]);
+    cp.coverage.turn_count = 3;
+    assert_eq!(match_checkpoint_prefix(&cp, &events).unwrap_err().code(), ReasonCode::CoverageMiss);
+}
+
+#[test]
+fn edited_covered_event_is_source_hash_mismatch() {
+    let mut events = session();
+    let cp = checkpoint_over(&events[..8]);
+    events[2] = {
+        let mut e = events[2].clone();
+        e.content = contextfold_core::EventContent::ToolResult {
+            call_id: "c".into(),
+            tool_name: "shell".into(),
+            output: json!("3 passed, 1 failed"),
+            is_error: false,
+        };
+        e
+    };
+    let err = match_checkpoint_prefix(&cp, &events).unwrap_err();
+    assert_eq!(err.code(), ReasonCode::SourceHashMismatch);
+    // An edit after the covered prefix does not matter.
+    let mut later = session();
+    later[10].pinned = true;
+    assert!(match_checkpoint_prefix(&cp, &later).is_ok());
+}
+
+#[test]
+fn other_session_is_session_mismatch() {
+    let events = session();
+    let mut cp = checkpoint_over(&events[..4]);
+    cp.session_id = "s2".into();
+    assert_eq!(
+        match_checkpoint_prefix(&cp, &events).unwrap_err().code(),
+        ReasonCode::SessionMismatch
+    );
+}
+
+#[test]
+fn resumed_hasher_gives_the_same_answer() {
+    let events = session();
+    let cp = checkpoint_over(&events[..12]);
+    let mut hasher = PrefixHasher::new();
+    for e in &events[..5] {
+        hasher.push(e);
+    }
+    assert_eq!(match_checkpoint_prefix_from(&cp, &events, hasher).map(|m| m.covered), Ok(12));
+    // A hasher that went past the coverage falls back to a full verification.
+    let mut long = PrefixHasher::new();
+    for e in &events {
+        long.push(e);
+    }
+    assert_eq!(match_checkpoint_prefix_from(&cp, &events, long).map(|m| m.covered), Ok(12));
+    let mut tampered = events.clone();
+    tampered[11].runtime_event_id = "x".into();
+    assert!(match_checkpoint_prefix_from(&cp, &tampered, PrefixHasher::new()).is_err());
+}
+
+#[test]
+fn checkpoint_json_round_trips_and_rejects_unknown_schema() {
+    let events = session();
+    let cp = checkpoint_over(&events[..4]);
+    let json = cp.to_json();
+    assert_eq!(HistoryCompactCheckpoint::from_json(&json), Ok(cp.clone()));
+    let mut value: serde_json::Value = serde_json::from_str(&json).expect("json");
+    value["schemaVersion"] = json!(4);
+    let err = HistoryCompactCheckpoint::from_value(value.clone()).unwrap_err();
+    assert_eq!(err.code(), "checkpoint_schema_unsupported");
+    value["schemaVersion"] = json!(3);
+    assert_eq!(
+        HistoryCompactCheckpoint::from_value(value).unwrap_err().code(),
+        "checkpoint_invalid"
+    );
+}
