@@ -204,7 +204,9 @@ fn split_current_turn_handles_absent_and_whole_current_turns() {
 fn five_turns() -> Vec<RuntimeEvent> {
     let mut log = LogBuilder::new("s");
     for (turn, width) in [10usize, 20, 30, 40, 50].iter().enumerate() {
-        log.turn(&format!("t{turn}")).user(&"u".repeat(width / 2)).assistant(&"a".repeat(width / 2));
+        log.turn(&format!("t{turn}"))
+            .user(&"u".repeat(width / 2))
+            .assistant(&"a".repeat(width / 2));
     }
     log.turn("now").user("current");
     log.build()
