@@ -1,17 +1,57 @@
-//! Safe-prefix selection: which ordered prefix of the log a checkpoint may cover.
+//! Safe-prefix selection: which ordered prefix of the log a checkpoint may cover, which events a
+//! rolling update folds, and which newest raw turns fit beside a reused checkpoint.
 //!
-//! PLACEHOLDER: the API is stable, the rules are being implemented.
+//! # Rules
+//!
+//! The events of the turn being produced (`current_turn_id`) must form a contiguous suffix of the
+//! log; they are never covered. Everything before them is *prior* history, `events[..prior_end]`
+//! (see [`split_current_turn`]), and every prior turn counts as completed.
+//!
+//! A *cut* `p` (a checkpoint covering `events[..p]`) is considered only at a turn boundary:
+//! `1 <= p <= prior_end` and `events[p - 1]` is the last event of its turn (`p == prior_end`, or
+//! `events[p]` has another turn id). One completed turn is therefore compactable however many
+//! agent-loop steps it contains. A cut is *safe* when `events[..p]` contains:
+//!
+//! - no `partial` event and no `pinned` event (coverage is a prefix, so a pinned event also
+//!   protects everything after it);
+//! - no member of a split *call group*: every event naming one call id (the call and all of its
+//!   results, ordinary or hosted, duplicates included) lies entirely before `p` or entirely at or
+//!   after `p`. A call with no result anywhere is an interrupted call and blocks nothing (the
+//!   projection adds an explicit error result later);
+//! - no member of a split *response batch*: events sharing one `response_id` lie entirely before
+//!   or entirely at or after `p`.
+//!
+//! Groups are measured over the whole log, current turn included: a prior call whose result
+//! arrived in the current turn cannot be covered.
+//!
+//! # Cost
+//!
+//! Every function here is `O(n)` expected time in the number of events: group extents are found
+//! with one hash-map pass and turned into a per-position "open groups" count with a difference
+//! array, so no cut is ever checked by rescanning the log.
 
-use crate::budget::TokenEstimator;
-use crate::event::RuntimeEvent;
+mod cuts;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+
+use crate::budget::{TokenEstimator, estimate_event};
+use crate::event::{LogError, RuntimeEvent};
+
+use cuts::{CutAnalysis, group_splits, is_turn_start};
 
 /// Caller constraints on prefix selection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrefixOptions {
     /// The turn being produced now; none of its events is ever covered.
     pub current_turn_id: Option<String>,
-    /// Keep at least this many estimated tokens of the newest completed history raw.
+    /// Keep at least this many estimated tokens of the newest prior history raw: the events
+    /// between the cut and the current turn must estimate to at least this much.
     pub reserve_tail_tokens: u64,
+    /// Keep at least this many of the newest completed turns raw: the events between the cut
+    /// and the current turn must hold at least this many turns (contiguous runs of one turn id).
+    pub reserve_tail_turns: usize,
 }
 
 /// A selected prefix: `events[..end]`.
@@ -32,21 +72,131 @@ pub struct Fold {
     pub end: usize,
 }
 
-/// Every position `p` such that `events[..p]` is a safe cut, ascending (never includes 0).
-pub fn safe_boundaries(_events: &[RuntimeEvent], _current_turn_id: Option<&str>) -> Vec<usize> {
-    Vec::new()
+/// Where the current turn starts: `prior_end`, so that `events[..prior_end]` is the prior
+/// history and `events[prior_end..]` the current turn.
+///
+/// Returns `events.len()` when `current_turn_id` is `None` or names no event, and
+/// [`LogError::CurrentTurnNotSuffix`] (with the index of the first prior event found after a
+/// current-turn event) when the current turn's events are not a contiguous suffix.
+pub fn split_current_turn(
+    events: &[RuntimeEvent],
+    current_turn_id: Option<&str>,
+) -> Result<usize, LogError> {
+    let Some(current) = current_turn_id else {
+        return Ok(events.len());
+    };
+    let Some(start) = events.iter().position(|event| event.turn_id == current) else {
+        return Ok(events.len());
+    };
+    match events[start..].iter().position(|event| event.turn_id != current) {
+        Some(offset) => Err(LogError::CurrentTurnNotSuffix { index: start + offset }),
+        None => Ok(start),
+    }
 }
 
-/// The largest safe completed prefix, honouring the reserved tail; `None` if it is empty.
+/// Every position `p` such that `events[..p]` is a safe cut, ascending (never includes 0).
+///
+/// This ignores any reserved tail; [`select_safe_prefix`] applies one.
+pub fn safe_boundaries(
+    events: &[RuntimeEvent],
+    current_turn_id: Option<&str>,
+) -> Result<Vec<usize>, LogError> {
+    let analysis = CutAnalysis::new(events, current_turn_id)?;
+    Ok((1..=analysis.prior_end()).filter(|&cut| analysis.is_safe_cut(events, cut)).collect())
+}
+
+/// The largest safe cut that leaves the reserved verbatim tail raw; `Ok(None)` when no
+/// non-empty safe prefix exists under those constraints.
+///
+/// The tail is `events[end..prior_end]`: it must hold at least
+/// [`PrefixOptions::reserve_tail_turns`] turns and estimate to at least
+/// [`PrefixOptions::reserve_tail_tokens`] tokens (per [`estimate_event`]). The only error is a
+/// current turn that is not a suffix of the log.
+///
+/// ```
+/// use contextfold_core::{CharEstimator, LogBuilder};
+/// use contextfold_core::safe_prefix::{PrefixOptions, select_safe_prefix};
+/// use serde_json::json;
+///
+/// let mut log = LogBuilder::new("s");
+/// log.turn("t1").user("run the tests").tool_call("c1", "shell", json!({"cmd": "cargo test"}));
+/// log.turn("t2").tool_result("c1", "shell", json!("ok")).assistant("green");
+/// log.turn("t3").user("next failure");
+/// let events = log.build();
+/// let options = PrefixOptions { current_turn_id: Some("t3".into()), ..Default::default() };
+/// let prefix = select_safe_prefix(&events, &options, &CharEstimator).unwrap().unwrap();
+/// // The cut between t1 and t2 would split c1 from its result: t1 and t2 fold together.
+/// assert_eq!((prefix.end, prefix.turn_count), (4, 2));
+/// ```
 pub fn select_safe_prefix(
-    _events: &[RuntimeEvent],
-    _options: &PrefixOptions,
-    _estimator: &dyn TokenEstimator,
-) -> Option<SafePrefix> {
-    None
+    events: &[RuntimeEvent],
+    options: &PrefixOptions,
+    estimator: &dyn TokenEstimator,
+) -> Result<Option<SafePrefix>, LogError> {
+    let analysis = CutAnalysis::new(events, options.current_turn_id.as_deref())?;
+    let mut cut = analysis.prior_end();
+    let mut tail_tokens = 0u64;
+    let mut tail_turns = 0usize;
+    while cut > 0 {
+        if tail_tokens >= options.reserve_tail_tokens
+            && tail_turns >= options.reserve_tail_turns
+            && analysis.is_safe_cut(events, cut)
+        {
+            return Ok(Some(SafePrefix { end: cut, turn_count: turn_count(&events[..cut]) }));
+        }
+        cut -= 1;
+        tail_tokens = tail_tokens.saturating_add(estimate_event(estimator, &events[cut]));
+        if is_turn_start(events, cut) {
+            tail_turns += 1;
+        }
+    }
+    Ok(None)
 }
 
 /// The fold of a rolling update from a previous coverage of `previous_end` events.
 pub fn select_fold(previous_end: usize, prefix: &SafePrefix) -> Option<Fold> {
     (prefix.end > previous_end).then_some(Fold { start: previous_end, end: prefix.end })
+}
+
+/// The newest complete raw turns that fit `budget_tokens`, as the start of the raw tail
+/// `events[start..prior_end]`.
+///
+/// Candidates are `from` itself and every turn start `s` with `from < s < prior_end` that splits
+/// no call group or response batch (measured over the whole log). The result is the smallest
+/// candidate whose tail estimates to at most `budget_tokens`, or `prior_end` (an empty tail) when
+/// even the newest turn does not fit. Used when an old checkpoint covering `events[..from]` is
+/// reused after a rolling failure, and for diagnostics. Out-of-range arguments are clamped:
+/// `prior_end` to `events.len()`, `from` to `prior_end`.
+///
+/// Pinned events are not treated specially: a caller that must keep them checks that the
+/// returned tail still contains them (the minimum context).
+pub fn select_fitting_tail(
+    events: &[RuntimeEvent],
+    from: usize,
+    prior_end: usize,
+    budget_tokens: u64,
+    estimator: &dyn TokenEstimator,
+) -> usize {
+    let prior_end = prior_end.min(events.len());
+    let from = from.min(prior_end);
+    let splits = group_splits(events);
+    let mut best = prior_end;
+    let mut tail_tokens = 0u64;
+    for start in (from..prior_end).rev() {
+        tail_tokens = tail_tokens.saturating_add(estimate_event(estimator, &events[start]));
+        if tail_tokens > budget_tokens {
+            break;
+        }
+        if start == from || (is_turn_start(events, start) && !splits.splits_at(start)) {
+            best = start;
+        }
+    }
+    best
+}
+
+/// Number of distinct turn ids in `events` (turns are contiguous runs, but a repeated id is
+/// counted once).
+pub fn turn_count(events: &[RuntimeEvent]) -> u64 {
+    let distinct: HashSet<&str> = events.iter().map(|event| event.turn_id.as_str()).collect();
+    distinct.len() as u64
 }

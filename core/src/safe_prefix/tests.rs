@@ -1,0 +1,282 @@
+use serde_json::json;
+
+use super::*;
+use crate::budget::{CharEstimator, estimate_events};
+use crate::event::EventContent;
+use crate::log_builder::LogBuilder;
+
+/// One token per byte, no per-message overhead: token figures in tests are exact.
+struct ByteEstimator;
+
+impl TokenEstimator for ByteEstimator {
+    fn estimate_text(&self, text: &str) -> u64 {
+        text.len() as u64
+    }
+
+    fn message_overhead(&self) -> u64 {
+        0
+    }
+}
+
+fn options(current: Option<&str>) -> PrefixOptions {
+    PrefixOptions { current_turn_id: current.map(str::to_owned), ..Default::default() }
+}
+
+fn select(events: &[RuntimeEvent], options: &PrefixOptions) -> Option<SafePrefix> {
+    select_safe_prefix(events, options, &ByteEstimator).expect("current turn is a suffix")
+}
+
+fn boundaries(events: &[RuntimeEvent], current: Option<&str>) -> Vec<usize> {
+    safe_boundaries(events, current).expect("current turn is a suffix")
+}
+
+#[test]
+fn tool_pair_across_turns_blocks_the_cut_between_them() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("list files").tool_call("c1", "ls", json!({})); // 0, 1
+    log.turn("b").tool_result("c1", "ls", json!("x")).assistant("done"); // 2, 3
+    log.turn("c").user("more"); // 4
+    log.turn("now").user("go"); // 5
+    let events = log.build();
+    assert_eq!(boundaries(&events, Some("now")), vec![4, 5]);
+    let prefix = select(&events, &options(Some("now"))).expect("a safe prefix");
+    assert_eq!(prefix, SafePrefix { end: 5, turn_count: 3 });
+}
+
+#[test]
+fn prior_call_answered_in_the_current_turn_is_never_covered() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("hi").assistant("hello"); // 0, 1
+    log.turn("b").user("run").tool_call("c1", "shell", json!({})); // 2, 3
+    log.turn("now").tool_result("c1", "shell", json!("ok")); // 4
+    let events = log.build();
+    assert_eq!(boundaries(&events, Some("now")), vec![2]);
+    assert_eq!(select(&events, &options(Some("now"))).map(|p| p.end), Some(2));
+}
+
+#[test]
+fn parallel_batch_with_a_delayed_result_folds_with_the_later_turn() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("check both"); // 0
+    log.response(Some("r1")).reasoning("two reads").tool_call("x", "read", json!(1)); // 1, 2
+    log.tool_call("y", "read", json!(2)).response(None); // 3
+    log.tool_result("x", "read", json!("1")); // 4
+    log.turn("b").tool_result("y", "read", json!("2")).assistant("both read"); // 5, 6
+    log.turn("now").user("next"); // 7
+    let events = log.build();
+    assert_eq!(boundaries(&events, Some("now")), vec![7]);
+}
+
+#[test]
+fn one_response_spanning_turns_blocks_the_cut() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("q"); // 0
+    log.response(Some("r1")).assistant("part one"); // 1
+    log.turn("b");
+    log.push(EventContent::AssistantText { text: "part two".into() }).response_id =
+        Some("r1".into()); // 2
+    log.user("thanks"); // 3
+    let events = log.build();
+    assert_eq!(boundaries(&events, None), vec![4]);
+}
+
+#[test]
+fn pinned_head_leaves_nothing_to_cover() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").push(EventContent::SystemNote { text: "rules".into() }).pinned = true;
+    log.user("hi").assistant("hello");
+    log.turn("b").user("more");
+    let events = log.build();
+    assert!(boundaries(&events, None).is_empty());
+    assert_eq!(select(&events, &options(None)), None);
+}
+
+#[test]
+fn pinned_event_in_the_middle_stops_coverage_before_its_turn() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("one").assistant("1"); // 0, 1
+    log.turn("b").user("two"); // 2
+    log.push(EventContent::AssistantText { text: "keep".into() }).pinned = true; // 3
+    log.turn("c").user("three").assistant("3"); // 4, 5
+    let events = log.build();
+    assert_eq!(boundaries(&events, None), vec![2]);
+    assert_eq!(select(&events, &options(None)), Some(SafePrefix { end: 2, turn_count: 1 }));
+}
+
+#[test]
+fn partial_event_is_never_covered() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("one").assistant("1"); // 0, 1
+    log.turn("b").user("two"); // 2
+    log.push(EventContent::AssistantText { text: "stream".into() }).partial = true; // 3
+    let events = log.build();
+    assert_eq!(boundaries(&events, None), vec![2]);
+}
+
+#[test]
+fn interrupted_call_in_a_completed_turn_is_compactable() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("run").tool_call("c1", "shell", json!({})); // 0, 1: never answered
+    log.turn("b").user("never mind").assistant("ok"); // 2, 3
+    log.turn("now").user("next"); // 4
+    let events = log.build();
+    assert_eq!(boundaries(&events, Some("now")), vec![2, 4]);
+    assert_eq!(select(&events, &options(Some("now"))), Some(SafePrefix { end: 4, turn_count: 2 }));
+}
+
+#[test]
+fn duplicate_results_all_stay_with_their_call() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").tool_call("c1", "shell", json!({})).tool_result("c1", "shell", json!("1"));
+    log.turn("b").tool_result("c1", "shell", json!("again")); // 2
+    log.turn("c").user("next"); // 3
+    let events = log.build();
+    assert_eq!(boundaries(&events, None), vec![3, 4]);
+}
+
+#[test]
+fn hosted_pair_and_result_before_call_are_groups_too() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").push(EventContent::HostedToolCall {
+        call_id: "h1".into(),
+        tool_name: "web_search".into(),
+        input: json!({"q": "rust"}),
+    }); // 0
+    log.turn("b").push(EventContent::HostedToolResult {
+        call_id: "h1".into(),
+        tool_name: "web_search".into(),
+        output: json!([]),
+        is_error: false,
+    }); // 1
+    log.tool_result("z", "late", json!("out of order")); // 2
+    log.turn("c").tool_call("z", "late", json!({})); // 3
+    log.turn("d").user("end"); // 4
+    let events = log.build();
+    assert_eq!(boundaries(&events, None), vec![4, 5]);
+}
+
+#[test]
+fn single_giant_turn_is_compactable_whole() {
+    let mut log = LogBuilder::new("s");
+    log.turn("giant").user("refactor everything");
+    for step in 0..300 {
+        let (call, response) = (format!("c{step}"), format!("r{step}"));
+        log.response(Some(&response)).reasoning("think").tool_call(&call, "edit", json!(step));
+        log.response(None).tool_result(&call, "edit", json!("ok"));
+    }
+    log.assistant("all done");
+    let giant_len = log.events().len();
+    log.turn("now").user("thanks");
+    let events = log.build();
+    let prefix = select(&events, &options(Some("now"))).expect("the giant turn");
+    assert_eq!(prefix, SafePrefix { end: giant_len, turn_count: 1 });
+    assert_eq!(select_fold(0, &prefix), Some(Fold { start: 0, end: giant_len }));
+}
+
+#[test]
+fn current_turn_that_is_not_a_suffix_is_rejected() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("one"); // 0
+    log.turn("now").user("two"); // 1
+    log.turn("a").assistant("late"); // 2
+    let events = log.build();
+    let expected = LogError::CurrentTurnNotSuffix { index: 2 };
+    assert_eq!(split_current_turn(&events, Some("now")), Err(expected.clone()));
+    assert_eq!(safe_boundaries(&events, Some("now")), Err(expected.clone()));
+    let error = select_safe_prefix(&events, &options(Some("now")), &CharEstimator)
+        .expect_err("the current turn is not a suffix");
+    assert_eq!(error.code(), "log_current_turn_not_suffix");
+}
+
+#[test]
+fn split_current_turn_handles_absent_and_whole_current_turns() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("one").assistant("1");
+    let events = log.build();
+    assert_eq!(split_current_turn(&events, None), Ok(2));
+    assert_eq!(split_current_turn(&events, Some("unknown")), Ok(2));
+    assert_eq!(split_current_turn(&events, Some("a")), Ok(0));
+    assert_eq!(select(&events, &options(Some("a"))), None);
+    assert_eq!(split_current_turn(&[], Some("a")), Ok(0));
+}
+
+/// Turns `t0..t4` of 10, 20, 30, 40 and 50 bytes, then current turn `now`.
+fn five_turns() -> Vec<RuntimeEvent> {
+    let mut log = LogBuilder::new("s");
+    for (turn, width) in [10usize, 20, 30, 40, 50].iter().enumerate() {
+        log.turn(&format!("t{turn}"))
+            .user(&"u".repeat(width / 2))
+            .assistant(&"a".repeat(width / 2));
+    }
+    log.turn("now").user("current");
+    log.build()
+}
+
+#[test]
+fn reserved_tail_turns_keep_the_newest_turns_raw() {
+    let events = five_turns();
+    let reserve = |turns| PrefixOptions { reserve_tail_turns: turns, ..options(Some("now")) };
+    assert_eq!(select(&events, &reserve(0)).map(|p| p.end), Some(10));
+    assert_eq!(select(&events, &reserve(2)), Some(SafePrefix { end: 6, turn_count: 3 }));
+    assert_eq!(select(&events, &reserve(4)).map(|p| p.end), Some(2));
+    assert_eq!(select(&events, &reserve(5)), None);
+}
+
+#[test]
+fn reserved_tail_tokens_keep_enough_raw_history() {
+    let events = five_turns();
+    let reserve = |tokens| PrefixOptions { reserve_tail_tokens: tokens, ..options(Some("now")) };
+    assert_eq!(select(&events, &reserve(50)).map(|p| p.end), Some(8));
+    assert_eq!(select(&events, &reserve(51)).map(|p| p.end), Some(6));
+    assert_eq!(select(&events, &reserve(140)).map(|p| p.end), Some(2));
+    assert_eq!(select(&events, &reserve(141)), None);
+    let both = PrefixOptions { reserve_tail_tokens: 10, reserve_tail_turns: 3, ..reserve(0) };
+    assert_eq!(select(&events, &both).map(|p| p.end), Some(4));
+}
+
+#[test]
+fn fitting_tail_takes_the_newest_turns_that_fit() {
+    let events = five_turns();
+    let prior_end = split_current_turn(&events, Some("now")).expect("suffix");
+    let tail = |from, budget| select_fitting_tail(&events, from, prior_end, budget, &ByteEstimator);
+    assert_eq!(tail(0, 150), 0);
+    assert_eq!(tail(0, 149), 2);
+    assert_eq!(tail(0, 90), 6);
+    assert_eq!(tail(0, 89), 8);
+    assert_eq!(tail(0, 49), prior_end);
+    assert_eq!(tail(3, 130), 3, "from itself is a candidate even mid-turn");
+    assert_eq!(tail(3, 129), 4);
+    assert_eq!(tail(prior_end, 0), prior_end);
+    assert_eq!(tail(99, 1_000), prior_end, "from is clamped");
+}
+
+#[test]
+fn fitting_tail_never_starts_inside_a_pair_or_batch() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("aaaa").tool_call("c1", "t", json!("")); // 0, 1
+    log.turn("b").tool_result("c1", "t", json!("bbbb")); // 2
+    log.turn("c").user("cccc"); // 3
+    let events = log.build();
+    let tail = |budget| select_fitting_tail(&events, 0, 4, budget, &ByteEstimator);
+    let from_b = estimate_events(&ByteEstimator, &events[2..]);
+    assert_eq!(tail(from_b), 3, "a tail starting at b would orphan the result of c1");
+    assert_eq!(tail(estimate_events(&ByteEstimator, &events)), 0);
+}
+
+#[test]
+fn turn_count_counts_distinct_ids() {
+    let mut log = LogBuilder::new("s");
+    log.turn("a").user("1").turn("b").user("2").turn("a").user("3");
+    let events = log.build();
+    assert_eq!(turn_count(&events), 2);
+    assert_eq!(turn_count(&events[..2]), 2);
+    assert_eq!(turn_count(&[]), 0);
+}
+
+#[test]
+fn fold_is_empty_when_nothing_new_is_covered() {
+    let prefix = SafePrefix { end: 7, turn_count: 2 };
+    assert_eq!(select_fold(3, &prefix), Some(Fold { start: 3, end: 7 }));
+    assert_eq!(select_fold(7, &prefix), None);
+    assert_eq!(select_fold(9, &prefix), None);
+}

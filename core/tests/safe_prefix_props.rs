@@ -1,0 +1,339 @@
+//! Property tests for safe-prefix selection against a brute-force oracle.
+//!
+//! Random sessions mix user text, assistant text, reasoning, parallel tool-call batches sharing a
+//! response id, hosted calls, results delayed into later turns or into the current turn,
+//! interrupted calls, duplicate results, a response continued across a turn, reopened turn ids
+//! and occasional pinned or partial events. The oracle below restates the rules directly, one
+//! cut at a time, without any of the precomputation the implementation uses.
+#![cfg(not(target_arch = "wasm32"))]
+
+use contextfold_core::budget::{TokenEstimator, estimate_event};
+use contextfold_core::event::{EventContent, LogError, RuntimeEvent};
+use contextfold_core::safe_prefix::{
+    PrefixOptions, safe_boundaries, select_fitting_tail, select_safe_prefix, split_current_turn,
+    turn_count,
+};
+use contextfold_core::{CharEstimator, LogBuilder};
+use proptest::prelude::*;
+use serde_json::json;
+use std::collections::BTreeSet;
+
+/// One step of a generated session.
+#[derive(Debug, Clone)]
+enum Op {
+    NewTurn,
+    ReopenTurn(usize),
+    User(usize),
+    Assistant(usize),
+    Reasoning(usize),
+    Batch { calls: usize, reasoning: bool },
+    Resolve(usize),
+    Duplicate(usize),
+    Hosted { resolve_now: bool },
+    ContinueResponse(usize),
+    Pinned(usize),
+    Partial(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        60 => Just(Op::NewTurn),
+        6 => any::<usize>().prop_map(Op::ReopenTurn),
+        50 => (0usize..60).prop_map(Op::User),
+        50 => (0usize..80).prop_map(Op::Assistant),
+        20 => (0usize..40).prop_map(Op::Reasoning),
+        40 => (1usize..4, any::<bool>()).prop_map(|(calls, reasoning)| Op::Batch { calls, reasoning }),
+        90 => any::<usize>().prop_map(Op::Resolve),
+        8 => any::<usize>().prop_map(Op::Duplicate),
+        20 => any::<bool>().prop_map(|resolve_now| Op::Hosted { resolve_now }),
+        8 => (0usize..20).prop_map(Op::ContinueResponse),
+        3 => (0usize..20).prop_map(Op::Pinned),
+        3 => (0usize..20).prop_map(Op::Partial),
+    ]
+}
+
+/// Interprets ops into a log, tracking pending and answered calls across turns.
+#[derive(Default)]
+struct Session {
+    turns: usize,
+    responses: usize,
+    calls: usize,
+    pending: Vec<(String, bool)>,
+    answered: Vec<(String, bool)>,
+    last_response: Option<String>,
+}
+
+impl Session {
+    fn result(log: &mut LogBuilder, call_id: &str, hosted: bool) {
+        let (call_id, tool_name, output) = (call_id.to_owned(), "tool".to_owned(), json!("out"));
+        log.push(match hosted {
+            true => EventContent::HostedToolResult { call_id, tool_name, output, is_error: false },
+            false => EventContent::ToolResult { call_id, tool_name, output, is_error: false },
+        });
+    }
+
+    fn apply(&mut self, log: &mut LogBuilder, op: &Op, in_current_turn: bool) {
+        match *op {
+            Op::NewTurn | Op::ReopenTurn(_) if in_current_turn => {}
+            Op::NewTurn => {
+                self.turns += 1;
+                log.turn(&format!("t{}", self.turns));
+            }
+            Op::ReopenTurn(pick) => {
+                log.turn(&format!("t{}", pick % (self.turns + 1)));
+            }
+            Op::User(len) => {
+                log.user(&"u".repeat(len));
+            }
+            Op::Assistant(len) => {
+                log.assistant(&"a".repeat(len));
+            }
+            Op::Reasoning(len) => {
+                log.reasoning(&"r".repeat(len));
+            }
+            Op::Batch { calls, reasoning } => {
+                self.responses += 1;
+                let response = format!("resp{}", self.responses);
+                log.response(Some(&response));
+                if reasoning {
+                    log.reasoning("plan");
+                }
+                for _ in 0..calls {
+                    self.calls += 1;
+                    let call_id = format!("call{}", self.calls);
+                    log.tool_call(&call_id, "tool", json!({"n": self.calls}));
+                    self.pending.push((call_id, false));
+                }
+                log.response(None);
+                self.last_response = Some(response);
+            }
+            Op::Resolve(pick) if !self.pending.is_empty() => {
+                let (call_id, hosted) = self.pending.remove(pick % self.pending.len());
+                Self::result(log, &call_id, hosted);
+                self.answered.push((call_id, hosted));
+            }
+            Op::Duplicate(pick) if !self.answered.is_empty() => {
+                let (call_id, hosted) = self.answered[pick % self.answered.len()].clone();
+                Self::result(log, &call_id, hosted);
+            }
+            Op::Resolve(_) | Op::Duplicate(_) => {}
+            Op::Hosted { resolve_now } => {
+                self.calls += 1;
+                let call_id = format!("hosted{}", self.calls);
+                log.push(EventContent::HostedToolCall {
+                    call_id: call_id.clone(),
+                    tool_name: "web_search".into(),
+                    input: json!({"q": "x"}),
+                });
+                match resolve_now {
+                    true => Self::result(log, &call_id, true),
+                    false => self.pending.push((call_id, true)),
+                }
+            }
+            Op::ContinueResponse(len) => {
+                log.push(EventContent::AssistantText { text: "c".repeat(len) }).response_id =
+                    self.last_response.clone();
+            }
+            Op::Pinned(len) => {
+                log.push(EventContent::SystemNote { text: "p".repeat(len) }).pinned = true
+            }
+            Op::Partial(len) => {
+                log.push(EventContent::AssistantText { text: "s".repeat(len) }).partial = true;
+            }
+        }
+    }
+}
+
+/// A generated session: its events and the current turn id to pass (maybe naming no event).
+fn session() -> impl Strategy<Value = (Vec<RuntimeEvent>, Option<String>)> {
+    let prior = prop::collection::vec(op(), 0..50);
+    let current = prop::option::of(prop::collection::vec(op(), 0..6));
+    (prior, current, any::<bool>()).prop_map(|(prior, current, name_absent)| {
+        let mut log = LogBuilder::new("s");
+        let mut session = Session::default();
+        for op in &prior {
+            session.apply(&mut log, op, false);
+        }
+        let current_turn_id = match current {
+            Some(ops) => {
+                log.turn("current").user("now");
+                for op in &ops {
+                    session.apply(&mut log, op, true);
+                }
+                Some("current".to_owned())
+            }
+            None => name_absent.then(|| "absent".to_owned()),
+        };
+        (log.build(), current_turn_id)
+    })
+}
+
+// ---- The oracle: the rules restated, one cut at a time. ----
+
+fn oracle_prior_end(events: &[RuntimeEvent], current: Option<&str>) -> Result<usize, usize> {
+    let Some(current) = current else { return Ok(events.len()) };
+    let members: Vec<usize> = (0..events.len()).filter(|&i| events[i].turn_id == current).collect();
+    let Some(&first) = members.first() else { return Ok(events.len()) };
+    if members.len() == events.len() - first {
+        Ok(first)
+    } else {
+        Err((first..events.len()).find(|&i| events[i].turn_id != current).expect("a gap"))
+    }
+}
+
+/// The call id an event names, as a call or as a result.
+fn call_key(event: &RuntimeEvent) -> Option<&str> {
+    match &event.content {
+        EventContent::ToolCall { call_id, .. }
+        | EventContent::HostedToolCall { call_id, .. }
+        | EventContent::ToolResult { call_id, .. }
+        | EventContent::HostedToolResult { call_id, .. } => Some(call_id),
+        _ => None,
+    }
+}
+
+/// `true` when some call group or response batch has members on both sides of `cut`.
+fn oracle_splits(events: &[RuntimeEvent], cut: usize) -> bool {
+    events[..cut].iter().any(|before| {
+        events[cut..].iter().any(|after| {
+            let same_call = call_key(before).is_some() && call_key(before) == call_key(after);
+            let same_response =
+                before.response_id.is_some() && before.response_id == after.response_id;
+            same_call || same_response
+        })
+    })
+}
+
+fn oracle_is_safe(events: &[RuntimeEvent], prior_end: usize, cut: usize) -> bool {
+    let at_turn_end = cut == prior_end || events[cut].turn_id != events[cut - 1].turn_id;
+    let clean = events[..cut].iter().all(|event| !event.pinned && !event.partial);
+    (1..=prior_end).contains(&cut) && at_turn_end && clean && !oracle_splits(events, cut)
+}
+
+fn tokens(events: &[RuntimeEvent]) -> u64 {
+    events.iter().map(|event| estimate_event(&CharEstimator, event)).sum()
+}
+
+fn turn_runs(events: &[RuntimeEvent]) -> usize {
+    let mut ids: Vec<&str> = events.iter().map(|event| event.turn_id.as_str()).collect();
+    ids.dedup();
+    ids.len()
+}
+
+fn oracle_fitting_tail(
+    events: &[RuntimeEvent],
+    from: usize,
+    prior_end: usize,
+    budget: u64,
+) -> usize {
+    (from..prior_end)
+        .filter(|&s| {
+            s == from || (events[s].turn_id != events[s - 1].turn_id && !oracle_splits(events, s))
+        })
+        .find(|&s| tokens(&events[s..prior_end]) <= budget)
+        .unwrap_or(prior_end)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn selected_prefix_is_safe_and_maximal(
+        (events, current) in session(),
+        reserve_tail_turns in prop_oneof![3 => Just(0usize), 1 => 1usize..4],
+        reserve_tail_tokens in prop_oneof![3 => Just(0u64), 1 => 1u64..120],
+    ) {
+        let prior_end = oracle_prior_end(&events, current.as_deref()).expect("generated as a suffix");
+        prop_assert_eq!(split_current_turn(&events, current.as_deref()), Ok(prior_end));
+
+        let safe: Vec<usize> =
+            (1..=prior_end).filter(|&cut| oracle_is_safe(&events, prior_end, cut)).collect();
+        prop_assert_eq!(safe_boundaries(&events, current.as_deref()).expect("suffix"), safe.clone());
+
+        let options = PrefixOptions { current_turn_id: current.clone(), reserve_tail_tokens, reserve_tail_turns };
+        let reserve_ok = |cut: usize| {
+            let tail = &events[cut..prior_end];
+            tokens(tail) >= reserve_tail_tokens && turn_runs(tail) >= reserve_tail_turns
+        };
+        let expected = safe.iter().copied().filter(|&cut| reserve_ok(cut)).max();
+        let selected = select_safe_prefix(&events, &options, &CharEstimator).expect("suffix");
+        prop_assert_eq!(selected.map(|prefix| prefix.end), expected);
+
+        if let Some(prefix) = selected {
+            let covered = &events[..prefix.end];
+            prop_assert!(covered.iter().all(|e| !e.pinned && !e.partial));
+            prop_assert!(current.as_deref().is_none_or(|id| covered.iter().all(|e| e.turn_id != id)));
+            prop_assert!(!oracle_splits(&events, prefix.end));
+            prop_assert!(reserve_ok(prefix.end));
+            prop_assert!(((prefix.end + 1)..=prior_end).all(|cut| !oracle_is_safe(&events, prior_end, cut) || !reserve_ok(cut)));
+            let distinct: BTreeSet<&str> = covered.iter().map(|e| e.turn_id.as_str()).collect();
+            prop_assert_eq!(prefix.turn_count, distinct.len() as u64);
+            prop_assert_eq!(turn_count(covered), distinct.len() as u64);
+        }
+    }
+
+    #[test]
+    fn fitting_tail_is_the_earliest_valid_start_that_fits(
+        (events, current) in session(),
+        from_pick in any::<prop::sample::Index>(),
+        budget_share in 0u64..=110,
+    ) {
+        let prior_end = oracle_prior_end(&events, current.as_deref()).expect("generated as a suffix");
+        let from = from_pick.index(prior_end + 1);
+        let budget = tokens(&events[from..prior_end]) * budget_share / 100;
+        let start = select_fitting_tail(&events, from, prior_end, budget, &CharEstimator);
+        prop_assert_eq!(start, oracle_fitting_tail(&events, from, prior_end, budget));
+        prop_assert!((from..=prior_end).contains(&start));
+        if start < prior_end {
+            prop_assert!(tokens(&events[start..prior_end]) <= budget);
+            prop_assert!(start == from || !oracle_splits(&events, start));
+        }
+    }
+
+    #[test]
+    fn a_current_turn_that_is_not_a_suffix_is_rejected(
+        (events, _) in session(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        prop_assume!(!events.is_empty());
+        let current = events[pick.index(events.len())].turn_id.clone();
+        let expected = oracle_prior_end(&events, Some(&current))
+            .map_err(|index| LogError::CurrentTurnNotSuffix { index });
+        prop_assert_eq!(split_current_turn(&events, Some(&current)), expected.clone());
+        let options = PrefixOptions { current_turn_id: Some(current.clone()), ..PrefixOptions::default() };
+        let selected = select_safe_prefix(&events, &options, &CharEstimator);
+        prop_assert_eq!(selected.is_err(), expected.is_err());
+    }
+}
+
+/// An 80,000-event session with an injected estimator: selection is one linear pass (a quadratic
+/// scan would take minutes in a debug build).
+#[test]
+fn large_session_is_linear() {
+    struct Unit;
+    impl TokenEstimator for Unit {
+        fn estimate_text(&self, _text: &str) -> u64 {
+            1
+        }
+    }
+    let mut log = LogBuilder::new("s");
+    for turn in 0..20_000 {
+        log.turn(&format!("t{turn}")).user("q");
+        let call_id = format!("c{turn}");
+        log.response(Some(&format!("r{turn}"))).tool_call(&call_id, "tool", json!({}));
+        log.response(None).tool_result(&call_id, "tool", json!("ok")).assistant("a");
+    }
+    log.turn("current").user("now");
+    let events = log.build();
+    let options = PrefixOptions {
+        current_turn_id: Some("current".into()),
+        reserve_tail_turns: 2,
+        ..PrefixOptions::default()
+    };
+    let prefix = select_safe_prefix(&events, &options, &Unit).expect("suffix").expect("a prefix");
+    assert_eq!((prefix.end, prefix.turn_count), (80_000 - 8, 19_998));
+    assert_eq!(safe_boundaries(&events, Some("current")).expect("suffix").len(), 20_000);
+    // Each turn estimates to 21 tokens (four events of 1 token plus 4 overhead, the call 2 + 4).
+    assert_eq!(select_fitting_tail(&events, 0, 80_000, 21 * 3, &Unit), 80_000 - 12);
+    assert_eq!(select_fitting_tail(&events, 0, 80_000, 21 * 3 - 1, &Unit), 80_000 - 8);
+}
