@@ -146,7 +146,8 @@ fn pair_results(fold: &[RuntimeEvent]) -> Result<HashMap<usize, (&Value, bool)>,
             }
             open_calls.insert(call_id, (index, hosted));
         } else if let EventContent::ToolResult { call_id, output, is_error, .. }
-        | EventContent::HostedToolResult { call_id, output, is_error, .. } = &event.content
+        | EventContent::HostedToolResult { call_id, output, is_error, .. } =
+            &event.content
         {
             match open_calls.remove(call_id.as_str()) {
                 Some((call_index, call_hosted)) if call_hosted == hosted => {
