@@ -124,6 +124,9 @@ reason_codes! {
     RecoveryEventSkipped = "recovery_event_skipped",
     /// An archive address or read request is invalid.
     ArchiveAddressInvalid = "archive_address_invalid",
+    /// The native compaction fold is not a validated safe prefix (unpaired result, repeated
+    /// call id); nothing is dispatched.
+    NativeInputInvalid = "native_input_invalid",
 }
 
 impl std::fmt::Display for ReasonCode {
