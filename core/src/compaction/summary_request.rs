@@ -2,8 +2,19 @@
 //!
 //! A request is one system message (the [`summary_template`] instructions) and one user
 //! message: the previous summary inside `<previous_summary>` and the fold inside
-//! `<new_events>` (rolling), or the fold inside `<events>` (initial). The transcript format is
-//! documented in [`transcript`]; reasoning never appears.
+//! `<new_events>` (rolling), or the fold inside `<events>` (initial). The transcript has one
+//! entry per event, in log order, separated by a blank line; reasoning events are left out
+//! entirely (neither text nor provider data):
+//!
+//! ```text
+//! [user]\n<text>                [assistant]\n<text>
+//! [tool call <callId>] <toolName> <compact JSON input>
+//! [tool result <callId>] <toolName>:\n<output>     (`<toolName> (error):` when it failed)
+//! [hosted tool call <callId>] …                  [hosted tool result <callId>] …
+//! [system note]\n<text>         [runtime note <code>]\n<text>
+//! ```
+//!
+//! A string output is written verbatim, any other output as compact JSON.
 //!
 //! Sizing: the request is estimated as the text of both messages plus two message overheads.
 //! A request must fit `input_budget` together with its one possible repair (see

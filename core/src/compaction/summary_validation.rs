@@ -5,18 +5,30 @@
 //! 1. [`SummaryDefect::LengthFinish`]: the finish reason is [`FinishReason::Length`], whatever
 //!    the text (an output-length stop is never admitted as a partial summary).
 //! 2. [`SummaryDefect::Empty`]: the text is blank (only whitespace).
-//! 3. [`SummaryDefect::ErrorText`]: the text contains no template heading and looks like an
-//!    error or refusal (see [`markdown`] for the exact patterns). Because such a text would fail
-//!    the section checks anyway, this rule only makes the reason more precise; it never rejects
-//!    a text that would otherwise pass.
+//! 3. [`SummaryDefect::ErrorText`]: the text contains no template heading outside code fences
+//!    and looks like an error or refusal: the whole text is a JSON object with an `error` key or
+//!    `"type": "error"`; or its first non-blank line (lowercased, leading `*`, `#` and spaces
+//!    removed, `’` read as `'`) starts with one of [`ERROR_PREFIXES`]; or it contains one of
+//!    [`ERROR_PHRASES`]. Because such a text would fail the section checks anyway, this rule
+//!    only makes the reason more precise; it never rejects a text that would otherwise pass.
 //! 4. [`SummaryDefect::OpenFence`]: an odd number of fence lines (lines whose first
 //!    non-blank characters are three backticks).
-//! 5. [`SummaryDefect::Truncated`]: the text ends with a truncation marker (exact rules in
-//!    [`markdown::trailing_truncation_marker`]).
+//! 5. [`SummaryDefect::Truncated`]: after trailing whitespace is removed, the text
+//!    - ends with one of [`TRUNCATION_MARKERS`] (`…`, `...`, or `[truncated]`, `(truncated)`,
+//!      `<truncated>` in any case); a `...` anywhere else is fine;
+//!    - or has a heading as its last line, so nothing follows it: one to six `#` then a space
+//!      or nothing (`## Next Steps`, `##`; `#tag` is not a heading);
+//!    - or ends with an odd run of backslashes right after a letter or digit (`src\`: an
+//!      escape cut mid-word); an even run (`C:\temp\\`) or one after a space is fine.
 //! 6. [`SummaryDefect::MissingSection`]: a required heading of
 //!    [`SUMMARY_SECTIONS`] is absent.
 //! 7. [`SummaryDefect::SectionOrder`]: a template heading repeats or appears out of order.
-//! 8. [`SummaryDefect::EmptySection`]: a required section has no substantive line.
+//! 8. [`SummaryDefect::EmptySection`]: a required section has no substantive line. A line is
+//!    not substantive when it is blank, a fence line, a `#` subheading (outside fences), or,
+//!    after trimming, removing one list/quote marker, surrounding `*`, `_`, `` ` `` and trailing
+//!    `.`/`:`, and lowercasing, one of [`PLACEHOLDER_BODIES`] (`TBD`, `N/A`, `...`, `None.`…).
+//!    Headings: `## ` + a template title, case-insensitive, optional trailing `:`; headings
+//!    inside code fences are content.
 //! 9. [`SummaryDefect::TooSmall`]: the fold is above [`LARGE_FOLD_TOKENS`] estimated tokens and
 //!    the summary has fewer than [`MIN_LARGE_FOLD_SUMMARY_TOKENS`] estimated tokens.
 //!
