@@ -127,6 +127,17 @@ reason_codes! {
     /// The native compaction fold is not a validated safe prefix (unpaired result, repeated
     /// call id); nothing is dispatched.
     NativeInputInvalid = "native_input_invalid",
+    // Projection pairing repairs (the log is unchanged; only the projection is repaired).
+    /// A tool call had no result; the projection carries an explicit error result.
+    ToolCallInterrupted = "tool_call_interrupted",
+    /// A second result for one call id was left out of the projection.
+    DuplicateToolResultDropped = "duplicate_tool_result_dropped",
+    /// A result whose call is not in the projection was left out of it.
+    OrphanToolResultDropped = "orphan_tool_result_dropped",
+    /// A result recorded after later messages was moved up to follow its call.
+    ToolResultMoved = "tool_result_moved",
+    /// A second call reusing an earlier call id was left out of the projection.
+    DuplicateToolCallDropped = "duplicate_tool_call_dropped",
 }
 
 impl std::fmt::Display for ReasonCode {
