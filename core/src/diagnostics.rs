@@ -124,6 +124,16 @@ reason_codes! {
     RecoveryEventSkipped = "recovery_event_skipped",
     /// An archive address or read request is invalid.
     ArchiveAddressInvalid = "archive_address_invalid",
+    /// Two recorded checkpoints claim different coverage at the same largest event count.
+    CheckpointFork = "checkpoint_fork",
+    /// An archive read named a session other than the one it was made in.
+    ArchiveSessionMismatch = "archive_session_mismatch",
+    /// The stored archive body does not hash to the address's SHA-256.
+    ArchiveHashMismatch = "archive_hash_mismatch",
+    /// The stored archive body does not have the address's byte size.
+    ArchiveSizeMismatch = "archive_size_mismatch",
+    /// An archive read request has invalid parameters (offset, length, pattern, match count).
+    ArchiveReadInvalid = "archive_read_invalid",
 }
 
 impl std::fmt::Display for ReasonCode {
