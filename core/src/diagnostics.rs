@@ -138,6 +138,16 @@ reason_codes! {
     ToolResultMoved = "tool_result_moved",
     /// A second call reusing an earlier call id was left out of the projection.
     DuplicateToolCallDropped = "duplicate_tool_call_dropped",
+    /// Two recorded checkpoints claim different coverage at the same largest event count.
+    CheckpointFork = "checkpoint_fork",
+    /// An archive read named a session other than the one it was made in.
+    ArchiveSessionMismatch = "archive_session_mismatch",
+    /// The stored archive body does not hash to the address's SHA-256.
+    ArchiveHashMismatch = "archive_hash_mismatch",
+    /// The stored archive body does not have the address's byte size.
+    ArchiveSizeMismatch = "archive_size_mismatch",
+    /// An archive read request has invalid parameters (offset, length, pattern, match count).
+    ArchiveReadInvalid = "archive_read_invalid",
 }
 
 impl std::fmt::Display for ReasonCode {
