@@ -67,8 +67,7 @@ fn append_value(out: &mut String, value: &Value) {
 fn append_number(out: &mut String, number: &Number) {
     if let Some(unsigned) = number.as_u64().filter(|n| *n <= MAX_EXACT_INTEGER) {
         let _ = write!(out, "{unsigned}");
-    } else if let Some(signed) = number.as_i64().filter(|n| n.unsigned_abs() <= MAX_EXACT_INTEGER)
-    {
+    } else if let Some(signed) = number.as_i64().filter(|n| n.unsigned_abs() <= MAX_EXACT_INTEGER) {
         let _ = write!(out, "{signed}");
     } else if let Some(float) = number.as_f64().filter(|f| f.is_finite()) {
         out.push_str(ryu_js::Buffer::new().format_finite(float));

@@ -138,8 +138,9 @@ fn null_provider_data_digests_as_absent() {
     let explicit_null = with_null(Some(Value::Null));
     let absent = with_null(None);
     assert_eq!(digest_prefix(&explicit_null), digest_prefix(&absent));
-    let round_trip = RuntimeEvent::from_json(&serde_json::to_string(&explicit_null[0]).expect("json"))
-        .expect("round trip parses");
+    let round_trip =
+        RuntimeEvent::from_json(&serde_json::to_string(&explicit_null[0]).expect("json"))
+            .expect("round trip parses");
     assert_eq!(round_trip.content, absent[0].content);
     assert!(!canonical_event_json(&explicit_null[0]).contains("providerData"));
 }
