@@ -1,14 +1,40 @@
 //! Source digest: SHA-256 over the canonical serialization of an ordered event prefix.
 //!
-//! PLACEHOLDER implementation (to be replaced by the canonical, streaming one described in
-//! `docs/digest.md`). The public API below is stable.
+//! The digest of `events[..n]` is `sha256:` followed by the lowercase hex SHA-256 of
+//!
+//! ```text
+//! DOMAIN_PREFIX || canonical(events[0]) || "\n" || … || canonical(events[n-1]) || "\n"
+//! ```
+//!
+//! where `canonical(e)` is RFC 8785 (JCS) applied to the event's serde JSON form, with every
+//! number taken as an IEEE-754 double. `docs/digest.md` is the full, language-neutral spec.
+//!
+//! Hashing streams: [`PrefixHasher::push`] writes the event's known fields directly in their
+//! sorted order, canonicalizes only the free-form JSON values, and feeds SHA-256 through a fixed
+//! 8 KiB buffer. Neither the prefix nor a `serde_json::Value` of an event is ever built.
+//! [`canonical_json`] is the independent generic path used to check it.
+
+mod event_writer;
+mod jcs;
+mod reference;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod property_tests;
+#[cfg(test)]
+mod tests;
 
 use sha2::{Digest, Sha256};
 
 use crate::event::RuntimeEvent;
+use jcs::CanonicalSink;
+
+pub use reference::canonical_json;
 
 /// Prefix written before the first event (domain separation).
 pub const DOMAIN_PREFIX: &[u8] = b"contextfold-source-v1\n";
+
+/// Size of the buffer between the canonical writer and SHA-256.
+const HASH_BUFFER_SIZE: usize = 8 * 1024;
 
 /// Incremental hasher over an ordered prefix: push events in order, then finish.
 #[derive(Debug, Clone)]
@@ -31,11 +57,12 @@ impl PrefixHasher {
         Self { hasher, event_count: 0 }
     }
 
-    /// Appends one event.
+    /// Appends one event: its canonical JSON and one `\n` byte.
     pub fn push(&mut self, event: &RuntimeEvent) {
-        let bytes = serde_json::to_vec(event).unwrap_or_default();
-        self.hasher.update(&bytes);
-        self.hasher.update(b"\n");
+        let mut sink = HashSink::new(&mut self.hasher);
+        event_writer::write_event(&mut sink, event);
+        sink.write_str("\n");
+        sink.flush();
         self.event_count += 1;
     }
 
@@ -46,11 +73,13 @@ impl PrefixHasher {
 
     /// The `sha256:<hex>` digest of the prefix pushed so far (the hasher stays usable).
     pub fn digest(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let out = self.hasher.clone().finalize();
-        let mut text = String::with_capacity(71);
+        let mut text = String::with_capacity(7 + 2 * out.len());
         text.push_str("sha256:");
         for byte in out.iter() {
-            text.push_str(&format!("{byte:02x}"));
+            text.push(char::from(HEX[usize::from(byte >> 4)]));
+            text.push(char::from(HEX[usize::from(byte & 0x0f)]));
         }
         text
     }
@@ -63,4 +92,71 @@ pub fn digest_prefix(events: &[RuntimeEvent]) -> String {
         hasher.push(event);
     }
     hasher.digest()
+}
+
+/// The digests of every non-empty prefix of `events`: element `i` is the digest of
+/// `events[..=i]`. Computed in one pass.
+pub fn prefix_digests(events: &[RuntimeEvent]) -> Vec<String> {
+    let mut hasher = PrefixHasher::new();
+    events
+        .iter()
+        .map(|event| {
+            hasher.push(event);
+            hasher.digest()
+        })
+        .collect()
+}
+
+/// The canonical JSON of one event: exactly the bytes [`PrefixHasher::push`] hashes for it,
+/// without the trailing `\n`. For tests and for debugging other runtimes' digests.
+///
+/// It equals [`canonical_json`] of `serde_json::to_value(event)`, except that a reasoning
+/// `providerData` of `null` is omitted (it parses back as absent, and the digest of an event
+/// must equal the digest of its JSON round trip).
+pub fn canonical_event_json(event: &RuntimeEvent) -> String {
+    let mut out = String::new();
+    event_writer::write_event(&mut out, event);
+    out
+}
+
+/// A [`CanonicalSink`] that batches writes in a fixed buffer and hands full buffers to
+/// SHA-256, so short writes cost a copy, not a hasher call. Slices at least as large as the
+/// buffer go to the hasher directly when the buffer is empty.
+struct HashSink<'a> {
+    hasher: &'a mut Sha256,
+    buffer: [u8; HASH_BUFFER_SIZE],
+    filled: usize,
+}
+
+impl<'a> HashSink<'a> {
+    fn new(hasher: &'a mut Sha256) -> Self {
+        Self { hasher, buffer: [0; HASH_BUFFER_SIZE], filled: 0 }
+    }
+
+    /// Hands any buffered bytes to the hasher.
+    fn flush(&mut self) {
+        if self.filled > 0 {
+            self.hasher.update(&self.buffer[..self.filled]);
+            self.filled = 0;
+        }
+    }
+}
+
+impl CanonicalSink for HashSink<'_> {
+    fn write_str(&mut self, text: &str) {
+        let mut bytes = text.as_bytes();
+        while !bytes.is_empty() {
+            if self.filled == 0 && bytes.len() >= HASH_BUFFER_SIZE {
+                self.hasher.update(bytes);
+                return;
+            }
+            let take = bytes.len().min(HASH_BUFFER_SIZE - self.filled);
+            self.buffer[self.filled..self.filled + take].copy_from_slice(&bytes[..take]);
+            self.filled += take;
+            bytes = &bytes[take..];
+            if self.filled == HASH_BUFFER_SIZE {
+                self.flush();
+            }
+        }
+    }
 }
