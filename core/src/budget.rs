@@ -153,7 +153,9 @@ mod tests {
 
     #[test]
     fn reserve_is_a_quarter_capped() {
-        let b = |w| ContextBudget::from_model(&ModelFacts { context_window: Some(w), ..Default::default() });
+        let b = |w| {
+            ContextBudget::from_model(&ModelFacts { context_window: Some(w), ..Default::default() })
+        };
         assert_eq!(b(65_536).reserve, 16_384);
         assert_eq!(b(65_535).reserve, 16_383);
         assert_eq!(b(1_000_000).history_budget, 1_000_000 - 16_384);

@@ -232,7 +232,9 @@ impl HistoryCompactCheckpoint {
         if !wire.coverage.source_digest.starts_with("sha256:")
             || wire.coverage.source_digest.len() != 71
         {
-            return Err(CheckpointParseError::Invalid("sourceDigest must be sha256:<64 hex>".into()));
+            return Err(CheckpointParseError::Invalid(
+                "sourceDigest must be sha256:<64 hex>".into(),
+            ));
         }
         if wire.coverage.event_count == 0 {
             return Err(CheckpointParseError::Invalid("coverage.eventCount must be > 0".into()));

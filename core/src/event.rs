@@ -165,9 +165,8 @@ impl EventContent {
     /// The call id if this is a call (ordinary or hosted).
     pub fn call_id(&self) -> Option<&str> {
         match self {
-            EventContent::ToolCall { call_id, .. } | EventContent::HostedToolCall { call_id, .. } => {
-                Some(call_id)
-            }
+            EventContent::ToolCall { call_id, .. }
+            | EventContent::HostedToolCall { call_id, .. } => Some(call_id),
             _ => None,
         }
     }
@@ -227,8 +226,8 @@ impl RuntimeEvent {
             if line.trim().is_empty() {
                 continue;
             }
-            let event =
-                Self::from_json(line).map_err(|source| EventLineError { line: index + 1, source })?;
+            let event = Self::from_json(line)
+                .map_err(|source| EventLineError { line: index + 1, source })?;
             events.push(event);
         }
         Ok(events)

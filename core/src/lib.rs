@@ -41,7 +41,9 @@ pub mod replay;
 pub mod safe_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};
-pub use checkpoint::{Boundary, CheckpointProjection, Coverage, HistoryCompactCheckpoint, ProviderState};
+pub use checkpoint::{
+    Boundary, CheckpointProjection, Coverage, HistoryCompactCheckpoint, ProviderState,
+};
 pub use diagnostics::{Diagnostic, ReasonCode};
 pub use event::{EventContent, RuntimeEvent};
 pub use log_builder::LogBuilder;
