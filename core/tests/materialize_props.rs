@@ -122,8 +122,8 @@ fn apply_fault(items: &mut Vec<Item>, kind: u8, pick: usize) {
             items.push((Some("elsewhere".into()), content));
         }
         (6, Some(i)) => items.insert(0, items[i].clone()),
-        (4, _) => items.push((None, call("c0_0_0".into(), pick % 2 == 0))),
-        _ => items.push((None, result(format!("ghost{pick}"), pick % 2 == 0, false))),
+        (4, _) => items.push((None, call("c0_0_0".into(), pick.is_multiple_of(2)))),
+        _ => items.push((None, result(format!("ghost{pick}"), pick.is_multiple_of(2), false))),
     }
 }
 
