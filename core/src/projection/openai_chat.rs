@@ -24,6 +24,7 @@
 //! it. Input that breaks this (it never comes from [`materialize`](super::materialize)) is a
 //! typed [`ChatMappingError`].
 
+mod chat_shape;
 mod import;
 #[cfg(test)]
 mod tests;
