@@ -102,7 +102,7 @@ fn clean_turn(turn: usize) -> impl Strategy<Value = Vec<Item>> {
 }
 
 /// Breaks pairing in a turn: drop, duplicate, orphan, late, reused call id, hosted moved,
-/// result before call.
+/// result before call, a result for a call of the first turn.
 fn apply_fault(items: &mut Vec<Item>, kind: u8, pick: usize) {
     let results: Vec<usize> =
         (0..items.len()).filter(|&i| items[i].1.result_call_id().is_some()).collect();
@@ -122,13 +122,14 @@ fn apply_fault(items: &mut Vec<Item>, kind: u8, pick: usize) {
             items.push((Some("elsewhere".into()), content));
         }
         (6, Some(i)) => items.insert(0, items[i].clone()),
+        (7, _) => items.push((None, result("c0_0_0".into(), false, false))),
         (4, _) => items.push((None, call("c0_0_0".into(), pick.is_multiple_of(2)))),
         _ => items.push((None, result(format!("ghost{pick}"), pick.is_multiple_of(2), false))),
     }
 }
 
 fn messy_turn(turn: usize) -> impl Strategy<Value = Vec<Item>> {
-    (clean_turn(turn), proptest::collection::vec((0u8..7, any::<usize>()), 0..4)).prop_map(
+    (clean_turn(turn), proptest::collection::vec((0u8..8, any::<usize>()), 0..4)).prop_map(
         |(mut items, faults)| {
             for (kind, pick) in faults {
                 apply_fault(&mut items, kind, pick);
