@@ -1,0 +1,202 @@
+//! Reading the JSON shapes of chat messages (content, tool calls, known fields) and the typed
+//! [`ChatImportError`] every shape problem becomes.
+
+use serde_json::{Map, Value};
+
+/// Why a chat conversation could not be imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChatImportError {
+    /// A value does not have the shape chat defines.
+    #[error("{path}: expected {expected}")]
+    InvalidShape {
+        /// JSON path of the value, e.g. `messages[2].content`.
+        path: String,
+        /// What was expected there.
+        expected: &'static str,
+    },
+    /// A role chat does not define (or a retired one such as `function`).
+    #[error("messages[{index}]: unknown role `{role}`")]
+    UnknownRole {
+        /// Index of the message.
+        index: usize,
+        /// The role.
+        role: String,
+    },
+    /// A field this importer does not know; it would otherwise be dropped.
+    #[error("{path}: unknown field `{field}`")]
+    UnknownField {
+        /// JSON path of the object.
+        path: String,
+        /// The field.
+        field: String,
+    },
+    /// Something chat carries that the event model cannot hold without loss.
+    #[error("{path}: {what} cannot be imported without loss")]
+    Unsupported {
+        /// JSON path of the value.
+        path: String,
+        /// What it is.
+        what: String,
+    },
+    /// Tool-call `arguments` is not a JSON text.
+    #[error("{path}: arguments are not valid JSON: {detail}")]
+    InvalidArguments {
+        /// JSON path of the arguments.
+        path: String,
+        /// The parser's message.
+        detail: String,
+    },
+    /// A tool message answers a call id no earlier assistant message made.
+    #[error("messages[{index}]: tool_call_id `{call_id}` answers no earlier tool call")]
+    UnknownToolCallId {
+        /// Index of the tool message.
+        index: usize,
+        /// The call id.
+        call_id: String,
+    },
+    /// Two tool calls share one id.
+    #[error("messages[{index}]: tool call id `{call_id}` is used twice")]
+    DuplicateToolCallId {
+        /// Index of the assistant message.
+        index: usize,
+        /// The call id.
+        call_id: String,
+    },
+    /// Two tool messages answer one call.
+    #[error("messages[{index}]: tool call `{call_id}` is answered twice")]
+    DuplicateToolResult {
+        /// Index of the second tool message.
+        index: usize,
+        /// The call id.
+        call_id: String,
+    },
+    /// An assistant message with neither content nor tool calls.
+    #[error("messages[{index}]: assistant message has neither content nor tool calls")]
+    EmptyAssistantMessage {
+        /// Index of the message.
+        index: usize,
+    },
+}
+
+impl ChatImportError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ChatImportError::InvalidShape { .. } => "chat_import_invalid_shape",
+            ChatImportError::UnknownRole { .. } => "chat_import_unknown_role",
+            ChatImportError::UnknownField { .. } => "chat_import_unknown_field",
+            ChatImportError::Unsupported { .. } => "chat_import_unsupported",
+            ChatImportError::InvalidArguments { .. } => "chat_import_invalid_arguments",
+            ChatImportError::UnknownToolCallId { .. } => "chat_import_unknown_tool_call_id",
+            ChatImportError::DuplicateToolCallId { .. } => "chat_import_duplicate_tool_call_id",
+            ChatImportError::DuplicateToolResult { .. } => "chat_import_duplicate_tool_result",
+            ChatImportError::EmptyAssistantMessage { .. } => "chat_import_empty_assistant_message",
+        }
+    }
+}
+
+/// `(id, name, parsed arguments)` of one `tool_calls` entry.
+pub(super) fn parse_tool_call(
+    path: &str,
+    call: &Value,
+) -> Result<(String, String, Value), ChatImportError> {
+    let object = call.as_object().ok_or_else(|| shape(path, "a tool call object"))?;
+    check_fields(path, object, &["id", "type", "function"])?;
+    match object.get("type") {
+        None => {}
+        Some(Value::String(kind)) if kind == "function" => {}
+        Some(Value::String(kind)) => {
+            return Err(unsupported(path, &format!("a `{kind}` tool call")));
+        }
+        Some(_) => return Err(shape(&format!("{path}.type"), "a string")),
+    }
+    let id = object
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| shape(&format!("{path}.id"), "a string"))?;
+    let function_path = format!("{path}.function");
+    let function = object
+        .get("function")
+        .and_then(Value::as_object)
+        .ok_or_else(|| shape(&function_path, "a function object"))?;
+    check_fields(&function_path, function, &["name", "arguments"])?;
+    let name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| shape(&format!("{function_path}.name"), "a string"))?;
+    let arguments_path = format!("{function_path}.arguments");
+    let arguments = function
+        .get("arguments")
+        .and_then(Value::as_str)
+        .ok_or_else(|| shape(&arguments_path, "a JSON text"))?;
+    let input = serde_json::from_str(arguments).map_err(|e| ChatImportError::InvalidArguments {
+        path: arguments_path,
+        detail: e.to_string(),
+    })?;
+    Ok((id.to_owned(), name.to_owned(), input))
+}
+
+/// A string, or an array of `{"type": "text", "text"}` parts (texts concatenated).
+pub(super) fn text_content(path: &str, content: Option<&Value>) -> Result<String, ChatImportError> {
+    match content {
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(Value::Array(parts)) => {
+            let mut text = String::new();
+            for (position, part) in parts.iter().enumerate() {
+                let part_path = format!("{path}[{position}]");
+                let object =
+                    part.as_object().ok_or_else(|| shape(&part_path, "a content part object"))?;
+                match object.get("type").and_then(Value::as_str) {
+                    Some("text") => {}
+                    Some(kind) => {
+                        return Err(unsupported(&part_path, &format!("a `{kind}` content part")));
+                    }
+                    None => return Err(shape(&format!("{part_path}.type"), "a string")),
+                }
+                check_fields(&part_path, object, &["type", "text"])?;
+                let part_text = object
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| shape(&format!("{part_path}.text"), "a string"))?;
+                text.push_str(part_text);
+            }
+            Ok(text)
+        }
+        _ => Err(shape(path, "a string or an array of text parts")),
+    }
+}
+
+pub(super) fn check_fields(
+    path: &str,
+    object: &Map<String, Value>,
+    allowed: &[&str],
+) -> Result<(), ChatImportError> {
+    match object.keys().find(|key| !allowed.contains(&key.as_str())) {
+        Some(field) => {
+            Err(ChatImportError::UnknownField { path: path.to_owned(), field: field.clone() })
+        }
+        None => Ok(()),
+    }
+}
+
+/// A field chat defines that the event model cannot carry: accepted only when absent or null.
+pub(super) fn require_absent(
+    path: &str,
+    object: &Map<String, Value>,
+    field: &str,
+    what: &str,
+) -> Result<(), ChatImportError> {
+    match object.get(field) {
+        None | Some(Value::Null) => Ok(()),
+        Some(_) => Err(unsupported(&format!("{path}.{field}"), what)),
+    }
+}
+
+pub(super) fn shape(path: &str, expected: &'static str) -> ChatImportError {
+    ChatImportError::InvalidShape { path: path.to_owned(), expected }
+}
+
+pub(super) fn unsupported(path: &str, what: &str) -> ChatImportError {
+    ChatImportError::Unsupported { path: path.to_owned(), what: what.to_owned() }
+}

@@ -1,0 +1,263 @@
+//! Importing a Chat Completions conversation as [`RuntimeEvent`]s.
+//!
+//! Accepted input: a JSON array of chat messages, or an object with a `messages` array (a whole
+//! request body; its other fields such as `model` or `tools` are not history and are ignored).
+//!
+//! Events get deterministic identity from [`ImportContext`], never from a clock or randomness:
+//!
+//! - `seq` counts up from `first_seq`, one per event; the event id is `<event_id_prefix><seq>`;
+//! - one turn per user message: turn `n` (counting from `first_turn`) has turn id
+//!   `<turn_id_prefix><n>` and run id `<run_id_prefix><n>`. Messages before the first user
+//!   message belong to the first turn, and a user message opens a new turn only if the current
+//!   one already holds a user message;
+//! - all events of one assistant message (its text, then its tool calls) share the response id
+//!   `<response_id_prefix><seq of its first event>`, so they project back into one message.
+//!
+//! Mapping: `system` and `developer` → `system_note` (a developer message comes back as
+//! `system`); `user` → `user_text`; `assistant` → `assistant_text` (when content is not null)
+//! followed by one `tool_call` per entry of `tool_calls` (`arguments` parsed as JSON); `tool` →
+//! `tool_result` named after its call, with `isError` when the content starts with
+//! [`TOOL_ERROR_PREFIX`] (the prefix is removed). Content may be a string or an array of text
+//! parts, whose texts are concatenated. Whatever chat carries that the event model cannot hold
+//! (image/audio/file parts, refusals, participant names, non-function tool calls), unknown
+//! fields, unknown roles and malformed shapes are typed [`ChatImportError`]s: nothing is dropped
+//! silently.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::TOOL_ERROR_PREFIX;
+pub use super::chat_shape::ChatImportError;
+use super::chat_shape::{
+    check_fields, parse_tool_call, require_absent, shape, text_content, unsupported,
+};
+use crate::event::{EventContent, RuntimeEvent};
+
+/// Where imported events get their ids and sequence numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportContext {
+    /// Session id of every event.
+    pub session_id: String,
+    /// Run id of turn `n` is `<run_id_prefix><n>`.
+    pub run_id_prefix: String,
+    /// Turn id of turn `n` is `<turn_id_prefix><n>`.
+    pub turn_id_prefix: String,
+    /// Event id is `<event_id_prefix><seq>`.
+    pub event_id_prefix: String,
+    /// Response id of an assistant message is `<response_id_prefix><seq of its first event>`.
+    pub response_id_prefix: String,
+    /// `seq` of the first event.
+    pub first_seq: u64,
+    /// Number of the first turn.
+    pub first_turn: u64,
+}
+
+impl ImportContext {
+    /// Defaults: prefixes `run-`, `turn-`, `evt-`, `resp-`; first seq 1; first turn 0.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            run_id_prefix: "run-".into(),
+            turn_id_prefix: "turn-".into(),
+            event_id_prefix: "evt-".into(),
+            response_id_prefix: "resp-".into(),
+            first_seq: 1,
+            first_turn: 0,
+        }
+    }
+}
+
+/// Imports a Chat Completions conversation (see the module docs for the rules).
+///
+/// ```
+/// use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
+/// let chat = serde_json::json!([{"role": "user", "content": "hi"}]);
+/// let events = import_openai_chat(&chat, &ImportContext::new("s")).unwrap();
+/// assert_eq!((events[0].runtime_event_id.as_str(), events[0].turn_id.as_str()), ("evt-1", "turn-0"));
+/// ```
+pub fn import_openai_chat(
+    messages: &Value,
+    ids: &ImportContext,
+) -> Result<Vec<RuntimeEvent>, ChatImportError> {
+    let list = match messages {
+        Value::Array(list) => list,
+        Value::Object(body) => match body.get("messages") {
+            Some(Value::Array(list)) => list,
+            _ => return Err(shape("messages", "an array of chat messages")),
+        },
+        _ => return Err(shape("$", "an array of chat messages or an object with `messages`")),
+    };
+    let mut importer = Importer {
+        ids,
+        events: Vec::new(),
+        turn: ids.first_turn,
+        turn_has_user: false,
+        calls: HashMap::new(),
+        answered: HashSet::new(),
+    };
+    for (index, message) in list.iter().enumerate() {
+        importer.message(index, message)?;
+    }
+    Ok(importer.events)
+}
+
+struct Importer<'a> {
+    ids: &'a ImportContext,
+    events: Vec<RuntimeEvent>,
+    turn: u64,
+    turn_has_user: bool,
+    /// Tool name of every call seen so far, by call id.
+    calls: HashMap<String, String>,
+    answered: HashSet<String>,
+}
+
+impl Importer<'_> {
+    fn next_seq(&self) -> u64 {
+        self.ids.first_seq + self.events.len() as u64
+    }
+
+    fn emit(&mut self, content: EventContent, response_id: Option<String>) {
+        let seq = self.next_seq();
+        let ids = self.ids;
+        self.events.push(RuntimeEvent {
+            session_id: ids.session_id.clone(),
+            run_id: format!("{}{}", ids.run_id_prefix, self.turn),
+            turn_id: format!("{}{}", ids.turn_id_prefix, self.turn),
+            runtime_event_id: format!("{}{}", ids.event_id_prefix, seq),
+            seq,
+            created_at_ms: None,
+            response_id,
+            partial: false,
+            pinned: false,
+            content,
+            metadata: None,
+        });
+    }
+
+    fn message(&mut self, index: usize, value: &Value) -> Result<(), ChatImportError> {
+        let path = format!("messages[{index}]");
+        let object = value.as_object().ok_or_else(|| shape(&path, "a message object"))?;
+        let role = object
+            .get("role")
+            .and_then(Value::as_str)
+            .ok_or_else(|| shape(&format!("{path}.role"), "a string"))?;
+        match role {
+            "system" | "developer" => {
+                check_fields(&path, object, &["role", "content", "name"])?;
+                require_absent(&path, object, "name", "a participant name")?;
+                let text = text_content(&format!("{path}.content"), object.get("content"))?;
+                self.emit(EventContent::SystemNote { text }, None);
+            }
+            "user" => {
+                check_fields(&path, object, &["role", "content", "name"])?;
+                require_absent(&path, object, "name", "a participant name")?;
+                let text = text_content(&format!("{path}.content"), object.get("content"))?;
+                if self.turn_has_user {
+                    self.turn += 1;
+                }
+                self.turn_has_user = true;
+                self.emit(EventContent::UserText { text }, None);
+            }
+            "assistant" => self.assistant(index, &path, object)?,
+            "tool" => self.tool(index, &path, object)?,
+            other => return Err(ChatImportError::UnknownRole { index, role: other.to_owned() }),
+        }
+        Ok(())
+    }
+
+    fn assistant(
+        &mut self,
+        index: usize,
+        path: &str,
+        object: &Map<String, Value>,
+    ) -> Result<(), ChatImportError> {
+        let allowed = [
+            "role",
+            "content",
+            "tool_calls",
+            "name",
+            "refusal",
+            "function_call",
+            "audio",
+            "annotations",
+        ];
+        check_fields(path, object, &allowed)?;
+        require_absent(path, object, "name", "a participant name")?;
+        require_absent(path, object, "refusal", "a refusal")?;
+        require_absent(path, object, "function_call", "a legacy function_call")?;
+        require_absent(path, object, "audio", "audio output")?;
+        if object
+            .get("annotations")
+            .is_some_and(|a| !(a.is_null() || a.as_array().is_some_and(Vec::is_empty)))
+        {
+            return Err(unsupported(&format!("{path}.annotations"), "annotations"));
+        }
+        let content = match object.get("content") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(text_content(&format!("{path}.content"), Some(value))?),
+        };
+        let calls = match object.get("tool_calls") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(calls)) => {
+                let mut parsed = Vec::with_capacity(calls.len());
+                for (position, call) in calls.iter().enumerate() {
+                    parsed.push(parse_tool_call(&format!("{path}.tool_calls[{position}]"), call)?);
+                }
+                parsed
+            }
+            Some(_) => return Err(shape(&format!("{path}.tool_calls"), "an array of tool calls")),
+        };
+        if content.is_none() && calls.is_empty() {
+            return Err(ChatImportError::EmptyAssistantMessage { index });
+        }
+        let response_id = format!("{}{}", self.ids.response_id_prefix, self.next_seq());
+        if let Some(text) = content {
+            self.emit(EventContent::AssistantText { text }, Some(response_id.clone()));
+        }
+        for (call_id, tool_name, input) in calls {
+            if self.calls.contains_key(&call_id) {
+                return Err(ChatImportError::DuplicateToolCallId { index, call_id });
+            }
+            self.calls.insert(call_id.clone(), tool_name.clone());
+            self.emit(
+                EventContent::ToolCall { call_id, tool_name, input },
+                Some(response_id.clone()),
+            );
+        }
+        Ok(())
+    }
+
+    fn tool(
+        &mut self,
+        index: usize,
+        path: &str,
+        object: &Map<String, Value>,
+    ) -> Result<(), ChatImportError> {
+        check_fields(path, object, &["role", "content", "tool_call_id"])?;
+        let call_id = object
+            .get("tool_call_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| shape(&format!("{path}.tool_call_id"), "a string"))?
+            .to_owned();
+        let text = text_content(&format!("{path}.content"), object.get("content"))?;
+        let Some(tool_name) = self.calls.get(&call_id).cloned() else {
+            return Err(ChatImportError::UnknownToolCallId { index, call_id });
+        };
+        if !self.answered.insert(call_id.clone()) {
+            return Err(ChatImportError::DuplicateToolResult { index, call_id });
+        }
+        let (output, is_error) = match text.strip_prefix(TOOL_ERROR_PREFIX) {
+            Some(rest) => (rest.to_owned(), true),
+            None => (text, false),
+        };
+        let content = EventContent::ToolResult {
+            call_id,
+            tool_name,
+            output: Value::String(output),
+            is_error,
+        };
+        self.emit(content, None);
+        Ok(())
+    }
+}
