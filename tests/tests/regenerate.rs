@@ -105,3 +105,19 @@ fn vectors_cover_the_required_cases_and_stay_small() {
         .max();
     assert!(largest_output.is_some_and(|len| len >= 200_000), "{largest_output:?}");
 }
+
+/// `tests/python/check_digest_vectors.py` implements `docs/digest.md` from scratch (Python
+/// standard library only) and must reproduce every canonical line and digest in the file.
+#[test]
+fn an_independent_python_implementation_reproduces_every_vector() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/check_digest_vectors.py");
+    let output = std::process::Command::new("python3")
+        .arg(script)
+        .arg(digest_vectors_path())
+        .output()
+        .expect("python3 runs (it is already required by scripts/wasm_imports.py)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains(" 0 mismatches"), "{stdout}");
+}
