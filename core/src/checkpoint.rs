@@ -283,3 +283,17 @@ impl CheckpointParseError {
         }
     }
 }
+
+/// Serde uses the documented JSON form, with the schema-version check of [`HistoryCompactCheckpoint::from_value`].
+impl Serialize for HistoryCompactCheckpoint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for HistoryCompactCheckpoint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        HistoryCompactCheckpoint::from_value(value).map_err(serde::de::Error::custom)
+    }
+}

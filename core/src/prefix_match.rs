@@ -5,12 +5,11 @@
 //! over the stable serialization. Resemblance is never enough; a mismatch is reported with the
 //! design's reason codes (`coverage_miss`, `source_hash_mismatch`, `session_mismatch`).
 
-use std::collections::HashSet;
-
 use crate::checkpoint::{Coverage, HistoryCompactCheckpoint};
 use crate::diagnostics::ReasonCode;
 use crate::digest::PrefixHasher;
 use crate::event::RuntimeEvent;
+use crate::safe_prefix::turn_count;
 
 /// A successful match: the checkpoint covers `events[..covered]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +137,7 @@ fn check_shape(
     {
         return Err(PrefixMismatch::BoundaryMismatch { index: covered - 1 });
     }
-    let actual = distinct_turns(&events[..covered]);
+    let actual = turn_count(&events[..covered]);
     if actual != checkpoint.coverage.turn_count {
         return Err(PrefixMismatch::TurnCountMismatch {
             claimed: checkpoint.coverage.turn_count,
@@ -162,12 +161,6 @@ fn check_digest(
     Ok(())
 }
 
-/// Number of distinct turn ids in `events`.
-pub fn distinct_turns(events: &[RuntimeEvent]) -> u64 {
-    let turns: HashSet<&str> = events.iter().map(|e| e.turn_id.as_str()).collect();
-    turns.len() as u64
-}
-
 /// The coverage a checkpoint over `prefix` must claim: counts, through-boundary and digest.
 /// `None` for an empty prefix (a checkpoint always covers at least one event).
 pub fn coverage_of(prefix: &[RuntimeEvent]) -> Option<Coverage> {
@@ -178,7 +171,7 @@ pub fn coverage_of(prefix: &[RuntimeEvent]) -> Option<Coverage> {
     }
     Some(Coverage {
         event_count: prefix.len() as u64,
-        turn_count: distinct_turns(prefix),
+        turn_count: turn_count(prefix),
         through: last.boundary(),
         source_digest: hasher.digest(),
     })

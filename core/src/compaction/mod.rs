@@ -1,8 +1,22 @@
 //! The compaction transaction and the pieces it is built from: summary prompt and validation,
 //! rolling summarizer input, the malformed-input circuit and provider-native requests.
+//!
+//! Entry point: [`Compaction`], a sans-IO state machine (see [`transaction`] for the call order).
 
 pub mod circuit;
+pub mod effects;
+pub mod extractive;
 pub mod native;
+mod plan;
+mod run;
 pub mod summary_request;
 pub mod summary_template;
 pub mod summary_validation;
+pub mod transaction;
+
+pub use effects::{
+    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, OutcomeKind, ProviderFailure,
+    ProviderFailureKind, SummarizeEffect, SummaryResponse, Trigger,
+};
+pub use run::LIMITATION_REPLAY_SUMMARY;
+pub use transaction::{CompactInput, Compaction, Compactor, DriverError, StartError, Step};

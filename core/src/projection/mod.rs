@@ -4,5 +4,7 @@
 pub mod materialize;
 pub mod message;
 pub mod openai_chat;
+pub mod project;
 
 pub use message::{Message, Part, Role};
+pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project};

@@ -1,0 +1,196 @@
+//! What the compaction transaction asks of its host, what the host reports back, and what the
+//! transaction finally returns.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::HistoryCompactCheckpoint;
+use crate::compaction::native::NativeRequest;
+use crate::compaction::summary_request::SummaryRequest;
+use crate::compaction::summary_validation::FinishReason;
+use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
+use crate::event::EventContent;
+use crate::safe_prefix::Fold;
+
+/// Who emitted the Compact command. Only the trigger differs between them: they all enter the
+/// same transaction, with no force flag and no policy knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trigger {
+    /// The user asked for compaction.
+    Manual,
+    /// The pre-turn evaluator found the next request over capacity.
+    PreTurn,
+    /// The active-turn evaluator found the next step over capacity.
+    MidTurn,
+    /// The provider reported a real context overflow.
+    Overflow,
+}
+
+impl Trigger {
+    /// Stable snake_case name, used as the checkpoint's high-water name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Manual => "manual",
+            Trigger::PreTurn => "pre_turn",
+            Trigger::MidTurn => "mid_turn",
+            Trigger::Overflow => "overflow",
+        }
+    }
+
+    /// Automatic triggers end in `context_budget_exhausted` when they fail over budget.
+    pub fn is_automatic(self) -> bool {
+        !matches!(self, Trigger::Manual)
+    }
+}
+
+/// One thing the host must do, then report back with the matching `handle_*` call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Send a text-summary request; answer with `handle_summary`.
+    Summarize(SummarizeEffect),
+    /// Send a native compaction request; answer with `handle_native`.
+    CompactNatively(NativeRequest),
+    /// Durably append this checkpoint (with its projection row, atomically); answer with
+    /// `handle_append`. The checkpoint is used only after the append succeeds.
+    AppendCheckpoint(Box<HistoryCompactCheckpoint>),
+}
+
+/// A text-summary request, with the source it summarizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummarizeEffect {
+    /// The ready-to-send request (instructions, previous summary, transcript of the fold).
+    pub request: SummaryRequest,
+    /// The summary being rolled forward, if any.
+    pub previous_summary: Option<String>,
+    /// The newly folded events, as indexes into the input log (`events[fold.start..fold.end]`).
+    /// Offline compactors such as [`crate::compaction::extractive`] read these directly.
+    pub fold: Fold,
+}
+
+/// A summarizer's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryResponse {
+    /// The generated text.
+    pub text: String,
+    /// Why generation stopped.
+    pub finish_reason: FinishReason,
+}
+
+/// How a provider call failed. The class decides retries and fallbacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ProviderFailureKind {
+    /// Non-retryable protocol rejection (HTTP 400-class that is not an overflow).
+    Rejected,
+    /// The request exceeded the model's context.
+    Overflow,
+    /// Authentication failed.
+    Auth,
+    /// Billing or quota.
+    Billing,
+    /// Rate limited.
+    RateLimited,
+    /// Unavailable, timed out, or the connection broke.
+    Unavailable,
+    /// The host cancelled the call.
+    Cancelled,
+}
+
+impl ProviderFailureKind {
+    /// The reason code reported for this failure.
+    pub fn code(self) -> ReasonCode {
+        match self {
+            ProviderFailureKind::Rejected => ReasonCode::ProviderRejected,
+            ProviderFailureKind::Overflow => ReasonCode::ProviderOverflow,
+            ProviderFailureKind::Auth => ReasonCode::ProviderAuth,
+            ProviderFailureKind::Billing => ReasonCode::ProviderBilling,
+            ProviderFailureKind::RateLimited => ReasonCode::ProviderRateLimited,
+            ProviderFailureKind::Unavailable => ReasonCode::ProviderUnavailable,
+            ProviderFailureKind::Cancelled => ReasonCode::Cancelled,
+        }
+    }
+}
+
+/// A failed provider call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderFailure {
+    /// The failure class.
+    pub kind: ProviderFailureKind,
+    /// Detail for diagnostics (must not contain keys or provider state).
+    pub message: String,
+}
+
+/// A failed durable append.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendFailure {
+    /// Another writer recorded a checkpoint first (the compare-and-swap lost).
+    pub conflict: bool,
+    /// Detail for diagnostics.
+    pub message: String,
+}
+
+/// The final state of one compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// A new checkpoint was durably recorded.
+    Recorded,
+    /// Nothing needed doing (below high water, already covered).
+    Skipped,
+    /// Compaction failed; the session continues on source-derived context.
+    FailedOpen,
+    /// Automatic compaction could not bring history within the budget.
+    Exhausted,
+    /// The host cancelled; nothing was persisted and nothing was armed.
+    Cancelled,
+}
+
+/// Which compactor made one physical attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptKind {
+    /// Provider-native compaction.
+    ProviderNative,
+    /// Text summary.
+    TextSummary,
+}
+
+/// One physical attempt of the logical compaction call, for telemetry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    /// The compactor.
+    pub kind: AttemptKind,
+    /// Requests dispatched (first try, repair, overflow retry).
+    pub dispatches: u32,
+    /// How it ended (`checkpoint_recorded` on success).
+    pub result: ReasonCode,
+}
+
+/// Everything the host learns from one compaction. `reason` and `outcome` are the values the
+/// CLI's `compact --json` and the npm package expose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionOutcome {
+    /// How it ended.
+    pub outcome: OutcomeKind,
+    /// The stable reason code.
+    pub reason: ReasonCode,
+    /// The durably recorded checkpoint (only for [`OutcomeKind::Recorded`] and
+    /// [`OutcomeKind::Exhausted`] after a successful append).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<HistoryCompactCheckpoint>,
+    /// Every decision taken, in order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Physical attempts, per compactor.
+    pub attempts: Vec<Attempt>,
+    /// For a failed manual compaction: the one visible runtime note the host appends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_note: Option<EventContent>,
+    /// History tokens before and after (estimated), and the budget.
+    pub tokens: TokenFigures,
+}

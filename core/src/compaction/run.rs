@@ -1,0 +1,647 @@
+//! The internals of [`crate::compaction::Compaction`]: phases, attempts, the write gate and the
+//! fail-open rules. Kept apart from the public driver API so each file reads on its own.
+
+use crate::budget::{TokenEstimator, estimate_events};
+use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
+use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
+use crate::compaction::effects::{
+    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, OutcomeKind, ProviderFailure,
+    ProviderFailureKind, SummarizeEffect, SummaryResponse,
+};
+use crate::compaction::native::{NativeBinding, accept_native_output, build_native_request};
+use crate::compaction::plan::{Sizes, UsableCheckpoint};
+use crate::compaction::summary_request::{
+    SummaryRequest, build_repair_request, build_summary_request, shrink_for_overflow_retry,
+};
+use crate::compaction::summary_validation::validate_summary;
+use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step};
+use crate::diagnostics::{Diagnostic, ReasonCode};
+use crate::event::EventContent;
+use crate::prefix_match::coverage_of;
+use crate::recovery::is_valid_successor;
+use crate::replay::checkpoint_tokens;
+use crate::safe_prefix::{Fold, SafePrefix};
+
+/// The limitation every checkpoint states.
+pub const LIMITATION_REPLAY_SUMMARY: &str = "This is a replay-time projection of a covered \
+RuntimeEvent prefix; it may omit or misstate details. Exact wording remains in the RuntimeEvent log.";
+
+/// The result a handler is waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waiting {
+    Summary,
+    Native,
+    Append,
+}
+
+impl Waiting {
+    fn name(self) -> &'static str {
+        match self {
+            Waiting::Summary => "summary",
+            Waiting::Native => "native",
+            Waiting::Append => "append",
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Phase {
+    Ready(Effect),
+    Awaiting(Waiting),
+    Done { outcome: Box<CompactionOutcome> },
+}
+
+/// State of the text-summary attempt.
+#[derive(Debug)]
+struct TextAttempt {
+    previous_summary: Option<String>,
+    fold_start: usize,
+    fold_tokens: u64,
+    request: SummaryRequest,
+    fingerprint: InputFingerprint,
+    repaired: bool,
+    shrunk: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Run<E> {
+    input: CompactInput,
+    estimator: E,
+    usable: Option<UsableCheckpoint>,
+    sizes: Sizes,
+    diagnostics: Vec<Diagnostic>,
+    attempts: Vec<Attempt>,
+    phase: Phase,
+    prefix: Option<SafePrefix>,
+    text: Option<TextAttempt>,
+    text_fallback_used: bool,
+    pending: Option<(HistoryCompactCheckpoint, u64)>,
+}
+
+impl<E: TokenEstimator> Run<E> {
+    pub(crate) fn new(
+        input: CompactInput,
+        estimator: E,
+        usable: Option<UsableCheckpoint>,
+        sizes: Sizes,
+        diagnostics: Vec<Diagnostic>,
+    ) -> Self {
+        let placeholder = Box::new(CompactionOutcome {
+            outcome: OutcomeKind::Skipped,
+            reason: ReasonCode::BelowHighWater,
+            checkpoint: None,
+            diagnostics: Vec::new(),
+            attempts: Vec::new(),
+            failure_note: None,
+            tokens: sizes.figures(sizes.before),
+        });
+        Self {
+            input,
+            estimator,
+            usable,
+            sizes,
+            diagnostics,
+            attempts: Vec::new(),
+            phase: Phase::Done { outcome: placeholder },
+            prefix: None,
+            text: None,
+            text_fallback_used: false,
+            pending: None,
+        }
+    }
+
+    pub(crate) fn begin(&mut self, prefix: SafePrefix) {
+        self.prefix = Some(prefix);
+        match self.input.compactor {
+            Compactor::TextSummary => self.start_text(),
+            Compactor::OpenaiCodexNative => self.start_native(),
+        }
+    }
+
+    fn prefix_end(&self) -> usize {
+        self.prefix.map_or(0, |p| p.end)
+    }
+
+    // ----- text summary -------------------------------------------------------------------
+
+    fn start_text(&mut self) {
+        let end = self.prefix_end();
+        let (previous_summary, fold_start) = match &self.usable {
+            Some(u) => match u.checkpoint.summary() {
+                Some(summary) => (Some(summary.to_owned()), u.covered),
+                None => (None, 0),
+            },
+            None => (None, 0),
+        };
+        self.attempts.push(Attempt {
+            kind: AttemptKind::TextSummary,
+            dispatches: 0,
+            result: ReasonCode::Cancelled,
+        });
+        let fold = &self.input.events[fold_start..end];
+        let fold_tokens = estimate_events(&self.estimator, fold);
+        let budget = self.sizes.budget.history_budget;
+        let request =
+            match build_summary_request(previous_summary.as_deref(), fold, budget, &self.estimator)
+            {
+                Ok(request) => request,
+                Err(error) => {
+                    let detail = format!("summarizer request not dispatched: {error}");
+                    return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
+                }
+            };
+        self.note_omissions(request.omitted_tool_results, "summarizer");
+        let fingerprint = self.input_fingerprint(&request, &previous_summary, fold_start, end);
+        if self.input.circuit.is_open(&fingerprint) {
+            let detail = "this exact summarizer input already failed as malformed; not dispatched";
+            return self.fail_open(ReasonCode::MalformedSummaryCircuitOpen, detail.into());
+        }
+        self.phase =
+            Phase::Ready(self.summarize_effect(request.clone(), &previous_summary, fold_start));
+        self.text = Some(TextAttempt {
+            previous_summary,
+            fold_start,
+            fold_tokens,
+            request,
+            fingerprint,
+            repaired: false,
+            shrunk: false,
+        });
+    }
+
+    fn summarize_effect(
+        &self,
+        request: SummaryRequest,
+        previous_summary: &Option<String>,
+        fold_start: usize,
+    ) -> Effect {
+        Effect::Summarize(SummarizeEffect {
+            request,
+            previous_summary: previous_summary.clone(),
+            fold: Fold { start: fold_start, end: self.prefix_end() },
+        })
+    }
+
+    fn input_fingerprint(
+        &self,
+        request: &SummaryRequest,
+        previous_summary: &Option<String>,
+        fold_start: usize,
+        end: usize,
+    ) -> InputFingerprint {
+        let fold_digest = coverage_of(&self.input.events[fold_start..end])
+            .map(|c| c.source_digest)
+            .unwrap_or_default();
+        let previous = self.usable.as_ref().map(|u| u.checkpoint.checkpoint_id.as_str());
+        fingerprint(&FingerprintInput {
+            connection: &self.input.provider.connection_slug,
+            model: &self.input.provider.model_id,
+            route: if previous_summary.is_some() { "text_summary/rolling" } else { "text_summary" },
+            history_budget: self.sizes.budget.history_budget,
+            input_budget: self.sizes.budget.history_budget,
+            shape: RequestShape::of(request),
+            previous_checkpoint_id: previous,
+            folded_source_digest: &fold_digest,
+        })
+    }
+
+    pub(crate) fn on_summary(&mut self, result: Result<SummaryResponse, ProviderFailure>) {
+        let Some(mut text) = self.text.take() else { return };
+        match result {
+            Ok(response) => {
+                let verdict = validate_summary(
+                    &response.text,
+                    response.finish_reason.clone(),
+                    text.fold_tokens,
+                    &self.estimator,
+                );
+                match verdict {
+                    Ok(valid) => {
+                        let projection = CheckpointProjection::Summary(valid.text);
+                        self.build_checkpoint(projection, self.producer());
+                    }
+                    Err(defect) if !text.repaired => {
+                        text.repaired = true;
+                        let repair = build_repair_request(&text.request, &response.text, &defect);
+                        self.diagnostics.push(Diagnostic::new(
+                            defect.code(),
+                            format!("summary rejected ({defect}); one stricter repair request"),
+                        ));
+                        let effect =
+                            self.summarize_effect(repair, &text.previous_summary, text.fold_start);
+                        self.phase = Phase::Ready(effect);
+                    }
+                    Err(defect) => {
+                        self.input.circuit.record_outcome(text.fingerprint.clone(), defect.code());
+                        self.fail_open(
+                            defect.code(),
+                            format!("repaired summary rejected: {defect}"),
+                        );
+                    }
+                }
+            }
+            Err(failure) if failure.kind == ProviderFailureKind::Overflow && !text.shrunk => {
+                text.shrunk = true;
+                let fold = &self.input.events[text.fold_start..self.prefix_end()];
+                let retry = shrink_for_overflow_retry(
+                    &text.request,
+                    text.previous_summary.as_deref(),
+                    fold,
+                    &self.estimator,
+                );
+                match retry {
+                    Some(request) => {
+                        self.diagnostics.push(Diagnostic::new(
+                            ReasonCode::ProviderOverflow,
+                            format!(
+                                "summarizer overflowed; one smaller retry of {} estimated tokens",
+                                request.estimated_input_tokens
+                            ),
+                        ));
+                        self.note_omissions(request.omitted_tool_results, "summarizer retry");
+                        text.request = request.clone();
+                        let effect =
+                            self.summarize_effect(request, &text.previous_summary, text.fold_start);
+                        self.phase = Phase::Ready(effect);
+                    }
+                    None => self.fail_open(
+                        ReasonCode::SummaryInputCannotFit,
+                        "summarizer overflowed and its input cannot shrink further".into(),
+                    ),
+                }
+            }
+            Err(failure) => self.provider_failed(failure),
+        }
+        self.text = Some(text);
+    }
+
+    /// `produced_by` of text checkpoints: `extractive` for the offline compactor, otherwise
+    /// `text-summary:<model>`.
+    fn producer(&self) -> String {
+        match &self.input.summarizer_label {
+            Some(label) => label.clone(),
+            None => format!("text-summary:{}", self.input.provider.model_id),
+        }
+    }
+
+    // ----- provider-native ----------------------------------------------------------------
+
+    fn start_native(&mut self) {
+        let end = self.prefix_end();
+        let (previous_state, fold_start) = match &self.usable {
+            Some(u) => match u.checkpoint.provider_state() {
+                Some(state) => (Some(state.clone()), u.covered),
+                None => (None, 0),
+            },
+            None => (None, 0),
+        };
+        self.attempts.push(Attempt {
+            kind: AttemptKind::ProviderNative,
+            dispatches: 0,
+            result: ReasonCode::Cancelled,
+        });
+        let fold = &self.input.events[fold_start..end];
+        let budget = self.sizes.budget.history_budget;
+        match build_native_request(previous_state.as_ref(), fold, budget, &self.estimator) {
+            Ok(request) => {
+                self.note_omissions(request.omitted_tool_results, "native compaction");
+                self.phase = Phase::Ready(Effect::CompactNatively(request));
+            }
+            Err(error) => {
+                self.attempt_failed(ReasonCode::NativeInputCannotFit, format!("{error}"));
+                self.fall_back_to_text();
+            }
+        }
+    }
+
+    pub(crate) fn on_native(&mut self, result: Result<Vec<serde_json::Value>, ProviderFailure>) {
+        match result {
+            Ok(items) => {
+                let binding = NativeBinding {
+                    connection_slug: self.input.provider.connection_slug.clone(),
+                    model_id: self.input.provider.model_id.clone(),
+                };
+                match accept_native_output(&items, &binding) {
+                    Ok(state) => {
+                        let produced_by = format!("openai-codex:{}", self.input.provider.model_id);
+                        self.build_checkpoint(
+                            CheckpointProjection::ProviderState(state),
+                            produced_by,
+                        );
+                    }
+                    Err(defect) => {
+                        self.attempt_failed(defect.reason_code(), format!("{defect}"));
+                        self.fall_back_to_text();
+                    }
+                }
+            }
+            Err(failure)
+                if matches!(
+                    failure.kind,
+                    ProviderFailureKind::Rejected | ProviderFailureKind::Overflow
+                ) =>
+            {
+                self.attempt_failed(failure.kind.code(), failure.message.clone());
+                self.fall_back_to_text();
+            }
+            Err(failure) => self.provider_failed(failure),
+        }
+    }
+
+    fn fall_back_to_text(&mut self) {
+        if self.text_fallback_used {
+            return self.fail_open(ReasonCode::NativeNoUniqueItem, "fallback already used".into());
+        }
+        self.text_fallback_used = true;
+        self.start_text();
+    }
+
+    // ----- the write gate and the durable append ------------------------------------------
+
+    fn build_checkpoint(&mut self, projection: CheckpointProjection, produced_by: String) {
+        let end = self.prefix_end();
+        let prefix = &self.input.events[..end];
+        let Some(coverage) = coverage_of(prefix) else {
+            return self.fail_open(ReasonCode::NoSafePrefix, "empty prefix".into());
+        };
+        let mut checkpoint = HistoryCompactCheckpoint {
+            checkpoint_id: self.input.new_checkpoint_id.clone(),
+            session_id: prefix[0].session_id.clone(),
+            created_at_ms: self.input.now_ms,
+            high_water: HighWater {
+                name: self.input.trigger.as_str().into(),
+                seq: prefix[end - 1].seq,
+            },
+            coverage,
+            projection,
+            limitations: vec![LIMITATION_REPLAY_SUMMARY.to_owned()],
+            estimated_tokens: 0,
+            // Lineage and compare-and-swap name the latest durable checkpoint, even one that can
+            // no longer replay here (another provider's state): the host appends only while it
+            // is still the tip.
+            previous_checkpoint_id: self.input.checkpoint.as_ref().map(|c| c.checkpoint_id.clone()),
+            produced_by: Some(produced_by),
+        };
+        checkpoint.estimated_tokens = match &checkpoint.projection {
+            CheckpointProjection::Summary(_) => checkpoint_tokens(&checkpoint, &self.estimator),
+            CheckpointProjection::ProviderState(state) => match state {
+                crate::checkpoint::ProviderState::OpenaiCodexRemoteV2 {
+                    encrypted_content, ..
+                } => self.estimator.estimate_text(encrypted_content),
+            },
+        };
+        let tokens = checkpoint_tokens(&checkpoint, &self.estimator);
+        if let Err(conflict) =
+            is_valid_successor(self.usable.as_ref().map(|u| &u.checkpoint), &checkpoint)
+        {
+            return self.fail_open(ReasonCode::SuccessorConflict, format!("{conflict}"));
+        }
+        let source_tokens = estimate_events(&self.estimator, prefix);
+        if tokens >= source_tokens {
+            let detail = format!(
+                "candidate ({tokens} tokens) is not smaller than the {source_tokens} source tokens"
+            );
+            return self.fail_open(ReasonCode::ReplacementNotSmaller, detail);
+        }
+        self.phase = Phase::Ready(Effect::AppendCheckpoint(Box::new(checkpoint.clone())));
+        self.pending = Some((checkpoint, tokens));
+    }
+
+    pub(crate) fn on_append(&mut self, result: Result<(), AppendFailure>) {
+        let Some((checkpoint, tokens)) = self.pending.take() else { return };
+        match result {
+            Ok(()) => {
+                let end = self.prefix_end();
+                let tail =
+                    estimate_events(&self.estimator, &self.input.events[end..self.sizes.prior_end]);
+                let after = tokens + tail + self.sizes.current_tokens;
+                self.set_attempt_result(ReasonCode::CheckpointRecorded);
+                let figures = self.sizes.figures(after);
+                self.diagnostics.push(Diagnostic::with_tokens(
+                    ReasonCode::CheckpointRecorded,
+                    format!(
+                        "checkpoint {} covers {} events through {}",
+                        checkpoint.checkpoint_id,
+                        checkpoint.coverage.event_count,
+                        checkpoint.coverage.through.runtime_event_id
+                    ),
+                    figures,
+                ));
+                let exhausted =
+                    self.input.trigger.is_automatic() && after > self.sizes.budget.history_budget;
+                let (outcome, reason) = if exhausted {
+                    self.diagnostics.push(Diagnostic::with_tokens(
+                        ReasonCode::ContextBudgetExhausted,
+                        "recorded, but checkpoint + raw tail + current turn still exceed the budget",
+                        figures,
+                    ));
+                    (OutcomeKind::Exhausted, ReasonCode::ContextBudgetExhausted)
+                } else {
+                    (OutcomeKind::Recorded, ReasonCode::CheckpointRecorded)
+                };
+                self.finish(outcome, reason, Some(checkpoint), None, after);
+            }
+            Err(failure) => {
+                let code = if failure.conflict {
+                    ReasonCode::SuccessorConflict
+                } else {
+                    ReasonCode::AppendFailed
+                };
+                self.fail_open(code, format!("durable append failed: {}", failure.message));
+            }
+        }
+    }
+
+    // ----- endings ------------------------------------------------------------------------
+
+    fn provider_failed(&mut self, failure: ProviderFailure) {
+        if failure.kind == ProviderFailureKind::Cancelled {
+            self.cancel();
+            return;
+        }
+        self.fail_open(failure.kind.code(), failure.message);
+    }
+
+    fn attempt_failed(&mut self, code: ReasonCode, detail: String) {
+        self.set_attempt_result(code);
+        self.diagnostics.push(Diagnostic::new(code, detail));
+    }
+
+    fn set_attempt_result(&mut self, code: ReasonCode) {
+        if let Some(last) = self.attempts.last_mut() {
+            last.result = code;
+        }
+    }
+
+    fn note_omissions(&mut self, omitted: u64, what: &str) {
+        if omitted > 0 {
+            self.diagnostics.push(Diagnostic::new(
+                ReasonCode::ToolResultsOmitted,
+                format!("{omitted} older tool-result payloads omitted from the {what} request"),
+            ));
+        }
+    }
+
+    /// Fails open: no checkpoint. Manual compaction yields one visible note; an automatic
+    /// trigger ends exhausted when the source-derived fallback still exceeds the budget.
+    fn fail_open(&mut self, code: ReasonCode, detail: String) {
+        self.set_attempt_result(code);
+        self.diagnostics.push(Diagnostic::new(code, detail));
+        let (outcome, reason, after) = self.fallback(code);
+        let note = (!self.input.trigger.is_automatic()).then(|| {
+            self.diagnostics.push(Diagnostic::new(
+                ReasonCode::ContextCompactionFailedOpen,
+                "manual compaction failed open; history is unchanged",
+            ));
+            EventContent::RuntimeNote {
+                code: ReasonCode::ContextCompactionFailedOpen.as_str().into(),
+                text: format!(
+                    "Context compaction failed ({code}); no summary was recorded and the \
+                     session continues on its source history."
+                ),
+            }
+        });
+        self.finish(outcome, reason, None, note, after);
+    }
+
+    /// Where a failure leaves the next request: the old checkpoint (never widened) with the
+    /// newest raw turns that fit, or the raw source. Over budget, automatic triggers exhaust.
+    fn fallback(&mut self, code: ReasonCode) -> (OutcomeKind, ReasonCode, u64) {
+        let budget = self.sizes.budget.history_budget;
+        let current = self.sizes.current_tokens;
+        if let Some(u) = self.usable.as_ref().filter(|u| u.smaller_than_source)
+            && u.tokens + current <= budget
+        {
+            let detail = format!(
+                "previous checkpoint {} reused for its own {} events only",
+                u.checkpoint.checkpoint_id, u.covered
+            );
+            self.diagnostics.push(Diagnostic::new(ReasonCode::PreviousCheckpointReused, detail));
+            return (OutcomeKind::FailedOpen, code, self.sizes.before.min(budget));
+        }
+        if self.sizes.before <= budget || !self.input.trigger.is_automatic() {
+            return (OutcomeKind::FailedOpen, code, self.sizes.before);
+        }
+        self.diagnostics.push(Diagnostic::with_tokens(
+            ReasonCode::ContextBudgetExhausted,
+            format!("compaction failed ({code}) and history still exceeds the budget"),
+            self.sizes.figures(self.sizes.before),
+        ));
+        (OutcomeKind::Exhausted, ReasonCode::ContextBudgetExhausted, self.sizes.before)
+    }
+
+    pub(crate) fn finish_without_work(&mut self, reason: ReasonCode, over_budget: bool) {
+        let before = self.sizes.before;
+        match reason {
+            ReasonCode::BelowHighWater => {
+                self.finish(OutcomeKind::Skipped, reason, None, None, before)
+            }
+            _ if !self.input.trigger.is_automatic() => {
+                self.finish(OutcomeKind::Skipped, reason, None, None, before)
+            }
+            _ => {
+                let (outcome, final_reason, after) = if over_budget {
+                    self.fallback(reason)
+                } else {
+                    (OutcomeKind::Skipped, reason, before)
+                };
+                self.finish(outcome, final_reason, None, None, after);
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        outcome: OutcomeKind,
+        reason: ReasonCode,
+        checkpoint: Option<HistoryCompactCheckpoint>,
+        failure_note: Option<EventContent>,
+        after: u64,
+    ) {
+        self.phase = Phase::Done {
+            outcome: Box::new(CompactionOutcome {
+                outcome,
+                reason,
+                checkpoint,
+                diagnostics: self.diagnostics.clone(),
+                attempts: self.attempts.clone(),
+                failure_note,
+                tokens: self.sizes.figures(after),
+            }),
+        };
+    }
+
+    // ----- driver plumbing ----------------------------------------------------------------
+
+    pub(crate) fn poll(&mut self) -> Result<Step, DriverError> {
+        match std::mem::replace(&mut self.phase, Phase::Awaiting(Waiting::Summary)) {
+            Phase::Ready(effect) => {
+                let waiting = match &effect {
+                    Effect::Summarize(_) => Waiting::Summary,
+                    Effect::CompactNatively(_) => Waiting::Native,
+                    Effect::AppendCheckpoint(_) => Waiting::Append,
+                };
+                if waiting != Waiting::Append
+                    && let Some(last) = self.attempts.last_mut()
+                {
+                    last.dispatches += 1;
+                }
+                self.phase = Phase::Awaiting(waiting);
+                Ok(Step::Effect(effect))
+            }
+            Phase::Awaiting(waiting) => {
+                self.phase = Phase::Awaiting(waiting);
+                Err(DriverError::EffectOutstanding(waiting.name()))
+            }
+            Phase::Done { outcome } => {
+                let step = Step::Done(outcome.clone());
+                self.phase = Phase::Done { outcome };
+                Ok(step)
+            }
+        }
+    }
+
+    /// `Ok(true)` when the result is expected; `Ok(false)` for a late result after
+    /// cancellation (discarded); an error when the driver is out of order.
+    pub(crate) fn expect(&self, waiting: Waiting, got: &'static str) -> Result<bool, DriverError> {
+        match &self.phase {
+            Phase::Awaiting(w) if *w == waiting => Ok(true),
+            Phase::Done { outcome } if outcome.outcome == OutcomeKind::Cancelled => Ok(false),
+            Phase::Awaiting(w) => Err(DriverError::UnexpectedResult { got, expected: w.name() }),
+            Phase::Ready(_) => Err(DriverError::UnexpectedResult { got, expected: "a poll" }),
+            Phase::Done { .. } => Err(DriverError::UnexpectedResult { got, expected: "nothing" }),
+        }
+    }
+
+    pub(crate) fn cancel(&mut self) -> bool {
+        match &self.phase {
+            Phase::Done { .. } | Phase::Awaiting(Waiting::Append) => false,
+            Phase::Ready(_) | Phase::Awaiting(_) => {
+                self.pending = None;
+                self.set_attempt_result(ReasonCode::Cancelled);
+                self.diagnostics.push(Diagnostic::new(
+                    ReasonCode::Cancelled,
+                    "cancelled by the host; nothing was persisted",
+                ));
+                let before = self.sizes.before;
+                self.finish(OutcomeKind::Cancelled, ReasonCode::Cancelled, None, None, before);
+                true
+            }
+        }
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done { .. })
+    }
+
+    pub(crate) fn outcome_kind(&self) -> Option<OutcomeKind> {
+        match &self.phase {
+            Phase::Done { outcome } => Some(outcome.outcome),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn into_circuit(self) -> crate::compaction::circuit::MalformedInputCircuit {
+        self.input.circuit
+    }
+}

@@ -1,0 +1,157 @@
+//! [`project`]: the next request's history, computed from the log every time.
+//!
+//! The pipeline, in order (the order is what keeps checkpoints valid):
+//! 1. split off the current turn;
+//! 2. validate the latest checkpoint against the immutable log and the current budget
+//!    ([`crate::replay::evaluate_replay`]);
+//! 3. prune stale oversized tool results in the uncovered remainder only, so the bytes a
+//!    checkpoint digest covers never change;
+//! 4. materialize checkpoint + raw tail + current turn as provider-neutral messages.
+//!
+//! `project` never invents a summary and never drops uncovered events silently. Only in
+//! fail-open mode (after a failed compaction) may a source-matched checkpoint be reused with the
+//! newest complete raw turns that fit, and the omission is reported.
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{ContextBudget, ModelFacts, TokenEstimator};
+use crate::checkpoint::HistoryCompactCheckpoint;
+use crate::compaction::native::ProviderIdentity;
+use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
+use crate::event::{LogError, RuntimeEvent, validate_log};
+use crate::projection::materialize::{estimate_messages, materialize};
+use crate::projection::message::Message;
+use crate::prune::prune_stale_tool_results;
+use crate::replay::evaluate_replay;
+use crate::safe_prefix::{select_fitting_tail, split_current_turn};
+
+/// Inputs of one projection.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectInput<'a> {
+    /// The canonical log, in order (including the current turn, if any).
+    pub events: &'a [RuntimeEvent],
+    /// The turn being produced now.
+    pub current_turn_id: Option<&'a str>,
+    /// The latest compatible checkpoint, if any.
+    pub checkpoint: Option<&'a HistoryCompactCheckpoint>,
+    /// Facts about the selected model.
+    pub model: &'a ModelFacts,
+    /// The provider, connection and model of the request (V3 checkpoints need a match).
+    pub provider: Option<&'a ProviderIdentity>,
+    /// Fail-open mode: after a failed compaction, reuse a source-matched checkpoint with the
+    /// newest complete raw turns that fit, never widening its coverage.
+    pub fail_open: bool,
+}
+
+/// The checkpoint a projection replayed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayedCheckpoint {
+    /// Its id.
+    pub checkpoint_id: String,
+    /// Its schema version (2 or 3).
+    pub schema_version: u32,
+    /// Events it replaces.
+    pub covered_events: u64,
+}
+
+/// The history of the next request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Projection {
+    /// Checkpoint + raw tail + current turn.
+    pub messages: Vec<Message>,
+    /// Estimated tokens of `messages`.
+    pub estimated_tokens: u64,
+    /// The history budget in force.
+    pub history_budget: u64,
+    /// `estimated_tokens <= history_budget`.
+    pub fits: bool,
+    /// The checkpoint replayed, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<ReplayedCheckpoint>,
+    /// Uncovered events left out in fail-open mode (0 otherwise).
+    pub omitted_events: u64,
+    /// Every decision taken.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Projects the next request's history. Errors only on a structurally broken log.
+pub fn project(
+    input: &ProjectInput<'_>,
+    estimator: &dyn TokenEstimator,
+) -> Result<Projection, LogError> {
+    validate_log(input.events)?;
+    let prior_end = split_current_turn(input.events, input.current_turn_id)?;
+    let (prior, current) = input.events.split_at(prior_end);
+    let budget = ContextBudget::from_model(input.model);
+    let mut diagnostics = Vec::new();
+
+    let mut replayed = None;
+    let mut tail_start = 0;
+    let mut omitted_events = 0;
+    if let Some(checkpoint) = input.checkpoint {
+        match evaluate_replay(checkpoint, prior, current, &budget, input.provider, estimator) {
+            Ok(plan) => {
+                diagnostics.push(Diagnostic::with_tokens(
+                    ReasonCode::CheckpointReplayed,
+                    format!(
+                        "checkpoint {} replaces {} events",
+                        checkpoint.checkpoint_id, plan.covered
+                    ),
+                    TokenFigures {
+                        before: plan.source_tokens + plan.tail_tokens + plan.current_tokens,
+                        after: plan.total(),
+                        budget: budget.history_budget,
+                    },
+                ));
+                replayed = Some(checkpoint);
+                tail_start = plan.covered;
+            }
+            Err(rejection) => {
+                let reusable = rejection.plan.filter(|plan| {
+                    input.fail_open
+                        && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
+                        && plan.checkpoint_tokens + plan.current_tokens <= budget.history_budget
+                });
+                diagnostics.push(rejection.diagnostic);
+                if let Some(plan) = reusable {
+                    let room = budget.history_budget - plan.checkpoint_tokens - plan.current_tokens;
+                    let start =
+                        select_fitting_tail(input.events, plan.covered, prior_end, room, estimator);
+                    omitted_events = (start - plan.covered) as u64;
+                    diagnostics.push(Diagnostic::new(
+                        ReasonCode::PreviousCheckpointReused,
+                        format!(
+                            "fail-open: checkpoint {} reused for its own {} events; {} uncovered \
+                             events left out, the newest complete turns kept",
+                            checkpoint.checkpoint_id, plan.covered, omitted_events
+                        ),
+                    ));
+                    replayed = Some(checkpoint);
+                    tail_start = start;
+                }
+            }
+        }
+    }
+
+    let pruned = prune_stale_tool_results(&prior[tail_start..], input.current_turn_id, estimator);
+    diagnostics.extend(pruned.diagnostic());
+    let materialized = materialize(replayed, &pruned.events, current);
+    let estimated_tokens = estimate_messages(estimator, &materialized.messages);
+    diagnostics.extend(materialized.repairs.iter().map(|repair| repair.to_diagnostic()));
+    let fits = estimated_tokens <= budget.history_budget;
+    Ok(Projection {
+        messages: materialized.messages,
+        estimated_tokens,
+        history_budget: budget.history_budget,
+        fits,
+        checkpoint: replayed.map(|cp| ReplayedCheckpoint {
+            checkpoint_id: cp.checkpoint_id.clone(),
+            schema_version: cp.schema_version(),
+            covered_events: cp.coverage.event_count,
+        }),
+        omitted_events,
+        diagnostics,
+    })
+}
