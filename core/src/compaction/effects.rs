@@ -65,7 +65,14 @@ pub struct SummarizeEffect {
     /// The newly folded events, as indexes into the input log (`events[fold.start..fold.end]`).
     /// Offline compactors such as [`crate::compaction::extractive`] read these directly.
     pub fold: Fold,
+    /// The summary should stay within about this many tokens (a quarter of the history
+    /// budget, at most [`MAX_SUMMARY_TARGET_TOKENS`]), so the checkpoint leaves room for the
+    /// raw tail.
+    pub target_tokens: u64,
 }
+
+/// Upper bound of [`SummarizeEffect::target_tokens`].
+pub const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
 
 /// A summarizer's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

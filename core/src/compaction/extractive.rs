@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::budget::{CharEstimator, TokenEstimator};
 use crate::event::{EventContent, RuntimeEvent};
 
 /// `produced_by` value of checkpoints written from extractive summaries.
@@ -21,24 +22,64 @@ const MAX_RESULT_LINE_CHARS: usize = 200;
 const LARGE_RESULT_BYTES: usize = 1_000;
 const MAX_EXCERPT_CHARS: usize = 800;
 
-/// Writes a structured summary of `fold`, merged into `previous_summary` for a rolling update.
-pub fn extractive_summary(previous_summary: Option<&str>, fold: &[RuntimeEvent]) -> String {
+/// Writes a structured summary of `fold`, merged into `previous_summary` for a rolling update,
+/// within about `target_tokens` (oldest list items are dropped first; every section keeps at
+/// least its newest item).
+pub fn extractive_summary(
+    previous_summary: Option<&str>,
+    fold: &[RuntimeEvent],
+    target_tokens: u64,
+) -> String {
     let previous = previous_summary.map(parse_sections).unwrap_or_default();
     let facts = Facts::collect(fold);
-    let mut out =
-        String::from("(extractive summary: copied from the event log, not paraphrased)\n");
-    let goal = merge(&previous.goal, &facts.goals, 8);
-    section(&mut out, "Goal", &goal, "- (no user request in the covered events)");
-    let done = merge(&previous.done, &facts.done, MAX_ITEMS_PER_SECTION);
-    section(&mut out, "Done and In Progress", &done, "- No tool calls in the covered events.");
-    section(&mut out, "Key Decisions", &merge(&previous.decisions, &facts.decisions, 12), "None.");
     let next = match facts.goals.last().or(previous.goal.last()) {
         Some(last) => vec![format!("- Continue from the latest request: {}", strip_bullet(last))],
         None => vec![],
     };
-    section(&mut out, "Next Steps", &next, "- Continue from the raw recent history.");
-    let critical = merge(&previous.critical, &facts.critical, MAX_ITEMS_PER_SECTION);
-    section(&mut out, "Critical Context", &critical, "- No paths, commands or errors recorded.");
+    let mut sections = [
+        (
+            "Goal",
+            merge(&previous.goal, &facts.goals, 8),
+            "- (no user request in the covered events)",
+        ),
+        (
+            "Done and In Progress",
+            merge(&previous.done, &facts.done, MAX_ITEMS_PER_SECTION),
+            "- No tool calls in the covered events.",
+        ),
+        ("Key Decisions", merge(&previous.decisions, &facts.decisions, 12), "None."),
+        ("Next Steps", next, "- Continue from the raw recent history."),
+        (
+            "Critical Context",
+            merge(&previous.critical, &facts.critical, MAX_ITEMS_PER_SECTION),
+            "- No paths, commands or errors recorded.",
+        ),
+    ];
+    loop {
+        let text = render(&sections);
+        if CharEstimator.estimate_text(&text) <= target_tokens {
+            return text;
+        }
+        // Drop the oldest item of the longest droppable section.
+        let longest = sections
+            .iter_mut()
+            .filter(|(_, items, _)| items.len() > 1)
+            .max_by_key(|(_, items, _)| items.iter().map(String::len).sum::<usize>());
+        match longest {
+            Some((_, items, _)) => {
+                items.remove(0);
+            }
+            None => return text,
+        }
+    }
+}
+
+fn render(sections: &[(&str, Vec<String>, &str)]) -> String {
+    let mut out =
+        String::from("(extractive summary: copied from the event log, not paraphrased)\n");
+    for (title, items, empty) in sections {
+        section(&mut out, title, items, empty);
+    }
     out
 }
 
@@ -250,7 +291,7 @@ mod tests {
 
     #[test]
     fn sections_carry_exact_words_paths_commands_and_errors() {
-        let summary = extractive_summary(None, &fold());
+        let summary = extractive_summary(None, &fold(), 4_000);
         assert!(summary.starts_with("(extractive summary"));
         assert!(summary.contains("- User: \"Fix the failing test in src/parser.rs please\""));
         assert!(summary.contains("- command: `cargo test -p parser`"));
@@ -271,14 +312,35 @@ mod tests {
 
     #[test]
     fn rolling_update_keeps_previous_items_and_is_deterministic() {
-        let first = extractive_summary(None, &fold());
+        let first = extractive_summary(None, &fold(), 4_000);
         let mut log = LogBuilder::extend(fold());
         log.turn("t2").user("Now run clippy");
         let events = log.build();
-        let second = extractive_summary(Some(&first), &events[4..]);
+        let second = extractive_summary(Some(&first), &events[4..], 4_000);
         assert!(second.contains("src/parser.rs"));
         assert!(second.contains("Now run clippy"));
-        assert_eq!(second, extractive_summary(Some(&first), &events[4..]));
+        assert_eq!(second, extractive_summary(Some(&first), &events[4..], 4_000));
+    }
+
+    #[test]
+    fn summary_stays_within_its_target() {
+        let mut log = LogBuilder::new("s");
+        for turn in 0..60 {
+            log.turn(&format!("t{turn}")).user(&format!("request {turn} about src/m{turn}.rs"));
+            log.tool_call("c", "shell", json!({"cmd": format!("cargo test m{turn}")}));
+            log.tool_result(
+                "c",
+                "shell",
+                json!(format!("error: m{turn} failed\n{}", "x".repeat(2_000))),
+            );
+        }
+        let events = log.build();
+        let big = extractive_summary(None, &events, 100_000);
+        let small = extractive_summary(None, &events, 1_000);
+        assert!(CharEstimator.estimate_text(&big) > 1_000);
+        assert!(CharEstimator.estimate_text(&small) <= 1_000);
+        assert!(small.contains("request 59"), "newest items are kept");
+        assert!(!small.contains("request 0 "), "oldest items go first");
     }
 
     #[test]

@@ -5,8 +5,8 @@ use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
-    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, OutcomeKind, ProviderFailure,
-    ProviderFailureKind, SummarizeEffect, SummaryResponse,
+    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, MAX_SUMMARY_TARGET_TOKENS,
+    OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
 };
 use crate::compaction::native::{NativeBinding, accept_native_output, build_native_request};
 use crate::compaction::plan::{Sizes, UsableCheckpoint};
@@ -179,6 +179,7 @@ impl<E: TokenEstimator> Run<E> {
             request,
             previous_summary: previous_summary.clone(),
             fold: Fold { start: fold_start, end: self.prefix_end() },
+            target_tokens: (self.sizes.budget.history_budget / 4).min(MAX_SUMMARY_TARGET_TOKENS),
         })
     }
 

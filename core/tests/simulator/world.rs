@@ -54,6 +54,7 @@ pub(crate) struct Stats {
     pub(crate) cancelled: u64,
     pub(crate) native_fallbacks: u64,
     pub(crate) append_failures: u64,
+    pub(crate) reasons: std::collections::BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -69,6 +70,9 @@ impl Stats {
         self.cancelled += other.cancelled;
         self.native_fallbacks += other.native_fallbacks;
         self.append_failures += other.append_failures;
+        for (reason, n) in &other.reasons {
+            *self.reasons.entry(reason.clone()).or_default() += n;
+        }
     }
 }
 
@@ -89,7 +93,8 @@ impl fmt::Display for Stats {
             self.cancelled,
             self.native_fallbacks,
             self.append_failures
-        )
+        )?;
+        write!(f, "\n  outcome reasons: {:?}", self.reasons)
     }
 }
 
@@ -146,6 +151,8 @@ impl Sim {
         }
     }
 
+    /// One turn: the user's request (pre-turn check), then agent steps with tool calls and
+    /// results (mid-turn check after each), then the final answer.
     fn step(&mut self) {
         self.stats.steps += 1;
         self.clock_ms += 60_000;
@@ -156,11 +163,10 @@ impl Sim {
         if self.config.native && self.rng.chance(5) {
             self.provider = provider("codex-other", "gpt-5-codex-mini");
         }
-        self.append_turn();
+        self.turn += 1;
         let current = format!("t{}", self.turn);
-        self.log
-            .turn(&current)
-            .user(&format!("turn {}: continue with the next failing test", self.turn));
+        let request = format!("turn {}: continue with the next failing test", self.turn);
+        self.log.turn(&current).user(&request);
 
         let projection = invariants::check_projection(self, Some(&current), false);
         let trigger = if !projection.fits {
@@ -173,41 +179,42 @@ impl Sim {
         if let Some(trigger) = trigger {
             self.compact(trigger, &current);
         }
-    }
-
-    fn append_turn(&mut self) {
-        self.turn += 1;
-        let turn = format!("t{}", self.turn);
-        let steps = self.rng.below(4);
-        let log = &mut self.log;
-        log.turn(&turn);
-        for step in 0..steps {
-            let response = format!("resp-{}-{step}", self.turn);
-            log.response(Some(&response)).reasoning("thinking about which file to open");
-            let parallel = 1 + self.rng.below(3);
-            for call in 0..parallel {
-                let id = format!("c{}-{step}-{call}", self.turn);
-                log.tool_call(&id, "shell", json!({"cmd": format!("cat src/mod_{call}.rs")}));
-            }
-            log.response(None);
-            for call in 0..parallel {
-                let id = format!("c{}-{step}-{call}", self.turn);
-                if self.rng.chance(4) {
-                    continue; // interrupted: no result recorded
-                }
-                let size = match self.rng.below(10) {
-                    0 => 20_000,
-                    1..=3 => 3_000,
-                    _ => 200,
-                };
-                let body: String =
-                    "fn main() { println!(\"héllo 世界\"); }\n".repeat(size / 40 + 1);
-                log.tool_result(&id, "shell", json!(body));
+        for agent_step in 0..self.rng.below(4) {
+            self.append_agent_step(agent_step);
+            let projection = invariants::check_projection(self, Some(&current), false);
+            if !projection.fits {
+                self.compact(Trigger::MidTurn, &current);
             }
         }
-        log.response(Some(&format!("resp-{}-final", self.turn)))
+        self.log
+            .response(Some(&format!("resp-{}-final", self.turn)))
             .assistant("Done with this step; I decided to keep the parser change.")
             .response(None);
+    }
+
+    /// One model response with reasoning and parallel tool calls, then their results.
+    fn append_agent_step(&mut self, step: u64) {
+        let response = format!("resp-{}-{step}", self.turn);
+        self.log.response(Some(&response)).reasoning("thinking about which file to open");
+        let parallel = 1 + self.rng.below(3);
+        for call in 0..parallel {
+            let id = format!("c{}-{step}-{call}", self.turn);
+            self.log.tool_call(&id, "shell", json!({"cmd": format!("cat src/mod_{call}.rs")}));
+        }
+        self.log.response(None);
+        for call in 0..parallel {
+            let id = format!("c{}-{step}-{call}", self.turn);
+            if self.rng.chance(4) {
+                continue; // interrupted: no result recorded
+            }
+            let size = match self.rng.below(10) {
+                0 => 20_000,
+                1..=3 => 3_000,
+                _ => 200,
+            };
+            let body: String = "fn main() { println!(\"héllo 世界\"); }\n".repeat(size / 40 + 1);
+            self.log.tool_result(&id, "shell", json!(body));
+        }
     }
 
     pub(crate) fn compact(&mut self, trigger: Trigger, current: &str) {
@@ -242,7 +249,11 @@ impl Sim {
                         continue;
                     }
                     let fold = &before_log[effect.fold.start..effect.fold.end];
-                    let good = extractive_summary(effect.previous_summary.as_deref(), fold);
+                    let good = extractive_summary(
+                        effect.previous_summary.as_deref(),
+                        fold,
+                        effect.target_tokens,
+                    );
                     let answer = self.scripted_summary(good);
                     tx.handle_summary(answer).expect("expected summary");
                 }
@@ -287,6 +298,22 @@ impl Sim {
     }
 
     fn count(&mut self, outcome: &CompactionOutcome, previous: Option<&HistoryCompactCheckpoint>) {
+        let key = format!("{:?}:{}", outcome.outcome, outcome.reason);
+        if std::env::var("CONTEXTFOLD_SIM_TRACE").is_ok()
+            && outcome.outcome == OutcomeKind::Exhausted
+        {
+            eprintln!(
+                "seed {} exhausted: {:?} window {:?}",
+                self.seed,
+                outcome
+                    .diagnostics
+                    .iter()
+                    .map(|d| format!("{}: {} {:?}", d.code, d.detail, d.tokens))
+                    .collect::<Vec<_>>(),
+                self.model.context_window
+            );
+        }
+        *self.stats.reasons.entry(key).or_default() += 1;
         match outcome.outcome {
             OutcomeKind::Recorded | OutcomeKind::Exhausted if outcome.checkpoint.is_some() => {
                 self.stats.recorded += 1;
