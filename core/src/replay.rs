@@ -7,28 +7,22 @@
 //! current turn within the current history budget.
 
 use crate::budget::{ContextBudget, TokenEstimator, estimate_events};
-use crate::checkpoint::{CheckpointProjection, HistoryCompactCheckpoint};
+use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::compaction::native::{ProviderIdentity, provider_state_matches};
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
 use crate::prefix_match::match_checkpoint_prefix;
-use crate::projection::materialize::render_checkpoint_text;
+use crate::projection::materialize::{
+    checkpoint_message, estimate_message, estimate_messages, materialize,
+};
 
-/// Estimated model-visible tokens of a checkpoint: the full rendered V2 block (never a
-/// truncated one), or the provider-state estimate recorded for V3.
+/// Estimated model-visible tokens of a checkpoint: its one materialized message (the full V2
+/// text block, never a truncated one, or the V3 provider-state part).
 pub fn checkpoint_tokens(
     checkpoint: &HistoryCompactCheckpoint,
     estimator: &dyn TokenEstimator,
 ) -> u64 {
-    match &checkpoint.projection {
-        CheckpointProjection::Summary(_) => {
-            let text = render_checkpoint_text(checkpoint).unwrap_or_default();
-            estimator.estimate_text(&text) + estimator.message_overhead()
-        }
-        CheckpointProjection::ProviderState(_) => {
-            checkpoint.estimated_tokens + estimator.message_overhead()
-        }
-    }
+    estimate_message(estimator, &checkpoint_message(checkpoint))
 }
 
 /// A checkpoint accepted for this request.
@@ -40,16 +34,17 @@ pub struct ReplayPlan {
     pub checkpoint_tokens: u64,
     /// Tokens of the covered raw source it replaces.
     pub source_tokens: u64,
-    /// Tokens of the uncovered raw tail.
-    pub tail_tokens: u64,
-    /// Tokens of the current turn.
+    /// Tokens of the whole replay (checkpoint + uncovered raw tail + current turn), measured
+    /// on the materialized messages exactly as the request will carry them.
+    pub replay_tokens: u64,
+    /// Tokens of the current turn alone, materialized.
     pub current_tokens: u64,
 }
 
 impl ReplayPlan {
     /// Checkpoint + tail + current turn.
     pub fn total(&self) -> u64 {
-        self.checkpoint_tokens + self.tail_tokens + self.current_tokens
+        self.replay_tokens
     }
 }
 
@@ -96,15 +91,16 @@ pub fn evaluate_replay(
     let matched = match_checkpoint_prefix(checkpoint, prior).map_err(|mismatch| {
         reject(mismatch.code(), format!("checkpoint {}: {mismatch}", checkpoint.checkpoint_id))
     })?;
+    let replay = materialize(Some(checkpoint), &prior[matched.covered..], current);
     let plan = ReplayPlan {
         covered: matched.covered,
         checkpoint_tokens: checkpoint_tokens(checkpoint, estimator),
         source_tokens: estimate_events(estimator, &prior[..matched.covered]),
-        tail_tokens: estimate_events(estimator, &prior[matched.covered..]),
-        current_tokens: estimate_events(estimator, current),
+        replay_tokens: estimate_messages(estimator, &replay.messages),
+        current_tokens: estimate_messages(estimator, &materialize(None, &[], current).messages),
     };
     let figures = |after| TokenFigures {
-        before: plan.source_tokens + plan.tail_tokens + plan.current_tokens,
+        before: plan.source_tokens + plan.replay_tokens - plan.checkpoint_tokens,
         after,
         budget: budget.history_budget,
     };

@@ -18,5 +18,4 @@ pub use effects::{
     AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, OutcomeKind, ProviderFailure,
     ProviderFailureKind, SummarizeEffect, SummaryResponse, Trigger,
 };
-pub use run::LIMITATION_REPLAY_SUMMARY;
 pub use transaction::{CompactInput, Compaction, Compactor, DriverError, StartError, Step};

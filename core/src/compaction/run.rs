@@ -8,6 +8,7 @@ use crate::compaction::effects::{
     AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, MAX_SUMMARY_TARGET_TOKENS,
     OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
 };
+use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::native::{NativeBinding, accept_native_output, build_native_request};
 use crate::compaction::plan::{Sizes, UsableCheckpoint};
 use crate::compaction::summary_request::{
@@ -18,13 +19,10 @@ use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step}
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::EventContent;
 use crate::prefix_match::coverage_of;
+use crate::projection::materialize::REPLAY_LIMITATION;
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::{Fold, SafePrefix};
-
-/// The limitation every checkpoint states.
-pub const LIMITATION_REPLAY_SUMMARY: &str = "This is a replay-time projection of a covered \
-RuntimeEvent prefix; it may omit or misstate details. Exact wording remains in the RuntimeEvent log.";
 
 /// The result a handler is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,6 +363,7 @@ impl<E: TokenEstimator> Run<E> {
         let Some(coverage) = coverage_of(prefix) else {
             return self.fail_open(ReasonCode::NoSafePrefix, "empty prefix".into());
         };
+        let limitations = self.limitations(&projection);
         let mut checkpoint = HistoryCompactCheckpoint {
             checkpoint_id: self.input.new_checkpoint_id.clone(),
             session_id: prefix[0].session_id.clone(),
@@ -375,7 +374,7 @@ impl<E: TokenEstimator> Run<E> {
             },
             coverage,
             projection,
-            limitations: vec![LIMITATION_REPLAY_SUMMARY.to_owned()],
+            limitations,
             estimated_tokens: 0,
             // Lineage and compare-and-swap name the latest durable checkpoint, even one that can
             // no longer replay here (another provider's state): the host appends only while it
@@ -406,6 +405,20 @@ impl<E: TokenEstimator> Run<E> {
         }
         self.phase = Phase::Ready(Effect::AppendCheckpoint(Box::new(checkpoint.clone())));
         self.pending = Some((checkpoint, tokens));
+    }
+
+    /// The fixed replay limitation, plus what the producer cannot promise.
+    fn limitations(&self, projection: &CheckpointProjection) -> Vec<String> {
+        let mut limitations = vec![REPLAY_LIMITATION.to_owned()];
+        let extractive = self.input.summarizer_label.as_deref() == Some(EXTRACTIVE_PRODUCER);
+        if extractive && matches!(projection, CheckpointProjection::Summary(_)) {
+            limitations.push(
+                "Extractive: excerpts copied from the covered events, not a semantic summary; \
+                 older items may have been dropped to fit."
+                    .to_owned(),
+            );
+        }
+        limitations
     }
 
     pub(crate) fn on_append(&mut self, result: Result<(), AppendFailure>) {

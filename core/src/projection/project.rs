@@ -100,7 +100,7 @@ pub fn project(
                         checkpoint.checkpoint_id, plan.covered
                     ),
                     TokenFigures {
-                        before: plan.source_tokens + plan.tail_tokens + plan.current_tokens,
+                        before: plan.source_tokens + plan.replay_tokens - plan.checkpoint_tokens,
                         after: plan.total(),
                         budget: budget.history_budget,
                     },
@@ -117,8 +117,15 @@ pub fn project(
                 diagnostics.push(rejection.diagnostic);
                 if let Some(plan) = reusable {
                     let room = budget.history_budget - plan.checkpoint_tokens - plan.current_tokens;
-                    let start =
-                        select_fitting_tail(input.events, plan.covered, prior_end, room, estimator);
+                    let start = fitting_tail_start(
+                        input,
+                        checkpoint,
+                        plan.covered,
+                        prior_end,
+                        room,
+                        &budget,
+                        estimator,
+                    );
                     omitted_events = (start - plan.covered) as u64;
                     diagnostics.push(Diagnostic::new(
                         ReasonCode::PreviousCheckpointReused,
@@ -154,4 +161,28 @@ pub fn project(
         omitted_events,
         diagnostics,
     })
+}
+
+/// The start of the newest complete raw turns that fit beside `checkpoint` and the current
+/// turn, measured on the materialized messages (the event estimate picks a first candidate, then
+/// the start moves forward until the real replay fits).
+fn fitting_tail_start(
+    input: &ProjectInput<'_>,
+    checkpoint: &HistoryCompactCheckpoint,
+    covered: usize,
+    prior_end: usize,
+    mut room: u64,
+    budget: &ContextBudget,
+    estimator: &dyn TokenEstimator,
+) -> usize {
+    let (prior, current) = input.events.split_at(prior_end);
+    loop {
+        let start = select_fitting_tail(input.events, covered, prior_end, room, estimator);
+        let replay = materialize(Some(checkpoint), &prior[start..], current);
+        let total = estimate_messages(estimator, &replay.messages);
+        if total <= budget.history_budget || start >= prior_end {
+            return start;
+        }
+        room = room.saturating_sub(total - budget.history_budget).min(room.saturating_sub(1));
+    }
 }
