@@ -1,0 +1,18 @@
+//! # contextfold-host
+//!
+//! The native host of contextfold. The pure core (`contextfold-core`) decides everything about
+//! history; this crate performs the effects it asks for:
+//!
+//! - [`storage`]: the SQLite ledgers (canonical RuntimeEvents, AgentRun checkpoint events, the
+//!   bounded checkpoint projection) and the tool-result archive;
+//! - [`providers`]: OpenAI Chat Completions, OpenAI Responses (Codex remote compaction v2) and
+//!   Anthropic Messages clients, plus the offline extractive summarizer;
+//! - [`runtime`]: the session runtime that turns the four triggers into one Compact command;
+//! - [`component`]: the wasmtime runner for the core built as a WebAssembly component;
+//! - [`cli`]: the `contextfold` command line.
+
+pub mod cli;
+pub mod component;
+pub mod providers;
+pub mod runtime;
+pub mod storage;
