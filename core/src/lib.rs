@@ -12,6 +12,74 @@
 //! This crate is pure: no I/O, no clock, no randomness. Times and ids are inputs; storage and
 //! provider calls are effects that a host performs and reports back.
 //!
+//! # The whole loop
+//!
+//! The host projects each request from the log; when history crosses the budget it runs the
+//! compaction transaction, performing the effects the core hands out (here: the offline
+//! extractive summarizer and an in-memory ledger), and projects again.
+//!
+//! ```
+//! use contextfold_core::compaction::circuit::MalformedInputCircuit;
+//! use contextfold_core::compaction::extractive::extractive_summary;
+//! use contextfold_core::compaction::native::ProviderIdentity;
+//! use contextfold_core::compaction::summary_validation::FinishReason;
+//! use contextfold_core::compaction::*;
+//! use contextfold_core::projection::{project, ProjectInput};
+//! use contextfold_core::{CharEstimator, LogBuilder, ModelFacts};
+//!
+//! let mut log = LogBuilder::new("session-1");
+//! for turn in 0..12 {
+//!     log.turn(&format!("t{turn}")).user("run the test suite and fix src/lib.rs");
+//!     let call = format!("call-{turn}");
+//!     log.tool_call(&call, "shell", serde_json::json!({"cmd": "cargo test"}));
+//!     log.tool_result(&call, "shell", serde_json::json!("error: 1 failed\n".repeat(200)));
+//! }
+//! log.turn("now").user("what is left?");
+//! let model = ModelFacts { context_window: Some(8_000), ..Default::default() };
+//! let provider = ProviderIdentity {
+//!     provider: "offline".into(), connection_slug: "local".into(), model_id: "m".into(),
+//! };
+//! let request = |checkpoint| ProjectInput {
+//!     events: log.events(), current_turn_id: Some("now"), checkpoint,
+//!     model: &model, provider: Some(&provider), fail_open: false,
+//! };
+//! assert!(!project(&request(None), &CharEstimator)?.fits);
+//!
+//! let mut ledger = Vec::new();
+//! let mut tx = Compaction::start(CompactInput {
+//!     trigger: Trigger::PreTurn,
+//!     events: log.events().to_vec(),
+//!     current_turn_id: Some("now".into()),
+//!     checkpoint: None,
+//!     model: model.clone(),
+//!     provider: provider.clone(),
+//!     compactor: Compactor::TextSummary,
+//!     new_checkpoint_id: "cp-1".into(),
+//!     now_ms: 1_700_000_000_000,
+//!     summarizer_label: Some("extractive".into()),
+//!     circuit: MalformedInputCircuit::new(),
+//! })?;
+//! let outcome = loop {
+//!     match tx.poll()? {
+//!         Step::Effect(Effect::Summarize(e)) => {
+//!             let fold = &log.events()[e.fold.start..e.fold.end];
+//!             let text = extractive_summary(e.previous_summary.as_deref(), fold, e.target_tokens);
+//!             tx.handle_summary(Ok(SummaryResponse { text, finish_reason: FinishReason::Stop }))?;
+//!         }
+//!         Step::Effect(Effect::CompactNatively(_)) => unreachable!("text compactor selected"),
+//!         Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+//!             ledger.push(*checkpoint); // durable in a real host, before the result is reported
+//!             tx.handle_append(Ok(()))?;
+//!         }
+//!         Step::Done(outcome) => break *outcome,
+//!     }
+//! };
+//! assert_eq!(outcome.outcome, OutcomeKind::Recorded);
+//! let next = project(&request(ledger.last()), &CharEstimator)?;
+//! assert!(next.fits && next.checkpoint.is_some());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Module map:
 //! - [`event`]: the log model; [`log_builder`]: a helper to write well-formed logs.
 //! - [`digest`]: canonical serialization and the streaming SHA-256 source digest.

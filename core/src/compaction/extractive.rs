@@ -17,6 +17,7 @@ use crate::event::{EventContent, RuntimeEvent};
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
 
 const MAX_ITEMS_PER_SECTION: usize = 40;
+const MAX_GOAL_ITEMS: usize = 8;
 const MAX_QUOTE_CHARS: usize = 400;
 const MAX_RESULT_LINE_CHARS: usize = 200;
 const LARGE_RESULT_BYTES: usize = 1_000;
@@ -39,7 +40,7 @@ pub fn extractive_summary(
     let mut sections = [
         (
             "Goal",
-            merge(&previous.goal, &facts.goals, 8),
+            goal_items(&previous.goal, &facts.goals),
             "- (no user request in the covered events)",
         ),
         (
@@ -63,14 +64,30 @@ pub fn extractive_summary(
         // Drop the oldest item of the longest droppable section.
         let longest = sections
             .iter_mut()
-            .filter(|(_, items, _)| items.len() > 1)
+            .filter(|(title, items, _)| items.len() > 1 + usize::from(*title == "Goal"))
             .max_by_key(|(_, items, _)| items.iter().map(String::len).sum::<usize>());
         match longest {
-            Some((_, items, _)) => {
-                items.remove(0);
+            Some((title, items, _)) => {
+                // Keep the original request (first Goal item); drop the next oldest instead.
+                let oldest = usize::from(*title == "Goal");
+                items.remove(oldest);
             }
             None => return text,
         }
+    }
+}
+
+/// The session's original request always stays first (a summary must never lose the task),
+/// followed by the newest requests.
+fn goal_items(previous: &[String], new: &[String]) -> Vec<String> {
+    let all = merge(previous, new, usize::MAX);
+    match all.split_first() {
+        Some((original, rest)) if rest.len() > MAX_GOAL_ITEMS - 1 => {
+            let mut items = vec![original.clone()];
+            items.extend_from_slice(&rest[rest.len() - (MAX_GOAL_ITEMS - 1)..]);
+            items
+        }
+        _ => all,
     }
 }
 
@@ -340,7 +357,8 @@ mod tests {
         assert!(CharEstimator.estimate_text(&big) > 1_000);
         assert!(CharEstimator.estimate_text(&small) <= 1_000);
         assert!(small.contains("request 59"), "newest items are kept");
-        assert!(!small.contains("request 0 "), "oldest items go first");
+        assert!(small.contains("User: \"request 0 about"), "the original task is never dropped");
+        assert!(!small.contains("request 1 "), "oldest items go first");
     }
 
     #[test]

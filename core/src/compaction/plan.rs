@@ -10,6 +10,7 @@ use crate::compaction::effects::Trigger;
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
+use crate::projection::materialize::{estimate_messages, materialize};
 use crate::replay::evaluate_replay;
 use crate::safe_prefix::{PrefixOptions, SafePrefix, select_safe_prefix};
 
@@ -77,7 +78,8 @@ pub(crate) fn usable_checkpoint(
     })
 }
 
-/// Measures the log as the next request would see it without compaction.
+/// Measures the log as the next request would see it without compaction, on the materialized
+/// messages, exactly as [`crate::projection::project`] measures them.
 pub(crate) fn measure(
     events: &[RuntimeEvent],
     prior_end: usize,
@@ -85,15 +87,19 @@ pub(crate) fn measure(
     budget: ContextBudget,
     estimator: &dyn TokenEstimator,
 ) -> Sizes {
-    let prior_tokens = estimate_events(estimator, &events[..prior_end]);
-    let current_tokens = estimate_events(estimator, &events[prior_end..]);
-    let history = match usable {
-        Some(u) if u.smaller_than_source => {
-            u.tokens + estimate_events(estimator, &events[u.covered..prior_end])
-        }
-        _ => prior_tokens,
+    let (prior, current) = events.split_at(prior_end);
+    let measure = |checkpoint, tail, current| {
+        estimate_messages(estimator, &materialize(checkpoint, tail, current).messages)
     };
-    Sizes { prior_end, prior_tokens, current_tokens, before: history + current_tokens, budget }
+    let prior_tokens = measure(None, prior, &[]);
+    let current_tokens = measure(None, &[], current);
+    let before = match usable {
+        Some(u) if u.smaller_than_source => {
+            measure(Some(&u.checkpoint), &prior[u.covered..], current)
+        }
+        _ => measure(None, prior, current),
+    };
+    Sizes { prior_end, prior_tokens, current_tokens, before, budget }
 }
 
 /// Decides whether to compact and which prefix to cover.

@@ -19,7 +19,7 @@ use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step}
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::EventContent;
 use crate::prefix_match::coverage_of;
-use crate::projection::materialize::REPLAY_LIMITATION;
+use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize};
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::{Fold, SafePrefix};
@@ -422,13 +422,12 @@ impl<E: TokenEstimator> Run<E> {
     }
 
     pub(crate) fn on_append(&mut self, result: Result<(), AppendFailure>) {
-        let Some((checkpoint, tokens)) = self.pending.take() else { return };
+        let Some((checkpoint, _tokens)) = self.pending.take() else { return };
         match result {
             Ok(()) => {
-                let end = self.prefix_end();
-                let tail =
-                    estimate_events(&self.estimator, &self.input.events[end..self.sizes.prior_end]);
-                let after = tokens + tail + self.sizes.current_tokens;
+                let (prior, current) = self.input.events.split_at(self.sizes.prior_end);
+                let replay = materialize(Some(&checkpoint), &prior[self.prefix_end()..], current);
+                let after = estimate_messages(&self.estimator, &replay.messages);
                 self.set_attempt_result(ReasonCode::CheckpointRecorded);
                 let figures = self.sizes.figures(after);
                 self.diagnostics.push(Diagnostic::with_tokens(

@@ -14,12 +14,12 @@ use world::{Sim, SimConfig};
 fn seeds() -> Vec<u64> {
     match std::env::var("CONTEXTFOLD_SIM_SEED") {
         Ok(seed) => vec![seed.parse().expect("CONTEXTFOLD_SIM_SEED must be a number")],
-        Err(_) => (1..=24).collect(),
+        Err(_) => (1..=12).collect(),
     }
 }
 
 fn steps() -> usize {
-    std::env::var("CONTEXTFOLD_SIM_STEPS").ok().and_then(|s| s.parse().ok()).unwrap_or(60)
+    std::env::var("CONTEXTFOLD_SIM_STEPS").ok().and_then(|s| s.parse().ok()).unwrap_or(50)
 }
 
 #[test]
