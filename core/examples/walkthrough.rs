@@ -139,6 +139,7 @@ fn compact(
         compactor: Compactor::TextSummary,
         new_checkpoint_id: format!("cp-{turn}"),
         now_ms: 1_800_000_000_000 + turn * 60_000,
+        provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit: std::mem::take(circuit),
     };

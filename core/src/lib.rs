@@ -56,6 +56,7 @@
 //!     compactor: Compactor::TextSummary,
 //!     new_checkpoint_id: "cp-1".into(),
 //!     now_ms: 1_700_000_000_000,
+//!     provider_options: None,
 //!     summarizer_label: Some("extractive".into()),
 //!     circuit: MalformedInputCircuit::new(),
 //! })?;

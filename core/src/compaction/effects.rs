@@ -69,6 +69,9 @@ pub struct SummarizeEffect {
     /// budget, at most [`MAX_SUMMARY_TARGET_TOKENS`]), so the checkpoint leaves room for the
     /// raw tail.
     pub target_tokens: u64,
+    /// The session's own provider options, passed through unchanged (the summarizer reuses
+    /// the session's connection, model and options, with no compaction-only output cap).
+    pub provider_options: Option<serde_json::Value>,
 }
 
 /// Upper bound of [`SummarizeEffect::target_tokens`].

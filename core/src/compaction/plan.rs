@@ -30,6 +30,9 @@ pub(crate) struct Sizes {
     pub(crate) prior_end: usize,
     pub(crate) prior_tokens: u64,
     pub(crate) current_tokens: u64,
+    /// The context no compaction can remove: everything from the first pinned or partial prior
+    /// event on (coverage is a prefix), plus the current turn.
+    pub(crate) minimum_tokens: u64,
     /// Estimated history of the next request before compaction.
     pub(crate) before: u64,
     pub(crate) budget: ContextBudget,
@@ -93,13 +96,17 @@ pub(crate) fn measure(
     };
     let prior_tokens = measure(None, prior, &[]);
     let current_tokens = measure(None, &[], current);
+    let minimum_tokens = match prior.iter().position(|e| e.pinned || e.partial) {
+        Some(first) => measure(None, &prior[first..], current),
+        None => current_tokens,
+    };
     let before = match usable {
         Some(u) if u.smaller_than_source => {
             measure(Some(&u.checkpoint), &prior[u.covered..], current)
         }
         _ => measure(None, prior, current),
     };
-    Sizes { prior_end, prior_tokens, current_tokens, before, budget }
+    Sizes { prior_end, prior_tokens, current_tokens, minimum_tokens, before, budget }
 }
 
 /// Decides whether to compact and which prefix to cover.
@@ -122,11 +129,12 @@ pub(crate) fn decide(
         ));
         return PlanDecision::Finish { reason: ReasonCode::BelowHighWater, over_budget };
     }
-    if sizes.current_tokens > budget {
+    if sizes.minimum_tokens > budget {
         diagnostics.push(Diagnostic::with_tokens(
             ReasonCode::MinimumContextExceedsBudget,
-            "the current turn alone exceeds the history budget; compaction cannot help",
-            sizes.figures(sizes.current_tokens),
+            "the pinned tail plus the current turn alone exceed the history budget; \
+             compaction cannot help",
+            sizes.figures(sizes.minimum_tokens),
         ));
         if trigger.is_automatic() {
             return PlanDecision::Finish {

@@ -178,6 +178,7 @@ impl<E: TokenEstimator> Run<E> {
             previous_summary: previous_summary.clone(),
             fold: Fold { start: fold_start, end: self.prefix_end() },
             target_tokens: (self.sizes.budget.history_budget / 4).min(MAX_SUMMARY_TARGET_TOKENS),
+            provider_options: self.input.provider_options.clone(),
         })
     }
 

@@ -70,6 +70,8 @@ pub struct CompactInput {
     pub new_checkpoint_id: String,
     /// Current time in milliseconds since the Unix epoch.
     pub now_ms: u64,
+    /// The session's provider options, handed to the summarizer unchanged.
+    pub provider_options: Option<serde_json::Value>,
     /// Label recorded as `produced_by` on text checkpoints (e.g.
     /// [`crate::compaction::extractive::EXTRACTIVE_PRODUCER`]); defaults to `text-summary:<model>`.
     pub summarizer_label: Option<String>,

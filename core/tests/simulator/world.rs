@@ -236,6 +236,7 @@ impl Sim {
             },
             new_checkpoint_id: format!("cp-{}-{}", self.seed, self.stats.compactions),
             now_ms: self.clock_ms,
+            provider_options: None,
             summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
             circuit: self.circuit.clone(),
         };
