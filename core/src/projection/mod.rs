@@ -1,9 +1,11 @@
 //! Projection: checkpoint + uncovered raw tail + current turn, as provider-neutral messages,
 //! and their mapping to provider wire formats.
 
+pub mod anthropic;
 pub mod materialize;
 pub mod message;
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod project;
 
 pub use message::{Message, Part, Role};

@@ -1,0 +1,326 @@
+//! Importing an Anthropic Messages conversation as [`RuntimeEvent`]s.
+//!
+//! Accepted input: a request body `{system?, messages}` (other fields such as `model` or `tools`
+//! are not history and are ignored) or a bare `messages` array. Ids follow [`ImportContext`]
+//! exactly as for chat imports: one turn per user message that carries text, one response id per
+//! assistant message.
+//!
+//! Mapping: `system` → `system_note`; user `text` → `user_text`; `tool_result` → `tool_result`
+//! (its `content` as text, `is_error` kept); assistant `text` → `assistant_text`; `thinking` →
+//! `reasoning` with `providerData: {signature}`; `redacted_thinking` → `reasoning` with empty
+//! text and `providerData: {redactedData}`; `tool_use` → `tool_call`; `server_tool_use` →
+//! `hosted_tool_call`; a `*_tool_result` block in an assistant message → `hosted_tool_result`.
+//! Images, documents, unknown block types and malformed shapes are typed errors: nothing is
+//! dropped silently.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use crate::event::{EventContent, RuntimeEvent};
+use crate::projection::openai_chat::ImportContext;
+
+/// Why an Anthropic conversation cannot be imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnthropicImportError {
+    /// A value has the wrong shape.
+    #[error("{path}: expected {expected}")]
+    Shape {
+        /// JSON path of the value.
+        path: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A block the event model cannot hold (image, document, unknown type).
+    #[error("{path}: unsupported content block `{kind}`")]
+    UnsupportedBlock {
+        /// JSON path of the block.
+        path: String,
+        /// Its `type`.
+        kind: String,
+    },
+    /// A tool result names no earlier tool call.
+    #[error("{path}: tool_result for unknown tool_use_id `{id}`")]
+    UnknownToolUse {
+        /// JSON path of the block.
+        path: String,
+        /// The id.
+        id: String,
+    },
+}
+
+impl AnthropicImportError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AnthropicImportError::Shape { .. } => "anthropic_import_shape",
+            AnthropicImportError::UnsupportedBlock { .. } => "anthropic_import_unsupported_block",
+            AnthropicImportError::UnknownToolUse { .. } => "anthropic_import_unknown_tool_use",
+        }
+    }
+}
+
+fn shape(path: impl Into<String>, expected: &'static str) -> AnthropicImportError {
+    AnthropicImportError::Shape { path: path.into(), expected }
+}
+
+/// Imports an Anthropic Messages conversation (see the module docs for the rules).
+pub fn import_anthropic(
+    conversation: &Value,
+    ids: &ImportContext,
+) -> Result<Vec<RuntimeEvent>, AnthropicImportError> {
+    let (system, messages) = match conversation {
+        Value::Array(list) => (None, list),
+        Value::Object(body) => match body.get("messages") {
+            Some(Value::Array(list)) => (body.get("system"), list),
+            _ => return Err(shape("messages", "an array of messages")),
+        },
+        _ => return Err(shape("$", "a messages array or a request object")),
+    };
+    let mut out = Importer {
+        ids,
+        events: Vec::new(),
+        turn: ids.first_turn,
+        turn_has_user: false,
+        calls: HashMap::new(),
+    };
+    match system {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) => {
+            out.emit(EventContent::SystemNote { text: text.clone() }, None)
+        }
+        Some(Value::Array(blocks)) => {
+            for (i, block) in blocks.iter().enumerate() {
+                let text = block_text(block, &format!("system[{i}]"))?;
+                out.emit(EventContent::SystemNote { text }, None);
+            }
+        }
+        Some(_) => return Err(shape("system", "a string or text blocks")),
+    }
+    for (index, message) in messages.iter().enumerate() {
+        let path = format!("messages[{index}]");
+        let role =
+            message.get("role").and_then(Value::as_str).ok_or_else(|| shape(&path, "a role"))?;
+        let blocks = match message.get("content") {
+            Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+            Some(Value::Array(blocks)) => blocks.clone(),
+            _ => return Err(shape(format!("{path}.content"), "a string or an array of blocks")),
+        };
+        match role {
+            "user" => out.user(&path, &blocks)?,
+            "assistant" => out.assistant(&path, &blocks)?,
+            _ => return Err(shape(format!("{path}.role"), "`user` or `assistant`")),
+        }
+    }
+    Ok(out.events)
+}
+
+struct Importer<'a> {
+    ids: &'a ImportContext,
+    events: Vec<RuntimeEvent>,
+    turn: u64,
+    turn_has_user: bool,
+    calls: HashMap<String, String>,
+}
+
+impl Importer<'_> {
+    fn emit(&mut self, content: EventContent, response_id: Option<String>) {
+        let seq = self.ids.first_seq + self.events.len() as u64;
+        self.events.push(RuntimeEvent {
+            session_id: self.ids.session_id.clone(),
+            run_id: format!("{}{}", self.ids.run_id_prefix, self.turn),
+            turn_id: format!("{}{}", self.ids.turn_id_prefix, self.turn),
+            runtime_event_id: format!("{}{seq}", self.ids.event_id_prefix),
+            seq,
+            created_at_ms: None,
+            response_id,
+            partial: false,
+            pinned: false,
+            content,
+            metadata: None,
+        });
+    }
+
+    fn user(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {
+        for (i, block) in blocks.iter().enumerate() {
+            let at = format!("{path}.content[{i}]");
+            match block_type(block, &at)? {
+                "text" => {
+                    if self.turn_has_user {
+                        self.turn += 1;
+                    }
+                    self.turn_has_user = true;
+                    let text = block_text(block, &at)?;
+                    self.emit(EventContent::UserText { text }, None);
+                }
+                "tool_result" => {
+                    let id = str_field(block, "tool_use_id", &at)?;
+                    let tool_name = self.calls.get(&id).cloned().ok_or_else(|| {
+                        AnthropicImportError::UnknownToolUse { path: at.clone(), id: id.clone() }
+                    })?;
+                    let output = match block.get("content") {
+                        None | Some(Value::Null) => Value::String(String::new()),
+                        Some(Value::String(text)) => Value::String(text.clone()),
+                        Some(Value::Array(parts)) => {
+                            let texts: Result<Vec<String>, _> = parts
+                                .iter()
+                                .enumerate()
+                                .map(|(j, p)| block_text(p, &format!("{at}.content[{j}]")))
+                                .collect();
+                            Value::String(texts?.join("\n"))
+                        }
+                        Some(_) => {
+                            return Err(shape(format!("{at}.content"), "text or text blocks"));
+                        }
+                    };
+                    let is_error = block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                    self.emit(
+                        EventContent::ToolResult { call_id: id, tool_name, output, is_error },
+                        None,
+                    );
+                }
+                other => return Err(unsupported(&at, other)),
+            }
+        }
+        Ok(())
+    }
+
+    fn assistant(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {
+        let response = format!(
+            "{}{}",
+            self.ids.response_id_prefix,
+            self.ids.first_seq + self.events.len() as u64
+        );
+        for (i, block) in blocks.iter().enumerate() {
+            let at = format!("{path}.content[{i}]");
+            let content = match block_type(block, &at)? {
+                "text" => EventContent::AssistantText { text: block_text(block, &at)? },
+                "thinking" => EventContent::Reasoning {
+                    text: str_field(block, "thinking", &at)?,
+                    provider_data: Some(
+                        json!({"signature": block.get("signature").cloned().unwrap_or(Value::Null)}),
+                    ),
+                },
+                "redacted_thinking" => EventContent::Reasoning {
+                    text: String::new(),
+                    provider_data: Some(json!({"redactedData": str_field(block, "data", &at)?})),
+                },
+                kind @ ("tool_use" | "server_tool_use") => {
+                    let call_id = str_field(block, "id", &at)?;
+                    let tool_name = str_field(block, "name", &at)?;
+                    let input =
+                        block.get("input").cloned().unwrap_or(Value::Object(Default::default()));
+                    self.calls.insert(call_id.clone(), tool_name.clone());
+                    if kind == "tool_use" {
+                        EventContent::ToolCall { call_id, tool_name, input }
+                    } else {
+                        EventContent::HostedToolCall { call_id, tool_name, input }
+                    }
+                }
+                kind if kind.ends_with("_tool_result") => {
+                    let call_id = str_field(block, "tool_use_id", &at)?;
+                    let tool_name = self.calls.get(&call_id).cloned().ok_or_else(|| {
+                        AnthropicImportError::UnknownToolUse {
+                            path: at.clone(),
+                            id: call_id.clone(),
+                        }
+                    })?;
+                    let output = block.get("content").cloned().unwrap_or(Value::Null);
+                    EventContent::HostedToolResult { call_id, tool_name, output, is_error: false }
+                }
+                other => return Err(unsupported(&at, other)),
+            };
+            self.emit(content, Some(response.clone()));
+        }
+        Ok(())
+    }
+}
+
+fn block_type<'a>(block: &'a Value, at: &str) -> Result<&'a str, AnthropicImportError> {
+    block.get("type").and_then(Value::as_str).ok_or_else(|| shape(at, "a block with a `type`"))
+}
+
+fn block_text(block: &Value, at: &str) -> Result<String, AnthropicImportError> {
+    match block_type(block, at)? {
+        "text" => str_field(block, "text", at),
+        other => Err(unsupported(at, other)),
+    }
+}
+
+fn str_field(block: &Value, field: &str, at: &str) -> Result<String, AnthropicImportError> {
+    block
+        .get(field)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| shape(format!("{at}.{field}"), "a string"))
+}
+
+fn unsupported(at: &str, kind: &str) -> AnthropicImportError {
+    AnthropicImportError::UnsupportedBlock { path: at.to_owned(), kind: kind.to_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::projection::anthropic::to_anthropic;
+    use crate::projection::materialize::materialize;
+
+    #[test]
+    fn round_trips_a_tool_conversation() {
+        let request = json!({
+            "system": "be brief",
+            "messages": [
+                {"role": "user", "content": "read a.rs"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "open it", "signature": "sig"},
+                    {"type": "tool_use", "id": "tu1", "name": "read", "input": {"path": "a.rs"}}
+                ]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "fn a() {}"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "it defines a"}]}
+            ]
+        });
+        let events = import_anthropic(&request, &ImportContext::new("s")).expect("imports");
+        let kinds: Vec<&str> = events.iter().map(|e| e.content.kind_name()).collect();
+        assert_eq!(
+            kinds,
+            ["system_note", "user_text", "reasoning", "tool_call", "tool_result", "assistant_text"]
+        );
+        let history = to_anthropic(&materialize(None, &events, &[]).messages).expect("maps");
+        assert_eq!(history.system.as_deref(), Some("be brief"));
+        assert_eq!(
+            json!(history.messages),
+            request["messages"]
+                .clone()
+                .as_array()
+                .map(|m| {
+                    let mut m = m.clone();
+                    m[0] =
+                        json!({"role": "user", "content": [{"type": "text", "text": "read a.rs"}]});
+                    m[2]["content"][0]["is_error"] = json!(false);
+                    json!(m)
+                })
+                .expect("array")
+        );
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error() {
+        let ids = ImportContext::new("s");
+        let image = json!([{"role": "user", "content": [{"type": "image", "source": {}}]}]);
+        assert_eq!(
+            import_anthropic(&image, &ids).expect_err("image").code(),
+            "anthropic_import_unsupported_block"
+        );
+        let orphan =
+            json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]}]);
+        assert_eq!(
+            import_anthropic(&orphan, &ids).expect_err("orphan").code(),
+            "anthropic_import_unknown_tool_use"
+        );
+        assert_eq!(
+            import_anthropic(&json!(3), &ids).expect_err("shape").code(),
+            "anthropic_import_shape"
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! OpenAI Responses API: mapping projected [`Message`]s to `input` items.
+//!
+//! Mapping rules of [`to_openai_responses`] (requests are sent with `store: false`, so every item
+//! is resent inline):
+//!
+//! - system → `{"type":"message","role":"developer","content":[{"type":"input_text","text"}]}`
+//!   (the V2 checkpoint block and notes are history context, not the system prompt);
+//! - user → a `message` item with `input_text` parts; assistant text → a `message` item with
+//!   `output_text` parts;
+//! - reasoning → a `reasoning` item only when its provider data carries `encrypted_content`
+//!   (what `store: false` needs to replay it); otherwise dropped;
+//! - a tool call → `{"type":"function_call","call_id","name","arguments":<JSON text>}`; its result
+//!   → `{"type":"function_call_output","call_id","output":<text>}` (errors prefixed like chat);
+//! - a hosted call/result pair is lowered to an ordinary `function_call` + `function_call_output`
+//!   (the Responses converter cannot resend provider-executed results under `store: false`);
+//! - a V3 checkpoint's [`Part::ProviderState`] → the provider's own compaction item
+//!   `{"type":"compaction","id","encrypted_content"}`, never text.
+
+use serde_json::{Value, json};
+
+use crate::checkpoint::ProviderState;
+use crate::projection::message::{Message, Part, Role};
+use crate::projection::openai_chat::tool_result_content;
+
+/// Maps messages to Responses API input items.
+pub fn to_openai_responses(messages: &[Message]) -> Vec<Value> {
+    let mut items = Vec::new();
+    for message in messages {
+        let mut texts: Vec<&str> = Vec::new();
+        for part in &message.parts {
+            match part {
+                Part::Text { text } => texts.push(text),
+                Part::Reasoning { provider_data, .. } => {
+                    flush(&mut items, message.role, &mut texts);
+                    let encrypted = provider_data.as_ref().and_then(|d| {
+                        d.get("encrypted_content").or_else(|| d.get("encryptedContent"))
+                    });
+                    if let Some(Value::String(content)) = encrypted {
+                        items.push(json!({"type": "reasoning", "encrypted_content": content, "summary": []}));
+                    }
+                }
+                Part::ToolCall { call_id, tool_name, input, .. } => {
+                    flush(&mut items, message.role, &mut texts);
+                    items.push(json!({
+                        "type": "function_call",
+                        "call_id": call_id,
+                        "name": tool_name,
+                        "arguments": input.to_string(),
+                    }));
+                }
+                Part::ToolResult { call_id, output, is_error, .. } => {
+                    flush(&mut items, message.role, &mut texts);
+                    items.push(json!({
+                        "type": "function_call_output",
+                        "call_id": call_id,
+                        "output": tool_result_content(output, *is_error),
+                    }));
+                }
+                Part::ProviderState { state } => {
+                    flush(&mut items, message.role, &mut texts);
+                    items.push(compaction_item(state));
+                }
+            }
+        }
+        flush(&mut items, message.role, &mut texts);
+    }
+    items
+}
+
+/// The Responses compaction item that replays provider-native state.
+pub fn compaction_item(state: &ProviderState) -> Value {
+    match state {
+        ProviderState::OpenaiCodexRemoteV2 { item_id, encrypted_content, .. } => {
+            json!({"type": "compaction", "id": item_id, "encrypted_content": encrypted_content})
+        }
+    }
+}
+
+fn flush(items: &mut Vec<Value>, role: Role, texts: &mut Vec<&str>) {
+    if texts.is_empty() {
+        return;
+    }
+    let (role, kind) = match role {
+        Role::System => ("developer", "input_text"),
+        Role::User | Role::Tool => ("user", "input_text"),
+        Role::Assistant => ("assistant", "output_text"),
+    };
+    let content: Vec<Value> =
+        texts.drain(..).map(|text| json!({"type": kind, "text": text})).collect();
+    items.push(json!({"type": "message", "role": role, "content": content}));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LogBuilder;
+    use crate::projection::materialize::materialize;
+
+    #[test]
+    fn maps_text_calls_results_and_state() {
+        let mut log = LogBuilder::new("s");
+        log.turn("t1").user("list files");
+        log.response(Some("r1")).reasoning("hmm").tool_call("c1", "ls", json!({"dir": "."}));
+        log.response(None).tool_result("c1", "ls", json!("a.rs\nb.rs"));
+        log.response(Some("r2")).assistant("two files").response(None);
+        let messages = materialize(None, log.events(), &[]).messages;
+        let items = to_openai_responses(&messages);
+        let types: Vec<&str> = items.iter().filter_map(|i| i["type"].as_str()).collect();
+        assert_eq!(types, ["message", "function_call", "function_call_output", "message"]);
+        assert_eq!(items[1]["arguments"], json!("{\"dir\":\".\"}"));
+        assert_eq!(items[2]["output"], json!("a.rs\nb.rs"));
+        assert_eq!(items[3]["content"][0]["type"], json!("output_text"));
+
+        let state = ProviderState::OpenaiCodexRemoteV2 {
+            connection_slug: "c".into(),
+            model_id: "m".into(),
+            item_id: "cmp_1".into(),
+            encrypted_content: "gAAA".into(),
+        };
+        let items = to_openai_responses(&[Message {
+            role: Role::Assistant,
+            parts: vec![Part::ProviderState { state }],
+        }]);
+        assert_eq!(
+            items,
+            vec![json!({"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAA"})]
+        );
+    }
+
+    #[test]
+    fn reasoning_replays_only_with_encrypted_content() {
+        let part = |data: Option<Value>| Message {
+            role: Role::Assistant,
+            parts: vec![Part::Reasoning { text: "t".into(), provider_data: data }],
+        };
+        assert!(to_openai_responses(&[part(None)]).is_empty());
+        let items = to_openai_responses(&[part(Some(json!({"encrypted_content": "x"})))]);
+        assert_eq!(items[0]["type"], json!("reasoning"));
+    }
+}
