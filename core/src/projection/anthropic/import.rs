@@ -127,19 +127,8 @@ struct Importer<'a> {
 impl Importer<'_> {
     fn emit(&mut self, content: EventContent, response_id: Option<String>) {
         let seq = self.ids.first_seq + self.events.len() as u64;
-        self.events.push(RuntimeEvent {
-            session_id: self.ids.session_id.clone(),
-            run_id: format!("{}{}", self.ids.run_id_prefix, self.turn),
-            turn_id: format!("{}{}", self.ids.turn_id_prefix, self.turn),
-            runtime_event_id: format!("{}{seq}", self.ids.event_id_prefix),
-            seq,
-            created_at_ms: None,
-            response_id,
-            partial: false,
-            pinned: false,
-            content,
-            metadata: None,
-        });
+        let event = self.ids.event(seq, self.turn, content, response_id);
+        self.events.push(event);
     }
 
     fn user(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {

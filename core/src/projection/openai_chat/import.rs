@@ -68,6 +68,31 @@ impl ImportContext {
     }
 }
 
+impl ImportContext {
+    /// The imported event with sequence number `seq` in turn number `turn`.
+    pub fn event(
+        &self,
+        seq: u64,
+        turn: u64,
+        content: EventContent,
+        response_id: Option<String>,
+    ) -> RuntimeEvent {
+        RuntimeEvent {
+            session_id: self.session_id.clone(),
+            run_id: format!("{}{turn}", self.run_id_prefix),
+            turn_id: format!("{}{turn}", self.turn_id_prefix),
+            runtime_event_id: format!("{}{seq}", self.event_id_prefix),
+            seq,
+            created_at_ms: None,
+            response_id,
+            partial: false,
+            pinned: false,
+            content,
+            metadata: None,
+        }
+    }
+}
+
 /// Imports a Chat Completions conversation (see the module docs for the rules).
 ///
 /// ```
@@ -118,21 +143,8 @@ impl Importer<'_> {
     }
 
     fn emit(&mut self, content: EventContent, response_id: Option<String>) {
-        let seq = self.next_seq();
-        let ids = self.ids;
-        self.events.push(RuntimeEvent {
-            session_id: ids.session_id.clone(),
-            run_id: format!("{}{}", ids.run_id_prefix, self.turn),
-            turn_id: format!("{}{}", ids.turn_id_prefix, self.turn),
-            runtime_event_id: format!("{}{}", ids.event_id_prefix, seq),
-            seq,
-            created_at_ms: None,
-            response_id,
-            partial: false,
-            pinned: false,
-            content,
-            metadata: None,
-        });
+        let event = self.ids.event(self.next_seq(), self.turn, content, response_id);
+        self.events.push(event);
     }
 
     fn message(&mut self, index: usize, value: &Value) -> Result<(), ChatImportError> {
