@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's whole test run: formatting, lints, unit/property/integration tests, docs, and
-# the wasm build checks. Runs the same on a laptop and in CI.
+# The project's whole test run: formatting, lints, docs, the workspace's tests, the wasm build
+# checks, then each area's own script (each installs what it needs). Same locally and in CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -8,3 +8,9 @@ cargo clippy -q --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --no-deps
 cargo test --workspace
 bash scripts/check-wasm-imports.sh
+for area in host providers component npm; do
+  if [ -f "scripts/test-$area.sh" ]; then
+    echo "== scripts/test-$area.sh"
+    bash "scripts/test-$area.sh"
+  fi
+done
