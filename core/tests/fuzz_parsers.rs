@@ -45,7 +45,7 @@ fn mutate(mut doc: Value, mut pick: u64, replacement: Value) -> Value {
             Value::Array(list) => list.len(),
             _ => 0,
         };
-        if children == 0 || pick % 3 == 0 {
+        if children == 0 || pick.is_multiple_of(3) {
             *node = replacement;
             return doc;
         }
