@@ -90,6 +90,7 @@
 //! - [`projection`]: materialization into provider-neutral messages and wire formats.
 //! - [`compaction`]: the compaction transaction (sans-IO) and its parts.
 //! - [`recovery`]: choosing a checkpoint from a ledger; [`prune`]: tool-result pruning.
+//! - [`verified_prefix`]: full or cached (O(tail)) verification of a checkpoint's prefix.
 //! - [`diagnostics`]: stable reason codes.
 
 #![forbid(unsafe_code)]
@@ -108,6 +109,7 @@ pub mod prune;
 pub mod recovery;
 pub mod replay;
 pub mod safe_prefix;
+pub mod verified_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};
 pub use checkpoint::{

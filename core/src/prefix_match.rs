@@ -83,7 +83,7 @@ pub fn match_checkpoint_prefix(
     checkpoint: &HistoryCompactCheckpoint,
     events: &[RuntimeEvent],
 ) -> Result<PrefixMatch, PrefixMismatch> {
-    let covered = check_shape(checkpoint, events)?;
+    let covered = check_shape(checkpoint, events, None)?;
     let mut hasher = PrefixHasher::new();
     for event in &events[..covered] {
         hasher.push(event);
@@ -94,13 +94,18 @@ pub fn match_checkpoint_prefix(
 
 /// Like [`match_checkpoint_prefix`], but reuses a hasher that already holds a prefix of
 /// `events` (e.g. from a verified-digest cache): only the missing events are hashed.
-/// The hasher must have been fed `events[..hasher.event_count()]`, in order.
+/// The hasher must have been fed `events[..hasher.event_count()]`, in order. When the caller
+/// already knows the number of distinct turns in the covered prefix (`turn_count`), it is used
+/// instead of a scan.
 pub fn match_checkpoint_prefix_from(
     checkpoint: &HistoryCompactCheckpoint,
     events: &[RuntimeEvent],
     mut hasher: PrefixHasher,
+    turn_count: Option<u64>,
 ) -> Result<PrefixMatch, PrefixMismatch> {
-    let covered = check_shape(checkpoint, events)?;
+    let known_turns =
+        turn_count.filter(|_| hasher.event_count() == checkpoint.coverage.event_count);
+    let covered = check_shape(checkpoint, events, known_turns)?;
     let already = usize::try_from(hasher.event_count()).unwrap_or(usize::MAX);
     if already > covered {
         return match_checkpoint_prefix(checkpoint, events);
@@ -115,6 +120,7 @@ pub fn match_checkpoint_prefix_from(
 fn check_shape(
     checkpoint: &HistoryCompactCheckpoint,
     events: &[RuntimeEvent],
+    known_turns: Option<u64>,
 ) -> Result<usize, PrefixMismatch> {
     if let Some(first) = events.first()
         && first.session_id != checkpoint.session_id
@@ -137,7 +143,7 @@ fn check_shape(
     {
         return Err(PrefixMismatch::BoundaryMismatch { index: covered - 1 });
     }
-    let actual = turn_count(&events[..covered]);
+    let actual = known_turns.unwrap_or_else(|| turn_count(&events[..covered]));
     if actual != checkpoint.coverage.turn_count {
         return Err(PrefixMismatch::TurnCountMismatch {
             claimed: checkpoint.coverage.turn_count,

@@ -6,15 +6,15 @@
 //! prefix, is strictly smaller than the source it replaces, and leaves checkpoint + raw tail +
 //! current turn within the current history budget.
 
-use crate::budget::{ContextBudget, TokenEstimator, estimate_events};
+use crate::budget::{ContextBudget, TokenEstimator};
 use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::compaction::native::{ProviderIdentity, provider_state_matches};
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
-use crate::prefix_match::match_checkpoint_prefix;
 use crate::projection::materialize::{
     checkpoint_message, estimate_message, estimate_messages, materialize,
 };
+use crate::verified_prefix::{FullVerification, PrefixVerifier};
 
 /// Estimated model-visible tokens of a checkpoint: its one materialized message (the full V2
 /// text block, never a truncated one, or the V3 provider-state part).
@@ -71,6 +71,21 @@ pub fn evaluate_replay(
     provider: Option<&ProviderIdentity>,
     estimator: &dyn TokenEstimator,
 ) -> Result<ReplayPlan, ReplayRejection> {
+    let mut full = FullVerification;
+    evaluate_replay_with(checkpoint, prior, current, budget, provider, estimator, &mut full)
+}
+
+/// [`evaluate_replay`] with a chosen prefix verifier (e.g. a per-session
+/// [`crate::verified_prefix::VerifiedPrefix`] cache, for O(tail) steady state).
+pub fn evaluate_replay_with(
+    checkpoint: &HistoryCompactCheckpoint,
+    prior: &[RuntimeEvent],
+    current: &[RuntimeEvent],
+    budget: &ContextBudget,
+    provider: Option<&ProviderIdentity>,
+    estimator: &dyn TokenEstimator,
+    verifier: &mut dyn PrefixVerifier,
+) -> Result<ReplayPlan, ReplayRejection> {
     let reject = |code, detail: String| ReplayRejection {
         diagnostic: Diagnostic::new(code, detail),
         plan: None,
@@ -88,14 +103,14 @@ pub fn evaluate_replay(
             ));
         }
     }
-    let matched = match_checkpoint_prefix(checkpoint, prior).map_err(|mismatch| {
+    let matched = verifier.verify(checkpoint, prior, estimator).map_err(|mismatch| {
         reject(mismatch.code(), format!("checkpoint {}: {mismatch}", checkpoint.checkpoint_id))
     })?;
     let replay = materialize(Some(checkpoint), &prior[matched.covered..], current);
     let plan = ReplayPlan {
         covered: matched.covered,
         checkpoint_tokens: checkpoint_tokens(checkpoint, estimator),
-        source_tokens: estimate_events(estimator, &prior[..matched.covered]),
+        source_tokens: matched.source_tokens,
         replay_tokens: estimate_messages(estimator, &replay.messages),
         current_tokens: estimate_messages(estimator, &materialize(None, &[], current).messages),
     };

@@ -110,16 +110,16 @@ fn resumed_hasher_gives_the_same_answer() {
     for e in &events[..5] {
         hasher.push(e);
     }
-    assert_eq!(match_checkpoint_prefix_from(&cp, &events, hasher).map(|m| m.covered), Ok(12));
+    assert_eq!(match_checkpoint_prefix_from(&cp, &events, hasher, None).map(|m| m.covered), Ok(12));
     // A hasher that went past the coverage falls back to a full verification.
     let mut long = PrefixHasher::new();
     for e in &events {
         long.push(e);
     }
-    assert_eq!(match_checkpoint_prefix_from(&cp, &events, long).map(|m| m.covered), Ok(12));
+    assert_eq!(match_checkpoint_prefix_from(&cp, &events, long, None).map(|m| m.covered), Ok(12));
     let mut tampered = events.clone();
     tampered[11].runtime_event_id = "x".into();
-    assert!(match_checkpoint_prefix_from(&cp, &tampered, PrefixHasher::new()).is_err());
+    assert!(match_checkpoint_prefix_from(&cp, &tampered, PrefixHasher::new(), None).is_err());
 }
 
 #[test]

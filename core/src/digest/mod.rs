@@ -37,10 +37,21 @@ pub const DOMAIN_PREFIX: &[u8] = b"contextfold-source-v1\n";
 const HASH_BUFFER_SIZE: usize = 8 * 1024;
 
 /// Incremental hasher over an ordered prefix: push events in order, then finish.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PrefixHasher {
     hasher: Sha256,
+    /// Canonical bytes not yet handed to `hasher` (at most [`HASH_BUFFER_SIZE`]).
+    pending: Vec<u8>,
     event_count: u64,
+}
+
+impl std::fmt::Debug for PrefixHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrefixHasher")
+            .field("event_count", &self.event_count)
+            .field("pending_bytes", &self.pending.len())
+            .finish()
+    }
 }
 
 impl Default for PrefixHasher {
@@ -54,15 +65,14 @@ impl PrefixHasher {
     pub fn new() -> Self {
         let mut hasher = Sha256::new();
         hasher.update(DOMAIN_PREFIX);
-        Self { hasher, event_count: 0 }
+        Self { hasher, pending: Vec::with_capacity(HASH_BUFFER_SIZE), event_count: 0 }
     }
 
     /// Appends one event: its canonical JSON and one `\n` byte.
     pub fn push(&mut self, event: &RuntimeEvent) {
-        let mut sink = HashSink::new(&mut self.hasher);
+        let mut sink = HashSink { hasher: &mut self.hasher, pending: &mut self.pending };
         event_writer::write_event(&mut sink, event);
         sink.write_str("\n");
-        sink.flush();
         self.event_count += 1;
     }
 
@@ -74,7 +84,9 @@ impl PrefixHasher {
     /// The `sha256:<hex>` digest of the prefix pushed so far (the hasher stays usable).
     pub fn digest(&self) -> String {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        let out = self.hasher.clone().finalize();
+        let mut hasher = self.hasher.clone();
+        hasher.update(&self.pending[..]);
+        let out = hasher.finalize();
         let mut text = String::with_capacity(7 + 2 * out.len());
         text.push_str("sha256:");
         for byte in out.iter() {
@@ -119,44 +131,25 @@ pub fn canonical_event_json(event: &RuntimeEvent) -> String {
     out
 }
 
-/// A [`CanonicalSink`] that batches writes in a fixed buffer and hands full buffers to
-/// SHA-256, so short writes cost a copy, not a hasher call. Slices at least as large as the
-/// buffer go to the hasher directly when the buffer is empty.
+/// A [`CanonicalSink`] that batches short writes in the hasher's pending buffer and hands
+/// SHA-256 whole runs, so a short write costs a copy, not a hasher call. Long slices go to the
+/// hasher directly once the pending bytes are out.
 struct HashSink<'a> {
     hasher: &'a mut Sha256,
-    buffer: [u8; HASH_BUFFER_SIZE],
-    filled: usize,
-}
-
-impl<'a> HashSink<'a> {
-    fn new(hasher: &'a mut Sha256) -> Self {
-        Self { hasher, buffer: [0; HASH_BUFFER_SIZE], filled: 0 }
-    }
-
-    /// Hands any buffered bytes to the hasher.
-    fn flush(&mut self) {
-        if self.filled > 0 {
-            self.hasher.update(&self.buffer[..self.filled]);
-            self.filled = 0;
-        }
-    }
+    pending: &'a mut Vec<u8>,
 }
 
 impl CanonicalSink for HashSink<'_> {
     fn write_str(&mut self, text: &str) {
-        let mut bytes = text.as_bytes();
-        while !bytes.is_empty() {
-            if self.filled == 0 && bytes.len() >= HASH_BUFFER_SIZE {
-                self.hasher.update(bytes);
-                return;
-            }
-            let take = bytes.len().min(HASH_BUFFER_SIZE - self.filled);
-            self.buffer[self.filled..self.filled + take].copy_from_slice(&bytes[..take]);
-            self.filled += take;
-            bytes = &bytes[take..];
-            if self.filled == HASH_BUFFER_SIZE {
-                self.flush();
-            }
+        let bytes = text.as_bytes();
+        if self.pending.len() + bytes.len() > HASH_BUFFER_SIZE {
+            self.hasher.update(&self.pending[..]);
+            self.pending.clear();
+        }
+        if bytes.len() >= HASH_BUFFER_SIZE {
+            self.hasher.update(bytes);
+        } else {
+            self.pending.extend_from_slice(bytes);
         }
     }
 }

@@ -9,4 +9,4 @@ pub mod openai_responses;
 pub mod project;
 
 pub use message::{Message, Part, Role};
-pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project};
+pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project, project_with};

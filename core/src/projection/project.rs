@@ -18,12 +18,13 @@ use crate::budget::{ContextBudget, ModelFacts, TokenEstimator};
 use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
-use crate::event::{LogError, RuntimeEvent, validate_log};
+use crate::event::{LogError, RuntimeEvent};
 use crate::projection::materialize::{estimate_messages, materialize};
 use crate::projection::message::Message;
 use crate::prune::prune_stale_tool_results;
-use crate::replay::evaluate_replay;
-use crate::safe_prefix::{select_fitting_tail, split_current_turn};
+use crate::replay::evaluate_replay_with;
+use crate::safe_prefix::select_fitting_tail;
+use crate::verified_prefix::{FullVerification, PrefixVerifier};
 
 /// Inputs of one projection.
 #[derive(Debug, Clone, Copy)]
@@ -76,13 +77,23 @@ pub struct Projection {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Projects the next request's history. Errors only on a structurally broken log.
+/// Projects the next request's history, verifying from scratch. Errors only on a structurally
+/// broken log.
 pub fn project(
     input: &ProjectInput<'_>,
     estimator: &dyn TokenEstimator,
 ) -> Result<Projection, LogError> {
-    validate_log(input.events)?;
-    let prior_end = split_current_turn(input.events, input.current_turn_id)?;
+    project_with(input, estimator, &mut FullVerification)
+}
+
+/// [`project`] with a chosen prefix verifier: pass the session's
+/// [`crate::verified_prefix::VerifiedPrefix`] so that steady state costs O(uncovered tail).
+pub fn project_with(
+    input: &ProjectInput<'_>,
+    estimator: &dyn TokenEstimator,
+    verifier: &mut dyn PrefixVerifier,
+) -> Result<Projection, LogError> {
+    let prior_end = verifier.check_log(input.events, input.current_turn_id)?;
     let (prior, current) = input.events.split_at(prior_end);
     let budget = ContextBudget::from_model(input.model);
     let mut diagnostics = Vec::new();
@@ -91,7 +102,16 @@ pub fn project(
     let mut tail_start = 0;
     let mut omitted_events = 0;
     if let Some(checkpoint) = input.checkpoint {
-        match evaluate_replay(checkpoint, prior, current, &budget, input.provider, estimator) {
+        let gate = evaluate_replay_with(
+            checkpoint,
+            prior,
+            current,
+            &budget,
+            input.provider,
+            estimator,
+            verifier,
+        );
+        match gate {
             Ok(plan) => {
                 diagnostics.push(Diagnostic::with_tokens(
                     ReasonCode::CheckpointReplayed,

@@ -1,0 +1,114 @@
+//! Projection cost against the SHA-256 floor (issue: cold projection of a 10,000-event /
+//! ~50 MB session, full prefix verification included, within 1.3x of SHA-256 alone over the
+//! same serialized bytes), and the steady state with a resumed prefix hasher.
+//!
+//! Run: `cargo bench -p contextfold-core --bench projection`. The ratios are printed by
+//! `scripts/bench-core.sh`, which reads criterion's estimates.
+
+use std::hint::black_box;
+
+use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
+use contextfold_core::digest::{canonical_event_json, digest_prefix};
+use contextfold_core::prefix_match::coverage_of;
+use contextfold_core::projection::{ProjectInput, project, project_with};
+use contextfold_core::verified_prefix::VerifiedPrefix;
+use contextfold_core::{CharEstimator, LogBuilder, ModelFacts, RuntimeEvent};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use sha2::{Digest, Sha256};
+
+/// A session of `turns` turns (four events each) with ~5 KB tool outputs mixing ASCII,
+/// accents and CJK: 10,000 events are ~50 MB of canonical bytes.
+pub fn generated_session(turns: usize) -> Vec<RuntimeEvent> {
+    let body = "let greeting = \"héllo 世界\"; // one line of a large tool output\n".repeat(80);
+    let mut log = LogBuilder::new("bench");
+    for turn in 0..turns {
+        let call = format!("c{turn}");
+        log.turn(&format!("t{turn}")).user("continue with the next failing test");
+        log.tool_call(&call, "shell", serde_json::json!({"cmd": "cat src/lib.rs", "turn": turn}));
+        log.tool_result(&call, "shell", serde_json::json!(format!("{body}{turn}")));
+        log.assistant("The test passes now; moving on.");
+    }
+    log.build()
+}
+
+fn checkpoint_over(events: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
+    HistoryCompactCheckpoint {
+        checkpoint_id: "cp".into(),
+        session_id: "bench".into(),
+        created_at_ms: 0,
+        high_water: HighWater { name: "manual".into(), seq: events.len() as u64 },
+        coverage: coverage_of(events).expect("non-empty"),
+        projection: CheckpointProjection::Summary(
+            "## Goal\n- x\n## Done and In Progress\n- x\n## Next Steps\n- x\n## Critical Context\n- x\n"
+                .into(),
+        ),
+        limitations: vec![],
+        estimated_tokens: 20,
+        previous_checkpoint_id: None,
+        produced_by: None,
+    }
+}
+
+fn cold_projection(c: &mut Criterion) {
+    let events = generated_session(2_500);
+    let bytes: Vec<u8> = events
+        .iter()
+        .flat_map(|e| {
+            let mut line = canonical_event_json(e).into_bytes();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    let checkpoint = checkpoint_over(&events[..events.len() - 40]);
+    let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
+    let mut group = c.benchmark_group("cold_10k");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.bench_function("sha256_only", |b| b.iter(|| Sha256::digest(black_box(&bytes))));
+    group.bench_function("digest_prefix", |b| b.iter(|| digest_prefix(black_box(&events))));
+    group.bench_function("project_with_checkpoint", |b| {
+        b.iter(|| {
+            let input = ProjectInput {
+                events: black_box(&events),
+                current_turn_id: None,
+                checkpoint: Some(&checkpoint),
+                model: &model,
+                provider: None,
+                fail_open: false,
+            };
+            project(&input, &CharEstimator).expect("projects")
+        })
+    });
+    group.finish();
+}
+
+/// Projecting the next request with a warm per-session cache: a 100,000-event session should
+/// cost at most 2x a 1,000-event one (both with a 40-event uncovered tail).
+fn steady_state(c: &mut Criterion) {
+    let mut group = c.benchmark_group("steady_state");
+    group.sample_size(20);
+    let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
+    for turns in [250usize, 25_000] {
+        let events = generated_session(turns);
+        let checkpoint = checkpoint_over(&events[..events.len() - 40]);
+        let input = ProjectInput {
+            events: &events,
+            current_turn_id: None,
+            checkpoint: Some(&checkpoint),
+            model: &model,
+            provider: None,
+            fail_open: false,
+        };
+        let mut cache = VerifiedPrefix::new();
+        project_with(&input, &CharEstimator, &mut cache).expect("warms the cache");
+        group.bench_function(format!("project_cached_{}", events.len()), |b| {
+            b.iter(|| {
+                project_with(black_box(&input), &CharEstimator, &mut cache).expect("projects")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, cold_projection, steady_state);
+criterion_main!(benches);

@@ -1,0 +1,217 @@
+//! Verifying a checkpoint's prefix: from scratch every time, or incrementally with a
+//! per-session cache so that steady-state projection costs O(uncovered tail), not O(history).
+//!
+//! [`FullVerification`] re-validates the whole log and re-hashes the covered prefix on every
+//! request. [`VerifiedPrefix`] remembers what an earlier verification established (event count,
+//! the last event's boundary and `seq`, the SHA-256 state after that many events, the event
+//! and turn ids seen, the token estimate) and only processes events it has not seen.
+//!
+//! The cache is an optimization only. It is keyed by the identity of the last event it covers:
+//! if the log no longer holds that event at that position (a different session, a shorter or
+//! rewritten log), the cache starts over and the next request is a full verification. A cold
+//! start is always a full verification, and [`crate::prefix_match::match_checkpoint_prefix`]
+//! stays available to re-verify any checkpoint from scratch (the CLI's `verify`). The hash state
+//! cannot be rewound: a checkpoint covering fewer events than the cache is verified from scratch
+//! without disturbing the cache.
+
+use std::collections::HashSet;
+
+use crate::budget::{TokenEstimator, estimate_event, estimate_events};
+use crate::checkpoint::HistoryCompactCheckpoint;
+use crate::digest::PrefixHasher;
+use crate::event::{LogError, RuntimeEvent, validate_log};
+use crate::prefix_match::{PrefixMismatch, match_checkpoint_prefix, match_checkpoint_prefix_from};
+use crate::safe_prefix::split_current_turn;
+
+/// A verified coverage: the checkpoint replaces `prior[..covered]`, whose raw events estimate
+/// at `source_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifiedCoverage {
+    /// Number of covered events.
+    pub covered: usize,
+    /// Estimated tokens of the covered raw events.
+    pub source_tokens: u64,
+}
+
+/// How a projection validates the log and proves a checkpoint's coverage.
+pub trait PrefixVerifier {
+    /// Checks the log's structure ([`validate_log`]) and splits off the current turn
+    /// ([`split_current_turn`]); returns `prior_end`.
+    fn check_log(
+        &mut self,
+        events: &[RuntimeEvent],
+        current_turn_id: Option<&str>,
+    ) -> Result<usize, LogError>;
+
+    /// Proves that `prior` starts with exactly the prefix `checkpoint` covers.
+    fn verify(
+        &mut self,
+        checkpoint: &HistoryCompactCheckpoint,
+        prior: &[RuntimeEvent],
+        estimator: &dyn TokenEstimator,
+    ) -> Result<VerifiedCoverage, PrefixMismatch>;
+}
+
+/// Verification from scratch on every call: O(history).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FullVerification;
+
+impl PrefixVerifier for FullVerification {
+    fn check_log(
+        &mut self,
+        events: &[RuntimeEvent],
+        current_turn_id: Option<&str>,
+    ) -> Result<usize, LogError> {
+        validate_log(events)?;
+        split_current_turn(events, current_turn_id)
+    }
+
+    fn verify(
+        &mut self,
+        checkpoint: &HistoryCompactCheckpoint,
+        prior: &[RuntimeEvent],
+        estimator: &dyn TokenEstimator,
+    ) -> Result<VerifiedCoverage, PrefixMismatch> {
+        let matched = match_checkpoint_prefix(checkpoint, prior)?;
+        let source_tokens = estimate_events(estimator, &prior[..matched.covered]);
+        Ok(VerifiedCoverage { covered: matched.covered, source_tokens })
+    }
+}
+
+/// The per-session verified-digest cache. Use one per session with one estimator.
+#[derive(Debug, Clone, Default)]
+pub struct VerifiedPrefix {
+    hasher: PrefixHasher,
+    /// `(seq, runtime_event_id)` of the last cached event: the cache key.
+    last: Option<(u64, String)>,
+    session_id: Option<String>,
+    event_ids: HashSet<String>,
+    turn_ids: HashSet<String>,
+    tokens: u64,
+}
+
+impl VerifiedPrefix {
+    /// An empty cache (the first use is a full verification).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of events the cache covers.
+    pub fn len(&self) -> usize {
+        usize::try_from(self.hasher.event_count()).unwrap_or(usize::MAX)
+    }
+
+    /// Whether the cache covers nothing yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops the cache if `events` no longer holds its last event at its position.
+    fn revalidate_key(&mut self, events: &[RuntimeEvent]) {
+        let len = self.len();
+        let still_there = match &self.last {
+            None => true,
+            Some((seq, id)) => events
+                .get(len.wrapping_sub(1))
+                .is_some_and(|e| e.seq == *seq && &e.runtime_event_id == id),
+        };
+        if !still_there {
+            *self = Self::new();
+        }
+    }
+
+    /// Checks `events[self.len()..end]` against the cached prefix's structure.
+    fn check_new(&self, events: &[RuntimeEvent], end: usize) -> Result<(), LogError> {
+        let start = self.len();
+        let mut last_seq = self.last.as_ref().map(|(seq, _)| *seq);
+        let session = self.session_id.as_deref().or(events.first().map(|e| e.session_id.as_str()));
+        let mut ids: HashSet<&str> = HashSet::new();
+        for (index, event) in events.iter().enumerate().take(end).skip(start) {
+            if Some(event.session_id.as_str()) != session {
+                return Err(LogError::MixedSessions { index });
+            }
+            if last_seq.is_some_and(|seq| event.seq <= seq) {
+                return Err(LogError::SeqNotIncreasing { index });
+            }
+            last_seq = Some(event.seq);
+            let id = event.runtime_event_id.as_str();
+            if self.event_ids.contains(id) || !ids.insert(id) {
+                return Err(LogError::DuplicateEventId { index });
+            }
+        }
+        Ok(())
+    }
+
+    /// Extends the cache to cover `events[..end]` (which must already pass [`Self::check_new`]).
+    fn advance(&mut self, events: &[RuntimeEvent], end: usize, estimator: &dyn TokenEstimator) {
+        for event in &events[self.len()..end] {
+            self.hasher.push(event);
+            self.session_id.get_or_insert_with(|| event.session_id.clone());
+            self.event_ids.insert(event.runtime_event_id.clone());
+            self.turn_ids.insert(event.turn_id.clone());
+            self.tokens += estimate_event(estimator, event);
+            self.last = Some((event.seq, event.runtime_event_id.clone()));
+        }
+    }
+}
+
+impl PrefixVerifier for VerifiedPrefix {
+    fn check_log(
+        &mut self,
+        events: &[RuntimeEvent],
+        current_turn_id: Option<&str>,
+    ) -> Result<usize, LogError> {
+        self.revalidate_key(events);
+        self.check_new(events, events.len())?;
+        let Some(current) = current_turn_id else { return Ok(events.len()) };
+        // The current turn is a suffix: find its start from the end, then make sure no earlier
+        // event (cached or not) belongs to it.
+        let start = events.iter().rposition(|e| e.turn_id != current).map_or(0, |i| i + 1);
+        let cached_end = self.len().min(start);
+        let earlier = if self.turn_ids.contains(current) {
+            events[..cached_end].iter().position(|e| e.turn_id == current)
+        } else {
+            None
+        }
+        .or_else(|| {
+            events[cached_end..start]
+                .iter()
+                .position(|e| e.turn_id == current)
+                .map(|i| cached_end + i)
+        });
+        match earlier {
+            Some(first) => {
+                let index = events[first..]
+                    .iter()
+                    .position(|e| e.turn_id != current)
+                    .map_or(first, |i| first + i);
+                Err(LogError::CurrentTurnNotSuffix { index })
+            }
+            None => Ok(start),
+        }
+    }
+
+    fn verify(
+        &mut self,
+        checkpoint: &HistoryCompactCheckpoint,
+        prior: &[RuntimeEvent],
+        estimator: &dyn TokenEstimator,
+    ) -> Result<VerifiedCoverage, PrefixMismatch> {
+        let claimed = usize::try_from(checkpoint.coverage.event_count).unwrap_or(usize::MAX);
+        if claimed < self.len() || claimed > prior.len() || self.check_new(prior, claimed).is_err()
+        {
+            // Cannot rewind the hash state, or nothing to extend: verify from scratch.
+            return FullVerification.verify(checkpoint, prior, estimator);
+        }
+        // Hashing `prior[..claimed]` is a fact about the log, whatever the checkpoint claims,
+        // so the cache keeps it even if the checkpoint then fails to match.
+        self.advance(prior, claimed, estimator);
+        let matched = match_checkpoint_prefix_from(
+            checkpoint,
+            prior,
+            self.hasher.clone(),
+            Some(self.turn_ids.len() as u64),
+        )?;
+        Ok(VerifiedCoverage { covered: matched.covered, source_tokens: self.tokens })
+    }
+}
