@@ -344,3 +344,65 @@ fn already_covered_prefix_is_skipped_without_effect() {
     assert_eq!(run.outcome.reason, ReasonCode::AlreadyCovered);
     assert!(run.effects.is_empty());
 }
+
+/// A log whose event estimate fits the budget while its materialized projection does not:
+/// many small tool calls, whose call ids, tool names and message overheads the projection adds.
+fn log_fitting_only_by_event_estimate(budget: u64) -> contextfold_core::LogBuilder {
+    use contextfold_core::budget::estimate_events;
+    let mut n = 1;
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    loop {
+        let mut next = log.clone();
+        next.turn(&format!("t{n}")).user("go").response(Some(&format!("r{n}")));
+        for c in 0..5 {
+            next.tool_call(&format!("c{n}-{c}"), "shell", serde_json::json!({}));
+        }
+        next.response(None);
+        for c in 0..5 {
+            next.tool_result(&format!("c{n}-{c}"), "shell", serde_json::json!("ok"));
+        }
+        if estimate_events(&CharEstimator, next.events()) > budget {
+            return log;
+        }
+        log = next;
+        n += 1;
+    }
+}
+
+#[test]
+fn automatic_trigger_measures_history_as_the_projection_does() {
+    let model = window(2_000);
+    let mut log = log_fitting_only_by_event_estimate(1_450);
+    let current = start_current_turn(&mut log, 999, 40);
+    let projection = project(
+        &ProjectInput {
+            events: log.events(),
+            current_turn_id: Some(&current),
+            checkpoint: None,
+            model: &model,
+            provider: Some(&provider()),
+            fail_open: false,
+        },
+        &CharEstimator,
+    )
+    .expect("valid log");
+    assert!(!projection.fits, "precondition: the projected request is over capacity");
+    let mut tx = contextfold_core::compaction::Compaction::start(input(
+        Trigger::PreTurn,
+        log.events(),
+        Some(&current),
+        None,
+        model.clone(),
+    ))
+    .expect("valid log");
+    if let contextfold_core::compaction::Step::Done(outcome) = tx.poll().expect("in order") {
+        assert_ne!(
+            outcome.reason,
+            ReasonCode::BelowHighWater,
+            "the projection is {} tokens over a {} budget, yet the transaction skipped",
+            projection.estimated_tokens,
+            projection.history_budget
+        );
+        assert!(outcome.tokens.before > outcome.tokens.budget, "{:?}", outcome.tokens);
+    }
+}
