@@ -10,6 +10,7 @@ use crate::compaction::effects::Trigger;
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
+use crate::projection::materialize::{estimate_messages, materialize};
 use crate::replay::evaluate_replay;
 use crate::safe_prefix::{PrefixOptions, SafePrefix, select_safe_prefix};
 
@@ -77,7 +78,10 @@ pub(crate) fn usable_checkpoint(
     })
 }
 
-/// Measures the log as the next request would see it without compaction.
+/// Measures the log as the next request would see it without compaction: on the materialized
+/// messages, exactly as [`crate::projection::project`] and the replay gate measure it (an event
+/// estimate leaves out call ids, tool names and per-message overheads, so it could call "below
+/// high water" a request that does not fit).
 pub(crate) fn measure(
     events: &[RuntimeEvent],
     prior_end: usize,
@@ -85,15 +89,30 @@ pub(crate) fn measure(
     budget: ContextBudget,
     estimator: &dyn TokenEstimator,
 ) -> Sizes {
-    let prior_tokens = estimate_events(estimator, &events[..prior_end]);
-    let current_tokens = estimate_events(estimator, &events[prior_end..]);
-    let history = match usable {
-        Some(u) if u.smaller_than_source => {
-            u.tokens + estimate_events(estimator, &events[u.covered..prior_end])
-        }
-        _ => prior_tokens,
-    };
-    Sizes { prior_end, prior_tokens, current_tokens, before: history + current_tokens, budget }
+    let (prior, current) = events.split_at(prior_end);
+    let prior_tokens = estimate_events(estimator, prior);
+    let current_tokens = estimate_messages(estimator, &materialize(None, &[], current).messages);
+    let replayed = usable.filter(|u| u.smaller_than_source);
+    let tail = &prior[replayed.map_or(0, |u| u.covered)..];
+    let replay = materialize(replayed.map(|u| &u.checkpoint), tail, current);
+    let before = estimate_messages(estimator, &replay.messages);
+    Sizes { prior_end, prior_tokens, current_tokens, before, budget }
+}
+
+/// Estimated tokens of the next request after `checkpoint` replaces `events[..covered]`,
+/// measured like [`measure`].
+pub(crate) fn replay_tokens(
+    events: &[RuntimeEvent],
+    prior_end: usize,
+    checkpoint: &HistoryCompactCheckpoint,
+    covered: usize,
+    estimator: &dyn TokenEstimator,
+) -> u64 {
+    let (prior, current) = events.split_at(prior_end);
+    estimate_messages(
+        estimator,
+        &materialize(Some(checkpoint), &prior[covered..], current).messages,
+    )
 }
 
 /// Decides whether to compact and which prefix to cover.

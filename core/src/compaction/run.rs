@@ -10,7 +10,7 @@ use crate::compaction::effects::{
 };
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::native::{NativeBinding, accept_native_output, build_native_request};
-use crate::compaction::plan::{Sizes, UsableCheckpoint};
+use crate::compaction::plan::{self, Sizes, UsableCheckpoint};
 use crate::compaction::summary_request::{
     SummaryRequest, build_repair_request, build_summary_request, shrink_for_overflow_retry,
 };
@@ -422,13 +422,16 @@ impl<E: TokenEstimator> Run<E> {
     }
 
     pub(crate) fn on_append(&mut self, result: Result<(), AppendFailure>) {
-        let Some((checkpoint, tokens)) = self.pending.take() else { return };
+        let Some((checkpoint, _)) = self.pending.take() else { return };
         match result {
             Ok(()) => {
-                let end = self.prefix_end();
-                let tail =
-                    estimate_events(&self.estimator, &self.input.events[end..self.sizes.prior_end]);
-                let after = tokens + tail + self.sizes.current_tokens;
+                let after = plan::replay_tokens(
+                    &self.input.events,
+                    self.sizes.prior_end,
+                    &checkpoint,
+                    self.prefix_end(),
+                    &self.estimator,
+                );
                 self.set_attempt_result(ReasonCode::CheckpointRecorded);
                 let figures = self.sizes.figures(after);
                 self.diagnostics.push(Diagnostic::with_tokens(
