@@ -238,3 +238,26 @@ fn a_v3_checkpoint_of_another_connection_or_model_is_never_replayed() {
         assert_eq!(recorded.provider_state().expect("v3").binding(), (CONNECTION, MODEL));
     }
 }
+
+#[test]
+fn an_invalid_native_fold_is_reported_as_invalid_not_as_too_large() {
+    // Two turns reuse one call id: the log is valid, but a Responses request cannot pair them.
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    for n in 1..=2 {
+        log.turn(&format!("t{n}"))
+            .user("list the files")
+            .tool_call("call-1", "shell", json!({"cmd": "ls"}))
+            .tool_result("call-1", "shell", json!("src tests ".repeat(300)))
+            .assistant("two folders");
+    }
+    let run = drive(
+        native_input(log.events(), None),
+        vec![summary(good_summary("fallback")), append_ok()],
+    );
+    assert!(run.natives().is_empty(), "an invalid native input is never dispatched");
+    assert_eq!(run.outcome.attempts[0].kind, AttemptKind::ProviderNative);
+    assert_eq!(run.outcome.attempts[0].dispatches, 0);
+    assert_eq!(run.outcome.attempts[0].result, ReasonCode::NativeInputInvalid);
+    assert!(codes(&run.outcome).contains(&ReasonCode::NativeInputInvalid));
+    assert!(!codes(&run.outcome).contains(&ReasonCode::NativeInputCannotFit));
+}
