@@ -307,7 +307,7 @@ impl<E: TokenEstimator> Run<E> {
                 self.phase = Phase::Ready(Effect::CompactNatively(request));
             }
             Err(error) => {
-                self.attempt_failed(ReasonCode::NativeInputCannotFit, format!("{error}"));
+                self.attempt_failed(error.reason_code(), format!("{error}"));
                 self.fall_back_to_text();
             }
         }
