@@ -119,3 +119,18 @@ fn results_after_a_normal_end_are_misuse() {
     );
     assert_eq!(done(&mut tx).outcome, OutcomeKind::Recorded, "poll after the end repeats it");
 }
+
+#[test]
+fn a_cancelled_manual_compaction_does_not_poison_the_next_one() {
+    let log = session(6, 400);
+    let mut tx = Compaction::start(input(Trigger::Manual, log.events(), None, None, window(8_000)))
+        .expect("valid");
+    assert!(matches!(tx.poll(), Ok(Step::Effect(Effect::Summarize(_)))));
+    assert!(tx.cancel());
+    let circuit = tx.into_circuit();
+    let mut next = input(Trigger::Manual, log.events(), None, None, window(8_000));
+    next.circuit = circuit;
+    let run =
+        crate::driver::drive(next, vec![crate::driver::summary(good_summary("b")), append_ok()]);
+    assert_eq!(run.outcome.outcome, OutcomeKind::Recorded);
+}

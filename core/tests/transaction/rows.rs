@@ -406,3 +406,86 @@ fn automatic_trigger_measures_history_as_the_projection_does() {
         assert!(outcome.tokens.before > outcome.tokens.budget, "{:?}", outcome.tokens);
     }
 }
+
+#[test]
+fn recorded_but_still_over_budget_exhausts_an_automatic_trigger_with_the_checkpoint() {
+    let mut log = session(6, 2_000);
+    let current = start_current_turn(&mut log, 7, 22_000);
+    let run = drive(
+        input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_ok()],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Exhausted);
+    assert_eq!(run.outcome.reason, ReasonCode::ContextBudgetExhausted);
+    let recorded = run.outcome.checkpoint.as_ref().expect("the durable checkpoint is returned");
+    assert_eq!(run.ledger, vec![recorded.clone()]);
+    assert_eq!(
+        codes(&run.outcome)[codes(&run.outcome).len() - 2..],
+        [ReasonCode::CheckpointRecorded, ReasonCode::ContextBudgetExhausted]
+    );
+    assert!(run.outcome.tokens.after > run.outcome.tokens.budget);
+}
+
+#[test]
+fn mid_turn_compaction_never_covers_the_current_turn() {
+    let mut log = session(12, 2_000);
+    let current = start_current_turn(&mut log, 13, 60);
+    log.response(Some("resp-13-a"))
+        .tool_call("c13", "shell", serde_json::json!({"cmd": "cargo test"}))
+        .response(None)
+        .tool_result("c13", "shell", serde_json::json!("x".repeat(3_000)));
+    let events = log.events().to_vec();
+    let run = drive(
+        input(Trigger::MidTurn, &events, Some(&current), None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_ok()],
+    );
+    let recorded = run.outcome.checkpoint.as_ref().expect("recorded");
+    assert_eq!(recorded.high_water.name, "mid_turn");
+    let covered = recorded.coverage.event_count as usize;
+    assert!(events[..covered].iter().all(|e| e.turn_id != current));
+    assert_eq!(covered, end_of_turn(&events, 11), "the newest small completed turn stays raw");
+}
+
+#[test]
+fn a_pinned_head_leaves_no_safe_prefix() {
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    log.turn("t0").push(EventContent::SystemNote { text: "house rules".into() }).pinned = true;
+    let mut log = contextfold_core::LogBuilder::extend(log.build());
+    for n in 1..=14 {
+        crate::support::add_turn(&mut log, n, 2_000);
+    }
+    let current = start_current_turn(&mut log, 15, 60);
+    let manual =
+        drive(input(Trigger::Manual, log.events(), Some(&current), None, window(WINDOW)), vec![]);
+    assert_eq!(
+        (manual.outcome.outcome, manual.outcome.reason),
+        (OutcomeKind::Skipped, ReasonCode::NoSafePrefix)
+    );
+    let automatic =
+        drive(input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)), vec![]);
+    assert_eq!(automatic.outcome.outcome, OutcomeKind::Exhausted);
+    assert_eq!(automatic.outcome.reason, ReasonCode::ContextBudgetExhausted);
+    assert!(codes(&automatic.outcome).contains(&ReasonCode::NoSafePrefix));
+    assert!(automatic.effects.is_empty());
+}
+
+#[test]
+fn the_outcome_json_uses_the_documented_names() {
+    let log = session(6, 400);
+    let run = drive(
+        input(Trigger::Manual, log.events(), None, None, window(WINDOW)),
+        vec![summary(""), summary("")],
+    );
+    let value = serde_json::to_value(&run.outcome).expect("json");
+    assert_eq!(value["outcome"], "failed_open");
+    assert_eq!(value["reason"], "empty_summary");
+    assert!(value.get("checkpoint").is_none());
+    assert_eq!(value["failureNote"]["code"], "context_compaction_failed_open");
+    assert_eq!(value["attempts"][0]["kind"], "text_summary");
+    assert_eq!(value["attempts"][0]["dispatches"], 2);
+    assert_eq!(value["diagnostics"][0]["code"], "empty_summary");
+    assert!(value["tokens"]["budget"].as_u64().expect("number") > 0);
+    let back: contextfold_core::compaction::CompactionOutcome =
+        serde_json::from_value(value).expect("round trip");
+    assert_eq!(back, run.outcome);
+}
