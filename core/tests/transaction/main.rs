@@ -1,0 +1,9 @@
+//! Every failure row and reason code of the compaction transaction, driven through a scripted
+//! host with an in-memory ledger (issue 3, "Failure semantics and diagnostics").
+
+mod driver;
+mod lifecycle;
+mod malformed;
+mod native;
+mod rows;
+mod support;

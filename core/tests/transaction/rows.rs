@@ -1,0 +1,492 @@
+//! The design's failure table, row by row, for the text compactor.
+
+use contextfold_core::compaction::{AttemptKind, ProviderFailureKind};
+use contextfold_core::compaction::{OutcomeKind, Trigger};
+use contextfold_core::event::EventContent;
+use contextfold_core::prefix_match::coverage_of;
+use contextfold_core::projection::{ProjectInput, project};
+use contextfold_core::{CharEstimator, ReasonCode};
+
+use crate::driver::{append_err, append_ok, drive, summary, summary_failure};
+use crate::support::{
+    codes, count, end_of_turn, good_summary, input, long_summary, provider, session,
+    start_current_turn, window,
+};
+
+/// Window of the over-budget scenarios: history budget 6,000 tokens.
+const WINDOW: u64 = 8_000;
+
+#[test]
+fn below_high_water_skips_without_any_effect() {
+    let mut log = session(3, 400);
+    let current = start_current_turn(&mut log, 4, 60);
+    for trigger in [Trigger::PreTurn, Trigger::MidTurn, Trigger::Overflow] {
+        let run = drive(input(trigger, log.events(), Some(&current), None, window(WINDOW)), vec![]);
+        assert_eq!(run.outcome.outcome, OutcomeKind::Skipped);
+        assert_eq!(run.outcome.reason, ReasonCode::BelowHighWater);
+        assert_eq!(codes(&run.outcome), [ReasonCode::BelowHighWater]);
+        assert!(run.effects.is_empty() && run.ledger.is_empty());
+        assert!(run.outcome.attempts.is_empty());
+        assert!(run.outcome.checkpoint.is_none() && run.outcome.failure_note.is_none());
+        assert!(run.outcome.tokens.before <= run.outcome.tokens.budget);
+    }
+}
+
+#[test]
+fn empty_summary_gets_one_repair_then_exhausts_an_automatic_trigger_without_a_note() {
+    let mut log = session(14, 2_000);
+    let current = start_current_turn(&mut log, 15, 60);
+    let run = drive(
+        input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)),
+        vec![summary(""), summary("  \n")],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Exhausted);
+    assert_eq!(run.outcome.reason, ReasonCode::ContextBudgetExhausted);
+    assert!(run.outcome.failure_note.is_none(), "automatic failure writes no note");
+    assert_eq!(count(&run.outcome, ReasonCode::EmptySummary), 2);
+    assert_eq!(count(&run.outcome, ReasonCode::ContextBudgetExhausted), 1);
+    assert_eq!(count(&run.outcome, ReasonCode::ContextCompactionFailedOpen), 0);
+    let summaries = run.summaries();
+    assert_eq!(summaries.len(), 2);
+    assert_eq!(
+        summaries[1].request.purpose,
+        contextfold_core::compaction::summary_request::SummaryPurpose::Repair
+    );
+    assert_eq!(run.outcome.attempts.len(), 1);
+    assert_eq!(run.outcome.attempts[0].dispatches, 2);
+    assert_eq!(run.outcome.attempts[0].result, ReasonCode::EmptySummary);
+    assert!(run.ledger.is_empty() && run.outcome.checkpoint.is_none());
+    assert!(run.circuit.is_empty(), "an empty summary is not a malformed one");
+    assert!(run.outcome.tokens.after > run.outcome.tokens.budget);
+}
+
+#[test]
+fn empty_summary_of_a_manual_compaction_fails_open_with_one_visible_note() {
+    let log = session(6, 400);
+    let run = drive(
+        input(Trigger::Manual, log.events(), None, None, window(WINDOW)),
+        vec![summary(""), summary("")],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen);
+    assert_eq!(run.outcome.reason, ReasonCode::EmptySummary);
+    assert_eq!(count(&run.outcome, ReasonCode::ContextCompactionFailedOpen), 1);
+    assert_eq!(count(&run.outcome, ReasonCode::ContextBudgetExhausted), 0);
+    match &run.outcome.failure_note {
+        Some(EventContent::RuntimeNote { code, text }) => {
+            assert_eq!(code, ReasonCode::ContextCompactionFailedOpen.as_str());
+            assert!(text.contains("empty_summary"), "{text}");
+        }
+        other => panic!("expected one runtime note, got {other:?}"),
+    }
+    assert!(run.ledger.is_empty() && run.appends().is_empty());
+}
+
+#[test]
+fn manual_over_budget_failure_still_fails_open_rather_than_exhausting() {
+    let mut log = session(14, 2_000);
+    let current = start_current_turn(&mut log, 15, 60);
+    let run = drive(
+        input(Trigger::Manual, log.events(), Some(&current), None, window(WINDOW)),
+        vec![summary_failure(ProviderFailureKind::Unavailable)],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen);
+    assert_eq!(run.outcome.reason, ReasonCode::ProviderUnavailable);
+    assert!(run.outcome.failure_note.is_some());
+    assert_eq!(run.outcome.attempts[0].dispatches, 1, "unavailability is not retried");
+}
+
+#[test]
+fn minimum_context_over_budget_exhausts_immediately_without_an_effect() {
+    let mut log = session(2, 200);
+    let current = start_current_turn(&mut log, 3, 8_000);
+    let run =
+        drive(input(Trigger::PreTurn, log.events(), Some(&current), None, window(2_000)), vec![]);
+    assert_eq!(run.outcome.outcome, OutcomeKind::Exhausted);
+    assert_eq!(run.outcome.reason, ReasonCode::ContextBudgetExhausted);
+    assert!(codes(&run.outcome).contains(&ReasonCode::MinimumContextExceedsBudget));
+    assert!(run.effects.is_empty() && run.outcome.attempts.is_empty());
+    assert!(run.outcome.failure_note.is_none());
+}
+
+#[test]
+fn replacement_not_smaller_than_its_source_is_never_appended() {
+    let log = session(2, 20);
+    let source = contextfold_core::budget::estimate_events(&CharEstimator, log.events());
+    let large = long_summary("big", source as usize * 4 + 400);
+    let run = drive(
+        input(Trigger::Manual, log.events(), None, None, window(32_000)),
+        vec![summary(large)],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen);
+    assert_eq!(run.outcome.reason, ReasonCode::ReplacementNotSmaller);
+    assert!(codes(&run.outcome).contains(&ReasonCode::ReplacementNotSmaller));
+    assert!(run.appends().is_empty() && run.ledger.is_empty());
+    assert_eq!(run.outcome.attempts[0].result, ReasonCode::ReplacementNotSmaller);
+    assert_eq!(run.outcome.attempts[0].dispatches, 1, "a valid summary is not repaired");
+}
+
+#[test]
+fn failed_durable_append_returns_no_candidate() {
+    let log = session(6, 400);
+    let run = drive(
+        input(Trigger::Manual, log.events(), None, None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_err(false)],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen);
+    assert_eq!(run.outcome.reason, ReasonCode::AppendFailed);
+    assert!(run.outcome.checkpoint.is_none(), "an uncommitted candidate is never returned");
+    assert!(run.ledger.is_empty());
+    assert_eq!(run.appends().len(), 1);
+    assert_eq!(count(&run.outcome, ReasonCode::CheckpointRecorded), 0);
+    assert!(run.circuit.is_empty());
+}
+
+#[test]
+fn append_conflict_is_a_successor_conflict() {
+    let log = session(6, 400);
+    let run = drive(
+        input(Trigger::Manual, log.events(), None, None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_err(true)],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen);
+    assert_eq!(run.outcome.reason, ReasonCode::SuccessorConflict);
+    assert!(run.outcome.checkpoint.is_none() && run.ledger.is_empty());
+}
+
+#[test]
+fn failed_append_of_an_automatic_trigger_over_budget_exhausts() {
+    let mut log = session(14, 2_000);
+    let current = start_current_turn(&mut log, 15, 60);
+    let run = drive(
+        input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_err(false)],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Exhausted);
+    assert_eq!(run.outcome.reason, ReasonCode::ContextBudgetExhausted);
+    assert!(codes(&run.outcome).contains(&ReasonCode::AppendFailed));
+    assert!(run.outcome.checkpoint.is_none() && run.ledger.is_empty());
+}
+
+#[test]
+fn recorded_checkpoint_covers_the_prefix_and_names_its_trigger_and_predecessor() {
+    let mut log = session(14, 2_000);
+    let current = start_current_turn(&mut log, 15, 60);
+    let events = log.events().to_vec();
+    let first_end = end_of_turn(&events, 3);
+    let previous =
+        crate::support::v2_checkpoint("cp-old", &events, first_end, &good_summary("old"));
+    let run = drive(
+        input(Trigger::PreTurn, &events, Some(&current), Some(&previous), window(WINDOW)),
+        vec![summary(good_summary("new")), append_ok()],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Recorded, "{:?}", codes(&run.outcome));
+    assert_eq!(run.outcome.reason, ReasonCode::CheckpointRecorded);
+    let summarize = run.summaries()[0];
+    assert_eq!(summarize.fold.start, first_end, "rolling: only newly folded events");
+    assert_eq!(summarize.previous_summary.as_deref(), Some(good_summary("old").as_str()));
+    assert_eq!(
+        summarize.request.purpose,
+        contextfold_core::compaction::summary_request::SummaryPurpose::Rolling
+    );
+    let recorded = run.outcome.checkpoint.as_ref().expect("recorded");
+    assert_eq!(run.ledger, vec![recorded.clone()]);
+    assert_eq!(run.appends(), vec![recorded]);
+    let end = summarize.fold.end;
+    assert_eq!(end, end_of_turn(&events, 13), "automatic triggers keep the newest small turn raw");
+    assert_eq!(recorded.coverage, coverage_of(&events[..end]).expect("non-empty"));
+    assert_eq!(recorded.previous_checkpoint_id.as_deref(), Some("cp-old"));
+    assert_eq!(recorded.high_water.name, Trigger::PreTurn.as_str());
+    assert_eq!(recorded.high_water.seq, events[end - 1].seq);
+    assert_eq!(recorded.checkpoint_id, "cp-new");
+    assert_eq!(recorded.session_id, crate::support::SESSION);
+    assert_eq!(recorded.created_at_ms, 1_800_000_000_000);
+    assert_eq!(recorded.summary(), Some(good_summary("new").as_str()));
+    assert_eq!(recorded.produced_by.as_deref(), Some("text-summary:gpt-5-codex"));
+    assert_eq!(run.outcome.attempts.len(), 1);
+    assert_eq!(run.outcome.attempts[0].kind, AttemptKind::TextSummary);
+    assert_eq!(run.outcome.attempts[0].result, ReasonCode::CheckpointRecorded);
+    assert!(run.outcome.tokens.after <= run.outcome.tokens.budget);
+    assert!(run.outcome.tokens.after < run.outcome.tokens.before);
+}
+
+#[test]
+fn rolling_failure_reuses_the_old_checkpoint_without_widening_it() {
+    let mut log = session(14, 2_000);
+    let current = start_current_turn(&mut log, 15, 60);
+    let events = log.events().to_vec();
+    let covered = end_of_turn(&events, 3);
+    let old = crate::support::v2_checkpoint("cp-old", &events, covered, &good_summary("old"));
+    let run = drive(
+        input(Trigger::PreTurn, &events, Some(&current), Some(&old), window(WINDOW)),
+        vec![summary_failure(ProviderFailureKind::Unavailable)],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen);
+    assert_eq!(run.outcome.reason, ReasonCode::ProviderUnavailable);
+    assert_eq!(count(&run.outcome, ReasonCode::PreviousCheckpointReused), 1);
+    assert_eq!(count(&run.outcome, ReasonCode::ContextBudgetExhausted), 0);
+    assert!(run.outcome.failure_note.is_none() && run.outcome.checkpoint.is_none());
+    assert!(run.ledger.is_empty(), "nothing new is recorded");
+    assert!(run.outcome.tokens.after <= run.outcome.tokens.budget);
+
+    let model = window(WINDOW);
+    let projection = |fail_open| {
+        project(
+            &ProjectInput {
+                events: &events,
+                current_turn_id: Some(&current),
+                checkpoint: Some(&old),
+                model: &model,
+                provider: Some(&provider()),
+                fail_open,
+            },
+            &CharEstimator,
+        )
+        .expect("valid log")
+    };
+    let strict = projection(false);
+    assert!(strict.checkpoint.is_none() && !strict.fits);
+    assert!(strict.diagnostics.iter().any(|d| d.code == ReasonCode::CheckpointOverBudget));
+
+    let reused = projection(true);
+    assert!(reused.fits, "{} > {}", reused.estimated_tokens, reused.history_budget);
+    let replayed = reused.checkpoint.as_ref().expect("old checkpoint reused");
+    assert_eq!(replayed.checkpoint_id, "cp-old");
+    assert_eq!(replayed.covered_events, covered as u64, "coverage never widens");
+    assert_eq!(old.coverage.event_count, covered as u64);
+    assert!(reused.omitted_events > 0);
+    let kept = covered + reused.omitted_events as usize;
+    assert_ne!(events[kept].turn_id, events[kept - 1].turn_id, "the tail starts at a turn");
+    assert!(reused.diagnostics.iter().any(|d| d.code == ReasonCode::PreviousCheckpointReused));
+    // The newest complete turn is kept raw, and the current turn is last.
+    let last_prior = format!("turn {}: please", 14);
+    let texts: Vec<String> = reused
+        .messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .filter_map(|p| match p {
+            contextfold_core::projection::Part::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.iter().any(|t| t.starts_with(&last_prior)));
+    assert!(texts.last().expect("current turn").starts_with("continue with the next"));
+    // One more turn would not fit: the kept tail is the largest that does.
+    assert!(reused.omitted_events < (events.len() - covered) as u64);
+}
+
+#[test]
+fn prefix_mismatch_rejects_the_checkpoint_and_folds_from_event_zero() {
+    let log = session(6, 400);
+    let events = log.events().to_vec();
+    let mut moved = crate::support::v2_checkpoint(
+        "cp-old",
+        &events,
+        end_of_turn(&events, 3),
+        &good_summary("old"),
+    );
+    moved.coverage.through.runtime_event_id = "e999".into();
+    let mut tampered = crate::support::v2_checkpoint(
+        "cp-old",
+        &events,
+        end_of_turn(&events, 3),
+        &good_summary("old"),
+    );
+    tampered.coverage.source_digest = format!("sha256:{}", "0".repeat(64));
+    for (checkpoint, code) in
+        [(moved, ReasonCode::CoverageMiss), (tampered, ReasonCode::SourceHashMismatch)]
+    {
+        let run = drive(
+            input(Trigger::Manual, &events, None, Some(&checkpoint), window(WINDOW)),
+            vec![summary(good_summary("fresh")), append_ok()],
+        );
+        assert_eq!(codes(&run.outcome)[0], code);
+        let summarize = run.summaries()[0];
+        assert_eq!(summarize.fold.start, 0, "an unmatched checkpoint seeds nothing");
+        assert!(summarize.previous_summary.is_none());
+        assert_eq!(run.outcome.outcome, OutcomeKind::Recorded);
+        let recorded = run.outcome.checkpoint.expect("recorded");
+        assert_eq!(recorded.coverage, coverage_of(&events).expect("non-empty"));
+    }
+}
+
+#[test]
+fn an_edited_log_is_a_digest_mismatch() {
+    let log = session(6, 400);
+    let mut events = log.events().to_vec();
+    let checkpoint = crate::support::v2_checkpoint(
+        "cp-old",
+        &events,
+        end_of_turn(&events, 3),
+        &good_summary("old"),
+    );
+    events[1].content = EventContent::UserText { text: "an edited request".into() };
+    let run = drive(
+        input(Trigger::Manual, &events, None, Some(&checkpoint), window(WINDOW)),
+        vec![summary(good_summary("fresh")), append_ok()],
+    );
+    assert!(codes(&run.outcome).contains(&ReasonCode::SourceHashMismatch));
+    assert_eq!(run.summaries()[0].fold.start, 0);
+}
+
+#[test]
+fn already_covered_prefix_is_skipped_without_effect() {
+    let mut log = session(6, 400);
+    let events_before = log.events().to_vec();
+    let covered = events_before.len();
+    let checkpoint =
+        crate::support::v2_checkpoint("cp-old", &events_before, covered, &good_summary("old"));
+    let current = start_current_turn(&mut log, 7, 60);
+    let run = drive(
+        input(Trigger::Manual, log.events(), Some(&current), Some(&checkpoint), window(WINDOW)),
+        vec![],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Skipped);
+    assert_eq!(run.outcome.reason, ReasonCode::AlreadyCovered);
+    assert!(run.effects.is_empty());
+}
+
+/// A log whose event estimate fits the budget while its materialized projection does not:
+/// many small tool calls, whose call ids, tool names and message overheads the projection adds.
+fn log_fitting_only_by_event_estimate(budget: u64) -> contextfold_core::LogBuilder {
+    use contextfold_core::budget::estimate_events;
+    let mut n = 1;
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    loop {
+        let mut next = log.clone();
+        next.turn(&format!("t{n}")).user("go").response(Some(&format!("r{n}")));
+        for c in 0..5 {
+            next.tool_call(&format!("c{n}-{c}"), "shell", serde_json::json!({}));
+        }
+        next.response(None);
+        for c in 0..5 {
+            next.tool_result(&format!("c{n}-{c}"), "shell", serde_json::json!("ok"));
+        }
+        if estimate_events(&CharEstimator, next.events()) > budget {
+            return log;
+        }
+        log = next;
+        n += 1;
+    }
+}
+
+#[test]
+fn automatic_trigger_measures_history_as_the_projection_does() {
+    let model = window(2_000);
+    let mut log = log_fitting_only_by_event_estimate(1_450);
+    let current = start_current_turn(&mut log, 999, 40);
+    let projection = project(
+        &ProjectInput {
+            events: log.events(),
+            current_turn_id: Some(&current),
+            checkpoint: None,
+            model: &model,
+            provider: Some(&provider()),
+            fail_open: false,
+        },
+        &CharEstimator,
+    )
+    .expect("valid log");
+    assert!(!projection.fits, "precondition: the projected request is over capacity");
+    let mut tx = contextfold_core::compaction::Compaction::start(input(
+        Trigger::PreTurn,
+        log.events(),
+        Some(&current),
+        None,
+        model.clone(),
+    ))
+    .expect("valid log");
+    if let contextfold_core::compaction::Step::Done(outcome) = tx.poll().expect("in order") {
+        assert_ne!(
+            outcome.reason,
+            ReasonCode::BelowHighWater,
+            "the projection is {} tokens over a {} budget, yet the transaction skipped",
+            projection.estimated_tokens,
+            projection.history_budget
+        );
+        assert!(outcome.tokens.before > outcome.tokens.budget, "{:?}", outcome.tokens);
+    }
+}
+
+#[test]
+fn recorded_but_still_over_budget_exhausts_an_automatic_trigger_with_the_checkpoint() {
+    let mut log = session(6, 2_000);
+    let current = start_current_turn(&mut log, 7, 22_000);
+    let run = drive(
+        input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_ok()],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Exhausted);
+    assert_eq!(run.outcome.reason, ReasonCode::ContextBudgetExhausted);
+    let recorded = run.outcome.checkpoint.as_ref().expect("the durable checkpoint is returned");
+    assert_eq!(run.ledger, vec![recorded.clone()]);
+    assert_eq!(
+        codes(&run.outcome)[codes(&run.outcome).len() - 2..],
+        [ReasonCode::CheckpointRecorded, ReasonCode::ContextBudgetExhausted]
+    );
+    assert!(run.outcome.tokens.after > run.outcome.tokens.budget);
+}
+
+#[test]
+fn mid_turn_compaction_never_covers_the_current_turn() {
+    let mut log = session(12, 2_000);
+    let current = start_current_turn(&mut log, 13, 60);
+    log.response(Some("resp-13-a"))
+        .tool_call("c13", "shell", serde_json::json!({"cmd": "cargo test"}))
+        .response(None)
+        .tool_result("c13", "shell", serde_json::json!("x".repeat(3_000)));
+    let events = log.events().to_vec();
+    let run = drive(
+        input(Trigger::MidTurn, &events, Some(&current), None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_ok()],
+    );
+    let recorded = run.outcome.checkpoint.as_ref().expect("recorded");
+    assert_eq!(recorded.high_water.name, "mid_turn");
+    let covered = recorded.coverage.event_count as usize;
+    assert!(events[..covered].iter().all(|e| e.turn_id != current));
+    assert_eq!(covered, end_of_turn(&events, 11), "the newest small completed turn stays raw");
+}
+
+#[test]
+fn a_pinned_head_leaves_no_safe_prefix() {
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    log.turn("t0").push(EventContent::SystemNote { text: "house rules".into() }).pinned = true;
+    let mut log = contextfold_core::LogBuilder::extend(log.build());
+    for n in 1..=14 {
+        crate::support::add_turn(&mut log, n, 2_000);
+    }
+    let current = start_current_turn(&mut log, 15, 60);
+    let manual =
+        drive(input(Trigger::Manual, log.events(), Some(&current), None, window(WINDOW)), vec![]);
+    assert_eq!(
+        (manual.outcome.outcome, manual.outcome.reason),
+        (OutcomeKind::Skipped, ReasonCode::NoSafePrefix)
+    );
+    let automatic =
+        drive(input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)), vec![]);
+    assert_eq!(automatic.outcome.outcome, OutcomeKind::Exhausted);
+    assert_eq!(automatic.outcome.reason, ReasonCode::ContextBudgetExhausted);
+    // Nothing after a pinned event can be covered, so the pinned tail is the minimum context.
+    assert!(codes(&automatic.outcome).contains(&ReasonCode::MinimumContextExceedsBudget));
+    assert!(automatic.effects.is_empty());
+}
+
+#[test]
+fn the_outcome_json_uses_the_documented_names() {
+    let log = session(6, 400);
+    let run = drive(
+        input(Trigger::Manual, log.events(), None, None, window(WINDOW)),
+        vec![summary(""), summary("")],
+    );
+    let value = serde_json::to_value(&run.outcome).expect("json");
+    assert_eq!(value["outcome"], "failed_open");
+    assert_eq!(value["reason"], "empty_summary");
+    assert!(value.get("checkpoint").is_none());
+    assert_eq!(value["failureNote"]["code"], "context_compaction_failed_open");
+    assert_eq!(value["attempts"][0]["kind"], "text_summary");
+    assert_eq!(value["attempts"][0]["dispatches"], 2);
+    assert_eq!(value["diagnostics"][0]["code"], "empty_summary");
+    assert!(value["tokens"]["budget"].as_u64().expect("number") > 0);
+    let back: contextfold_core::compaction::CompactionOutcome =
+        serde_json::from_value(value).expect("round trip");
+    assert_eq!(back, run.outcome);
+}
