@@ -66,6 +66,9 @@ fn cold_projection(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(bytes.len() as u64));
     group.bench_function("sha256_only", |b| b.iter(|| Sha256::digest(black_box(&bytes))));
     group.bench_function("digest_prefix", |b| b.iter(|| digest_prefix(black_box(&events))));
+    group.bench_function("canonical_json_only", |b| {
+        b.iter(|| events.iter().map(|e| canonical_event_json(black_box(e)).len()).sum::<usize>())
+    });
     group.bench_function("project_with_checkpoint", |b| {
         b.iter(|| {
             let input = ProjectInput {
