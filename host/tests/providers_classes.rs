@@ -21,7 +21,7 @@ enum Client {
 const CLIENTS: [Client; 3] = [Client::Chat, Client::Anthropic, Client::Codex];
 
 async fn failure_of(client: Client, server: &LoopbackServer) -> ProviderFailure {
-    match client {
+    let result = match client {
         Client::Chat => chat_client(server)
             .with_timeout(SHORT_TIMEOUT)
             .summarize(&summary_request())
@@ -37,8 +37,8 @@ async fn failure_of(client: Client, server: &LoopbackServer) -> ProviderFailure 
             .compact(&native_request())
             .await
             .map(|ok| format!("{ok:?}")),
-    }
-    .expect_err("the scripted reply is a failure")
+    };
+    result.expect_err("the scripted reply is a failure")
 }
 
 fn openai_error(message: &str, kind: &str, code: Value) -> Value {

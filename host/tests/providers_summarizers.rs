@@ -146,3 +146,22 @@ async fn bad_configuration_is_a_typed_error() {
     assert_eq!(error.code(), "invalid_api_key");
     assert!(!error.to_string().contains("sk-a"));
 }
+
+#[test]
+fn clients_and_their_futures_can_move_across_tasks() {
+    use contextfold_host::providers::{AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer};
+    fn assert_send<T: Send>(_: T) {}
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<OpenAiChatSummarizer>();
+    assert_send_sync::<AnthropicSummarizer>();
+    assert_send_sync::<CodexNativeCompactor>();
+    let url = "http://127.0.0.1:1/v1";
+    let chat = OpenAiChatSummarizer::new(url, CHAT_MODEL, OPENAI_KEY).expect("config");
+    let anthropic = AnthropicSummarizer::new(url, ANTHROPIC_MODEL, ANTHROPIC_KEY).expect("config");
+    let codex = CodexNativeCompactor::new(url, CODEX_MODEL, OPENAI_KEY).expect("config");
+    let (summary, native) = (summary_request(), native_request());
+    // Built, never polled: only the types are checked.
+    assert_send(chat.summarize(&summary));
+    assert_send(anthropic.summarize(&summary));
+    assert_send(codex.compact(&native));
+}

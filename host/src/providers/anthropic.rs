@@ -95,7 +95,7 @@ impl AnthropicSummarizer {
         model: &str,
         api_key: impl Into<ApiKey>,
     ) -> Result<Self, ProviderConfigError> {
-        let key = api_key.into();
+        let key: ApiKey = api_key.into();
         if model.trim().is_empty() {
             return Err(ProviderConfigError::EmptyModel);
         }

@@ -77,7 +77,7 @@ impl CodexNativeCompactor {
         model: &str,
         api_key: impl Into<ApiKey>,
     ) -> Result<Self, ProviderConfigError> {
-        let key = api_key.into();
+        let key: ApiKey = api_key.into();
         if model.trim().is_empty() {
             return Err(ProviderConfigError::EmptyModel);
         }
@@ -132,14 +132,15 @@ async fn read_compaction(call: &mut Call) -> Result<Vec<Value>, ProviderError> {
             ProviderError::MalformedResponse(format!("the body is not JSON ({error})"))
         })?;
         call.learn_secrets(&value);
-        let mut state = StreamState::default();
         let response_object = value.get("response").unwrap_or(&value).clone();
-        match response_object.get("status").and_then(Value::as_str) {
-            Some("failed") => return Err(failed(&response_object)),
-            Some("incomplete") => return Err(incomplete(&response_object)),
-            _ => state.completed = Some(response_object),
-        }
-        return output_of(state);
+        return match response_object.get("status").and_then(Value::as_str) {
+            Some("failed") => Err(failed(&response_object)),
+            Some("incomplete") => Err(incomplete(&response_object)),
+            _ => output_of(StreamState {
+                completed: Some(response_object),
+                ..StreamState::default()
+            }),
+        };
     }
 
     let mut parser = SseParser::new();
