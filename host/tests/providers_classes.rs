@@ -52,22 +52,154 @@ fn anthropic_error(kind: &str, message: &str) -> Value {
 /// (label, reply, expected kind, expected code prefix of the message)
 fn http_cases() -> Vec<(&'static str, Reply, ProviderFailureKind, &'static str)> {
     vec![
-        ("400 plain", Reply::status(400, openai_error("Unsupported parameter: 'foo'", "invalid_request_error", Value::Null)), Rejected, "http_status"),
-        ("404 model", Reply::status(404, openai_error("The model does not exist", "invalid_request_error", json!("model_not_found"))), Rejected, "http_status"),
+        (
+            "400 plain",
+            Reply::status(
+                400,
+                openai_error("Unsupported parameter: 'foo'", "invalid_request_error", Value::Null),
+            ),
+            Rejected,
+            "http_status",
+        ),
+        (
+            "404 model",
+            Reply::status(
+                404,
+                openai_error(
+                    "The model does not exist",
+                    "invalid_request_error",
+                    json!("model_not_found"),
+                ),
+            ),
+            Rejected,
+            "http_status",
+        ),
         ("422", Reply::status(422, json!({"detail": "unprocessable"})), Rejected, "http_status"),
-        ("400 openai overflow", Reply::status(400, openai_error("This model's maximum context length is 128000 tokens.", "invalid_request_error", json!("context_length_exceeded"))), Overflow, "http_status"),
-        ("400 anthropic overflow", Reply::status(400, anthropic_error("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")), Overflow, "http_status"),
-        ("413", Reply::status(413, anthropic_error("request_too_large", "Request exceeds the maximum allowed number of bytes.")), Overflow, "http_status"),
-        ("401 echoing the keys", Reply::status(401, openai_error(&format!("Incorrect API key provided: {OPENAI_KEY} / {ANTHROPIC_KEY}"), "invalid_request_error", json!("invalid_api_key"))), Auth, "http_status"),
-        ("403", Reply::status(403, anthropic_error("permission_error", "Your API key does not have permission")), Auth, "http_status"),
-        ("402", Reply::status(402, anthropic_error("billing_error", "payment required")), Billing, "http_status"),
-        ("429 insufficient_quota", Reply::status(429, openai_error("You exceeded your current quota", "insufficient_quota", json!("insufficient_quota"))), Billing, "http_status"),
-        ("400 credit balance", Reply::status(400, anthropic_error("invalid_request_error", "Your credit balance is too low to access the Anthropic API.")), Billing, "http_status"),
-        ("429", Reply::status(429, openai_error("Rate limit reached", "requests", json!("rate_limit_exceeded"))), RateLimited, "http_status"),
-        ("500", Reply::status(500, openai_error("The server had an error", "server_error", Value::Null)), Unavailable, "http_status"),
-        ("502 html", Reply::Raw { status: 502, content_type: "text/html", body: "<html>Bad Gateway</html>".into() }, Unavailable, "http_status"),
+        (
+            "400 openai overflow",
+            Reply::status(
+                400,
+                openai_error(
+                    "This model's maximum context length is 128000 tokens.",
+                    "invalid_request_error",
+                    json!("context_length_exceeded"),
+                ),
+            ),
+            Overflow,
+            "http_status",
+        ),
+        (
+            "400 anthropic overflow",
+            Reply::status(
+                400,
+                anthropic_error(
+                    "invalid_request_error",
+                    "prompt is too long: 210000 tokens > 200000 maximum",
+                ),
+            ),
+            Overflow,
+            "http_status",
+        ),
+        (
+            "413",
+            Reply::status(
+                413,
+                anthropic_error(
+                    "request_too_large",
+                    "Request exceeds the maximum allowed number of bytes.",
+                ),
+            ),
+            Overflow,
+            "http_status",
+        ),
+        (
+            "401 echoing the keys",
+            Reply::status(
+                401,
+                openai_error(
+                    &format!("Incorrect API key provided: {OPENAI_KEY} / {ANTHROPIC_KEY}"),
+                    "invalid_request_error",
+                    json!("invalid_api_key"),
+                ),
+            ),
+            Auth,
+            "http_status",
+        ),
+        (
+            "403",
+            Reply::status(
+                403,
+                anthropic_error("permission_error", "Your API key does not have permission"),
+            ),
+            Auth,
+            "http_status",
+        ),
+        (
+            "402",
+            Reply::status(402, anthropic_error("billing_error", "payment required")),
+            Billing,
+            "http_status",
+        ),
+        (
+            "429 insufficient_quota",
+            Reply::status(
+                429,
+                openai_error(
+                    "You exceeded your current quota",
+                    "insufficient_quota",
+                    json!("insufficient_quota"),
+                ),
+            ),
+            Billing,
+            "http_status",
+        ),
+        (
+            "400 credit balance",
+            Reply::status(
+                400,
+                anthropic_error(
+                    "invalid_request_error",
+                    "Your credit balance is too low to access the Anthropic API.",
+                ),
+            ),
+            Billing,
+            "http_status",
+        ),
+        (
+            "429",
+            Reply::status(
+                429,
+                openai_error("Rate limit reached", "requests", json!("rate_limit_exceeded")),
+            ),
+            RateLimited,
+            "http_status",
+        ),
+        (
+            "500",
+            Reply::status(
+                500,
+                openai_error("The server had an error", "server_error", Value::Null),
+            ),
+            Unavailable,
+            "http_status",
+        ),
+        (
+            "502 html",
+            Reply::Raw {
+                status: 502,
+                content_type: "text/html",
+                body: "<html>Bad Gateway</html>".into(),
+            },
+            Unavailable,
+            "http_status",
+        ),
         ("503", Reply::status(503, json!({"error": "unavailable"})), Unavailable, "http_status"),
-        ("529 overloaded", Reply::status(529, anthropic_error("overloaded_error", "Overloaded")), Unavailable, "http_status"),
+        (
+            "529 overloaded",
+            Reply::status(529, anthropic_error("overloaded_error", "Overloaded")),
+            Unavailable,
+            "http_status",
+        ),
         ("slow", Reply::status(500, json!({})).delayed(SLOW), Unavailable, "timeout"),
     ]
 }
@@ -87,7 +219,11 @@ async fn every_http_status_class_is_classified_for_every_client() {
                 Client::Chat | Client::Codex => OPENAI_KEY,
             };
             for secret in [own_key, PREVIOUS_STATE] {
-                assert!(!failure.message.contains(secret), "{client:?} {label}: {}", failure.message);
+                assert!(
+                    !failure.message.contains(secret),
+                    "{client:?} {label}: {}",
+                    failure.message
+                );
             }
             assert!(started.elapsed() < SLOW / 2, "{client:?} {label} waited for the slow reply");
             assert_eq!(server.received().len(), 1, "{client:?} {label}: exactly one request");
@@ -98,7 +234,14 @@ async fn every_http_status_class_is_classified_for_every_client() {
 #[tokio::test]
 async fn error_details_reach_the_failure_message() {
     let server = LoopbackServer::start().await;
-    server.script(Reply::status(400, openai_error("This model's maximum context length is 8192 tokens.", "invalid_request_error", json!("context_length_exceeded"))));
+    server.script(Reply::status(
+        400,
+        openai_error(
+            "This model's maximum context length is 8192 tokens.",
+            "invalid_request_error",
+            json!("context_length_exceeded"),
+        ),
+    ));
     let failure = failure_of(Client::Chat, &server).await;
     assert_eq!(
         failure.message,
@@ -110,16 +253,28 @@ async fn error_details_reach_the_failure_message() {
 async fn malformed_and_cut_bodies_are_unavailable_for_the_json_clients() {
     for client in [Client::Chat, Client::Anthropic] {
         let server = LoopbackServer::start().await;
-        server.script(Reply::Raw { status: 200, content_type: "application/json", body: "{\"choices\": [".into() });
+        server.script(Reply::Raw {
+            status: 200,
+            content_type: "application/json",
+            body: "{\"choices\": [".into(),
+        });
         let failure = failure_of(client, &server).await;
         assert_eq!(failure.kind, Unavailable, "{client:?}");
-        assert!(failure.message.starts_with("malformed_response"), "{client:?}: {}", failure.message);
+        assert!(
+            failure.message.starts_with("malformed_response"),
+            "{client:?}: {}",
+            failure.message
+        );
 
         let server = LoopbackServer::start().await;
         server.script(Reply::ok(json!({"id": "x", "object": "unexpected"})));
         let failure = failure_of(client, &server).await;
         assert_eq!(failure.kind, Unavailable, "{client:?} wrong shape");
-        assert!(failure.message.starts_with("malformed_response"), "{client:?}: {}", failure.message);
+        assert!(
+            failure.message.starts_with("malformed_response"),
+            "{client:?}: {}",
+            failure.message
+        );
 
         let server = LoopbackServer::start().await;
         let body = match client {
@@ -139,9 +294,10 @@ async fn a_refused_connection_is_unavailable() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/v1", listener.local_addr().expect("address"));
     drop(listener);
-    let client = contextfold_host::providers::OpenAiChatSummarizer::new(&url, CHAT_MODEL, OPENAI_KEY)
-        .expect("valid config")
-        .with_http_client(direct_http());
+    let client =
+        contextfold_host::providers::OpenAiChatSummarizer::new(&url, CHAT_MODEL, OPENAI_KEY)
+            .expect("valid config")
+            .with_http_client(direct_http());
     let failure = client.summarize(&summary_request()).await.expect_err("nothing listens");
     assert_eq!(failure.kind, Unavailable);
     assert!(failure.message.starts_with("connect_failed"), "{}", failure.message);

@@ -24,7 +24,8 @@ async fn a_complete_stream_returns_its_output_items_and_the_request_is_history_o
     let request = native_request();
     let output = codex_client(&server).compact(&request).await.expect("compacts");
     assert_eq!(output, items);
-    let binding = NativeBinding { connection_slug: "codex-loopback".into(), model_id: CODEX_MODEL.into() };
+    let binding =
+        NativeBinding { connection_slug: "codex-loopback".into(), model_id: CODEX_MODEL.into() };
     assert!(accept_native_output(&output, &binding).is_ok());
 
     let received = server.received();
@@ -61,14 +62,16 @@ async fn done_items_are_used_when_the_completed_response_lists_no_output() {
 
 #[tokio::test]
 async fn zero_or_two_compaction_items_are_returned_for_the_core_to_refuse() {
-    let binding = NativeBinding { connection_slug: "codex-loopback".into(), model_id: CODEX_MODEL.into() };
+    let binding =
+        NativeBinding { connection_slug: "codex-loopback".into(), model_id: CODEX_MODEL.into() };
     for items in [
         vec![reasoning_item()],
         vec![compaction_item("cmp_a", NEW_STATE), compaction_item("cmp_b", "gAAAA-other")],
     ] {
         let server = LoopbackServer::start().await;
         server.script(Reply::sse(&responses_stream(&items), StreamEnd::Clean));
-        let output = codex_client(&server).compact(&native_request()).await.expect("stream completes");
+        let output =
+            codex_client(&server).compact(&native_request()).await.expect("stream completes");
         assert_eq!(output, items);
         let defect = accept_native_output(&output, &binding).expect_err("no unique item");
         assert_eq!(defect.code(), "native_no_unique_item");
@@ -92,9 +95,14 @@ async fn truncated_streams_are_unavailable() {
     for (index, reply) in replies.into_iter().enumerate() {
         let server = LoopbackServer::start().await;
         server.script(reply);
-        let failure = codex_client(&server).compact(&native_request()).await.expect_err("truncated");
+        let failure =
+            codex_client(&server).compact(&native_request()).await.expect_err("truncated");
         assert_eq!(failure.kind, ProviderFailureKind::Unavailable, "case {index}: {failure:?}");
-        assert!(failure.message.starts_with("stream_truncated"), "case {index}: {}", failure.message);
+        assert!(
+            failure.message.starts_with("stream_truncated"),
+            "case {index}: {}",
+            failure.message
+        );
         assert!(!failure.message.contains(NEW_STATE), "case {index}");
     }
 }
@@ -102,16 +110,43 @@ async fn truncated_streams_are_unavailable() {
 #[tokio::test]
 async fn stream_errors_are_classified_by_their_code() {
     let cases = [
-        (json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed", "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}}), ProviderFailureKind::Overflow, "provider_reported"),
-        (json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed", "error": {"code": "server_error", "message": "An error occurred."}}}), ProviderFailureKind::Unavailable, "provider_reported"),
-        (json!({"type": "error", "code": "rate_limit_exceeded", "message": "Rate limit reached", "param": null}), ProviderFailureKind::RateLimited, "provider_reported"),
-        (json!({"type": "error", "code": "insufficient_quota", "message": "quota", "param": null}), ProviderFailureKind::Billing, "provider_reported"),
-        (json!({"type": "error", "code": "invalid_prompt", "message": "bad input", "param": null}), ProviderFailureKind::Rejected, "provider_reported"),
-        (json!({"type": "response.incomplete", "response": {"id": "resp_1", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}}), ProviderFailureKind::Rejected, "response_incomplete"),
+        (
+            json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed", "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}}),
+            ProviderFailureKind::Overflow,
+            "provider_reported",
+        ),
+        (
+            json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed", "error": {"code": "server_error", "message": "An error occurred."}}}),
+            ProviderFailureKind::Unavailable,
+            "provider_reported",
+        ),
+        (
+            json!({"type": "error", "code": "rate_limit_exceeded", "message": "Rate limit reached", "param": null}),
+            ProviderFailureKind::RateLimited,
+            "provider_reported",
+        ),
+        (
+            json!({"type": "error", "code": "insufficient_quota", "message": "quota", "param": null}),
+            ProviderFailureKind::Billing,
+            "provider_reported",
+        ),
+        (
+            json!({"type": "error", "code": "invalid_prompt", "message": "bad input", "param": null}),
+            ProviderFailureKind::Rejected,
+            "provider_reported",
+        ),
+        (
+            json!({"type": "response.incomplete", "response": {"id": "resp_1", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}}),
+            ProviderFailureKind::Rejected,
+            "response_incomplete",
+        ),
     ];
     for (event, kind, code) in cases {
         let server = LoopbackServer::start().await;
-        let events = [json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}), event];
+        let events = [
+            json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
+            event,
+        ];
         server.script(Reply::sse(&events, StreamEnd::Clean));
         let failure = codex_client(&server).compact(&native_request()).await.expect_err("fails");
         assert_eq!(failure.kind, kind, "{failure:?}");
@@ -136,7 +171,11 @@ async fn an_event_without_json_data_is_malformed() {
 async fn a_stalled_stream_times_out() {
     let server = LoopbackServer::start().await;
     let events = responses_stream(&[compaction_item("cmp_new", NEW_STATE)]);
-    server.script(Reply::Sse { frames: events.iter().map(sse_frame).collect(), gap: Duration::from_millis(150), end: StreamEnd::Clean });
+    server.script(Reply::Sse {
+        frames: events.iter().map(sse_frame).collect(),
+        gap: Duration::from_millis(150),
+        end: StreamEnd::Clean,
+    });
     let started = Instant::now();
     let failure = codex_client(&server)
         .with_timeout(SHORT_TIMEOUT)
@@ -152,7 +191,11 @@ async fn a_stalled_stream_times_out() {
 async fn cancelling_mid_stream_ends_the_call_promptly() {
     let server = LoopbackServer::start().await;
     let events = responses_stream(&[compaction_item("cmp_new", NEW_STATE)]);
-    server.script(Reply::Sse { frames: events.iter().map(sse_frame).collect(), gap: Duration::from_secs(2), end: StreamEnd::Clean });
+    server.script(Reply::Sse {
+        frames: events.iter().map(sse_frame).collect(),
+        gap: Duration::from_secs(2),
+        end: StreamEnd::Clean,
+    });
     let token = CancelToken::new();
     let client = codex_client(&server).with_cancel(token.clone());
     let canceller = tokio::spawn(async move {
@@ -171,7 +214,9 @@ async fn cancelling_mid_stream_ends_the_call_promptly() {
 async fn a_json_answer_instead_of_a_stream_is_read_as_one_response() {
     let server = LoopbackServer::start().await;
     let item = compaction_item("cmp_new", NEW_STATE);
-    server.script(Reply::ok(json!({"id": "resp_1", "object": "response", "status": "completed", "output": [item]})));
+    server.script(Reply::ok(
+        json!({"id": "resp_1", "object": "response", "status": "completed", "output": [item]}),
+    ));
     let output = codex_client(&server).compact(&native_request()).await.expect("compacts");
     assert_eq!(output, [item]);
 }

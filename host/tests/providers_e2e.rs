@@ -21,11 +21,19 @@ fn long_session() -> Vec<RuntimeEvent> {
     let mut log = LogBuilder::new("s-e2e");
     for turn in 1..=3 {
         let call = format!("c{turn}");
-        log.turn(&format!("t{turn}")).user(&format!("Step {turn}: fix the next failing parser test"));
-        log.response(Some(&format!("r{turn}a")))
-            .tool_call(&call, "shell", json!({"cmd": format!("cargo test -p parser case_{turn}")}));
+        log.turn(&format!("t{turn}"))
+            .user(&format!("Step {turn}: fix the next failing parser test"));
+        log.response(Some(&format!("r{turn}a"))).tool_call(
+            &call,
+            "shell",
+            json!({"cmd": format!("cargo test -p parser case_{turn}")}),
+        );
         log.response(None);
-        log.tool_result(&call, "shell", json!(format!("test case_{turn} ... FAILED\n").repeat(120)));
+        log.tool_result(
+            &call,
+            "shell",
+            json!(format!("test case_{turn} ... FAILED\n").repeat(120)),
+        );
         log.response(Some(&format!("r{turn}b"))).assistant("Fixed the off-by-one in parse_header.");
         log.response(None);
     }
@@ -103,11 +111,19 @@ async fn a_text_summary_is_recorded() {
         model_id: CHAT_MODEL.into(),
     };
     let mut ledger = Vec::new();
-    let outcome = drive(input(Compactor::TextSummary, provider), &chat_client(&server), &codex_client(&server), &mut ledger).await;
+    let outcome = drive(
+        input(Compactor::TextSummary, provider),
+        &chat_client(&server),
+        &codex_client(&server),
+        &mut ledger,
+    )
+    .await;
     assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", outcome.diagnostics);
     let checkpoint = outcome.checkpoint.as_ref().expect("checkpoint");
     assert_eq!(checkpoint.schema_version(), 2);
-    assert!(matches!(&checkpoint.projection, CheckpointProjection::Summary(text) if *text == valid_summary()));
+    assert!(
+        matches!(&checkpoint.projection, CheckpointProjection::Summary(text) if *text == valid_summary())
+    );
     assert_eq!(checkpoint.coverage.event_count, long_session().len() as u64);
     assert_eq!(attempts(&outcome), [(AttemptKind::TextSummary, "checkpoint_recorded")]);
     assert_eq!(ledger.len(), 1);
@@ -121,14 +137,29 @@ async fn a_text_summary_is_recorded() {
 #[tokio::test]
 async fn codex_native_state_is_recorded_as_v3() {
     let server = LoopbackServer::start().await;
-    let items = [json!({"type": "reasoning", "id": "rs_1", "summary": []}), compaction_item("cmp_new", NEW_STATE)];
+    let items = [
+        json!({"type": "reasoning", "id": "rs_1", "summary": []}),
+        compaction_item("cmp_new", NEW_STATE),
+    ];
     server.script(Reply::sse(&responses_stream(&items), StreamEnd::Clean));
     let mut ledger = Vec::new();
-    let outcome = drive(input(Compactor::OpenaiCodexNative, codex_identity()), &chat_client(&server), &codex_client(&server), &mut ledger).await;
+    let outcome = drive(
+        input(Compactor::OpenaiCodexNative, codex_identity()),
+        &chat_client(&server),
+        &codex_client(&server),
+        &mut ledger,
+    )
+    .await;
     assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", outcome.diagnostics);
     let checkpoint = outcome.checkpoint.as_ref().expect("checkpoint");
     assert_eq!(checkpoint.schema_version(), 3);
-    let CheckpointProjection::ProviderState(ProviderState::OpenaiCodexRemoteV2 { item_id, encrypted_content, connection_slug, model_id }) = &checkpoint.projection else {
+    let CheckpointProjection::ProviderState(ProviderState::OpenaiCodexRemoteV2 {
+        item_id,
+        encrypted_content,
+        connection_slug,
+        model_id,
+    }) = &checkpoint.projection
+    else {
         panic!("expected provider state, got {:?}", checkpoint.projection);
     };
     assert_eq!((item_id.as_str(), encrypted_content.as_str()), ("cmp_new", NEW_STATE));
@@ -140,22 +171,37 @@ async fn codex_native_state_is_recorded_as_v3() {
     let body = &received[0].body;
     assert!(body.get("tools").is_none() && body.get("instructions").is_none());
     assert_eq!(body["store"], json!(false));
-    assert_eq!(body["input"].as_array().and_then(|i| i.last()), Some(&json!({"type": "compaction_trigger"})));
+    assert_eq!(
+        body["input"].as_array().and_then(|i| i.last()),
+        Some(&json!({"type": "compaction_trigger"}))
+    );
     assert_eq!(ledger.len(), 1);
 }
 
 #[tokio::test]
 async fn zero_compaction_items_fall_back_to_one_text_summary() {
     let server = LoopbackServer::start().await;
-    server.script(Reply::sse(&responses_stream(&[json!({"type": "reasoning", "id": "rs_1", "summary": []})]), StreamEnd::Clean));
+    server.script(Reply::sse(
+        &responses_stream(&[json!({"type": "reasoning", "id": "rs_1", "summary": []})]),
+        StreamEnd::Clean,
+    ));
     server.script(Reply::ok(chat_completion(&valid_summary(), "stop")));
     let mut ledger = Vec::new();
-    let outcome = drive(input(Compactor::OpenaiCodexNative, codex_identity()), &chat_client(&server), &codex_client(&server), &mut ledger).await;
+    let outcome = drive(
+        input(Compactor::OpenaiCodexNative, codex_identity()),
+        &chat_client(&server),
+        &codex_client(&server),
+        &mut ledger,
+    )
+    .await;
     assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", outcome.diagnostics);
     assert_eq!(outcome.checkpoint.as_ref().expect("checkpoint").schema_version(), 2);
     assert_eq!(
         attempts(&outcome),
-        [(AttemptKind::ProviderNative, "native_no_unique_item"), (AttemptKind::TextSummary, "checkpoint_recorded")]
+        [
+            (AttemptKind::ProviderNative, "native_no_unique_item"),
+            (AttemptKind::TextSummary, "checkpoint_recorded")
+        ]
     );
     let paths: Vec<String> = server.received().into_iter().map(|r| r.path).collect();
     assert_eq!(paths, ["/v1/responses", "/v1/chat/completions"]);
@@ -168,7 +214,13 @@ async fn a_codex_rate_limit_fails_open_without_a_fallback() {
     server.script(Reply::status(429, json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}})));
     server.script(Reply::ok(chat_completion(&valid_summary(), "stop")));
     let mut ledger = Vec::new();
-    let outcome = drive(input(Compactor::OpenaiCodexNative, codex_identity()), &chat_client(&server), &codex_client(&server), &mut ledger).await;
+    let outcome = drive(
+        input(Compactor::OpenaiCodexNative, codex_identity()),
+        &chat_client(&server),
+        &codex_client(&server),
+        &mut ledger,
+    )
+    .await;
     assert_eq!(outcome.outcome, OutcomeKind::FailedOpen, "{:?}", outcome.diagnostics);
     assert_eq!(outcome.reason.as_str(), "provider_rate_limited");
     assert!(outcome.checkpoint.is_none());

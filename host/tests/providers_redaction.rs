@@ -35,7 +35,8 @@ async fn codex_captures_are_redacted_and_keep_the_shape() {
     let input = entry.request["input"].as_array().expect("input kept");
     assert_eq!(input[0]["encrypted_content"], json!("[redacted]"));
     assert_eq!(input.last(), Some(&json!({"type": "compaction_trigger"})));
-    let events = entry.response.as_ref().expect("events")["events"].as_array().expect("array").clone();
+    let events =
+        entry.response.as_ref().expect("events")["events"].as_array().expect("array").clone();
     assert_eq!(events.len(), responses_stream(&items).len());
     assert_eq!(events.last().expect("completed")["event"], json!("response.completed"));
     let text = capture.to_json();
@@ -57,7 +58,11 @@ async fn failure_messages_are_scrubbed_of_keys_and_state() {
         .await
         .expect_err("401");
     assert_clean("401 message", &failure.message);
-    assert!(failure.message.contains("Incorrect API key provided: [redacted]"), "{}", failure.message);
+    assert!(
+        failure.message.contains("Incorrect API key provided: [redacted]"),
+        "{}",
+        failure.message
+    );
     assert_clean("401 capture", &capture.to_json());
 
     // An in-stream error that quotes the state of an item streamed just before.
@@ -81,9 +86,16 @@ async fn summarizer_captures_strip_both_auth_headers() {
     let server = LoopbackServer::start().await;
     server.script(Reply::ok(chat_completion(&valid_summary(), "stop")));
     let echo = format!("invalid x-api-key {ANTHROPIC_KEY}");
-    server.script(Reply::status(401, json!({"type": "error", "error": {"type": "authentication_error", "message": echo}})));
+    server.script(Reply::status(
+        401,
+        json!({"type": "error", "error": {"type": "authentication_error", "message": echo}}),
+    ));
     let capture = RequestCapture::new();
-    chat_client(&server).with_capture(capture.clone()).summarize(&summary_request()).await.expect("ok");
+    chat_client(&server)
+        .with_capture(capture.clone())
+        .summarize(&summary_request())
+        .await
+        .expect("ok");
     let client = anthropic_client(&server).with_capture(capture.clone());
     let failure = client.summarize(&summary_request()).await.expect_err("401");
     assert_clean("anthropic message", &failure.message);

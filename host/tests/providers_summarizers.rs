@@ -19,16 +19,27 @@ async fn chat_sends_the_mapped_messages_and_reads_the_completion() {
     server.script(Reply::ok(chat_completion(&valid_summary(), "stop")));
     let request = summary_request();
     let response = chat_client(&server).summarize(&request).await.expect("summarizes");
-    assert_eq!(response, SummaryResponse { text: valid_summary(), finish_reason: FinishReason::Stop });
+    assert_eq!(
+        response,
+        SummaryResponse { text: valid_summary(), finish_reason: FinishReason::Stop }
+    );
 
     let sent = &server.received()[0];
     assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", "/v1/chat/completions"));
     assert_eq!(sent.headers["authorization"], format!("Bearer {OPENAI_KEY}"));
     assert_eq!(sent.headers["content-type"], "application/json");
     let expected_messages = to_openai_chat(&request.messages).expect("maps");
-    assert_eq!(sent.body, json!({"model": CHAT_MODEL, "messages": expected_messages, "stream": false}));
+    assert_eq!(
+        sent.body,
+        json!({"model": CHAT_MODEL, "messages": expected_messages, "stream": false})
+    );
     assert_eq!(sent.body["messages"][0]["role"], "system");
-    assert!(sent.body["messages"][1]["content"].as_str().expect("text").contains("cargo test -p parser"));
+    assert!(
+        sent.body["messages"][1]["content"]
+            .as_str()
+            .expect("text")
+            .contains("cargo test -p parser")
+    );
 }
 
 #[tokio::test]
@@ -60,7 +71,10 @@ async fn anthropic_sends_system_separately_with_the_models_max_output() {
     server.script(Reply::ok(anthropic_message(&valid_summary(), "end_turn")));
     let request = summary_request();
     let response = anthropic_client(&server).summarize(&request).await.expect("summarizes");
-    assert_eq!(response, SummaryResponse { text: valid_summary(), finish_reason: FinishReason::Stop });
+    assert_eq!(
+        response,
+        SummaryResponse { text: valid_summary(), finish_reason: FinishReason::Stop }
+    );
 
     let sent = &server.received()[0];
     assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", "/v1/messages"));
@@ -85,7 +99,11 @@ async fn anthropic_sends_system_separately_with_the_models_max_output() {
 async fn anthropic_max_tokens_is_configurable() {
     let server = LoopbackServer::start().await;
     server.script(Reply::ok(anthropic_message(&valid_summary(), "end_turn")));
-    anthropic_client(&server).with_max_tokens(12_345).summarize(&summary_request()).await.expect("ok");
+    anthropic_client(&server)
+        .with_max_tokens(12_345)
+        .summarize(&summary_request())
+        .await
+        .expect("ok");
     assert_eq!(server.received()[0].body["max_tokens"], json!(12_345));
 }
 
@@ -133,23 +151,32 @@ async fn cancelling_a_slow_summary_ends_it_promptly() {
 
 #[tokio::test]
 async fn bad_configuration_is_a_typed_error() {
-    use contextfold_host::providers::{AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer};
-    let error = OpenAiChatSummarizer::new("ftp://example.invalid", CHAT_MODEL, OPENAI_KEY).expect_err("scheme");
+    use contextfold_host::providers::{
+        AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer,
+    };
+    let error = OpenAiChatSummarizer::new("ftp://example.invalid", CHAT_MODEL, OPENAI_KEY)
+        .expect_err("scheme");
     assert_eq!(error.code(), "invalid_base_url");
-    let error = AnthropicSummarizer::new("not a url", ANTHROPIC_MODEL, ANTHROPIC_KEY).expect_err("url");
+    let error =
+        AnthropicSummarizer::new("not a url", ANTHROPIC_MODEL, ANTHROPIC_KEY).expect_err("url");
     assert_eq!(error.code(), "invalid_base_url");
-    let error = CodexNativeCompactor::new("http://127.0.0.1:1/v1", "", OPENAI_KEY).expect_err("model");
+    let error =
+        CodexNativeCompactor::new("http://127.0.0.1:1/v1", "", OPENAI_KEY).expect_err("model");
     assert_eq!(error.code(), "empty_model");
-    let error = OpenAiChatSummarizer::new("http://127.0.0.1:1/v1", CHAT_MODEL, "  ").expect_err("key");
+    let error =
+        OpenAiChatSummarizer::new("http://127.0.0.1:1/v1", CHAT_MODEL, "  ").expect_err("key");
     assert_eq!(error.code(), "invalid_api_key");
-    let error = OpenAiChatSummarizer::new("http://127.0.0.1:1/v1", CHAT_MODEL, "sk-a\u{7}b").expect_err("key");
+    let error = OpenAiChatSummarizer::new("http://127.0.0.1:1/v1", CHAT_MODEL, "sk-a\u{7}b")
+        .expect_err("key");
     assert_eq!(error.code(), "invalid_api_key");
     assert!(!error.to_string().contains("sk-a"));
 }
 
 #[test]
 fn clients_and_their_futures_can_move_across_tasks() {
-    use contextfold_host::providers::{AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer};
+    use contextfold_host::providers::{
+        AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer,
+    };
     fn assert_send<T: Send>(_: T) {}
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<OpenAiChatSummarizer>();

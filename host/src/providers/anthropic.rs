@@ -262,7 +262,10 @@ mod tests {
         ];
         let (system, turns) = to_anthropic_messages(&messages).expect("maps");
         assert_eq!(system, "rules\n\nmore rules");
-        assert_eq!(turns, [json!({"role": "user", "content": [{"type": "text", "text": "<events>…</events>"}]})]);
+        assert_eq!(
+            turns,
+            [json!({"role": "user", "content": [{"type": "text", "text": "<events>…</events>"}]})]
+        );
         let only_system = to_anthropic_messages(&messages[..1]).expect_err("no user message");
         assert_eq!(only_system.code(), "request_unmappable");
     }
@@ -271,8 +274,12 @@ mod tests {
     fn responses_join_text_blocks_and_map_stop_reasons() {
         let body = json!({"type": "message", "content": [{"type": "thinking", "thinking": "…"}, {"type": "text", "text": "## Goal\n"}, {"type": "text", "text": "x"}], "stop_reason": "max_tokens"});
         let parsed = parse_anthropic_message(body.to_string().as_bytes()).expect("parses");
-        assert_eq!(parsed, SummaryResponse { text: "## Goal\nx".into(), finish_reason: FinishReason::Length });
-        let overloaded = br#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+        assert_eq!(
+            parsed,
+            SummaryResponse { text: "## Goal\nx".into(), finish_reason: FinishReason::Length }
+        );
+        let overloaded =
+            br#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
         let error = parse_anthropic_message(overloaded).expect_err("error body");
         assert_eq!(error.kind(), ProviderFailureKind::Unavailable);
     }

@@ -243,8 +243,13 @@ mod tests {
         headers.insert("authorization", HeaderValue::from_static("Bearer sk-live-1234"));
         headers.insert("x-api-key", HeaderValue::from_static("sk-live-1234"));
         headers.insert("content-type", HeaderValue::from_static("application/json"));
-        let mut record = CapturedRequest::new("openai-codex", "http://x/v1", &headers, &body, &secrets);
-        record.record_event(Some("response.output_item.done"), r#"{"item":{"encrypted_content":"gAAAsecret"}}"#, &secrets);
+        let mut record =
+            CapturedRequest::new("openai-codex", "http://x/v1", &headers, &body, &secrets);
+        record.record_event(
+            Some("response.output_item.done"),
+            r#"{"item":{"encrypted_content":"gAAAsecret"}}"#,
+            &secrets,
+        );
         record.record_event(None, "not json sk-live-1234", &secrets);
         let text = serde_json::to_string(&record).expect("serializes");
         assert!(!text.contains("sk-live-1234"), "{text}");

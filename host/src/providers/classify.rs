@@ -222,15 +222,23 @@ mod tests {
 
     #[test]
     fn overflow_and_billing_markers_refine_client_errors() {
-        let openai = detail(json!({"error": {"message": "This model's maximum context length is 8192 tokens", "type": "invalid_request_error", "code": "context_length_exceeded"}}));
+        let openai = detail(
+            json!({"error": {"message": "This model's maximum context length is 8192 tokens", "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+        );
         assert_eq!(classify_http(400, &openai), Overflow);
-        let anthropic = detail(json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}));
+        let anthropic = detail(
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
+        );
         assert_eq!(classify_http(400, &anthropic), Overflow);
         // Overflow markers count only on 400/422: a 404 stays a rejection.
         assert_eq!(classify_http(404, &openai), Rejected);
-        let quota = detail(json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}));
+        let quota = detail(
+            json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}),
+        );
         assert_eq!(classify_http(429, &quota), Billing);
-        let credit = detail(json!({"type": "error", "error": {"type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic API."}}));
+        let credit = detail(
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic API."}}),
+        );
         assert_eq!(classify_http(400, &credit), Billing);
         // Auth wins over markers.
         assert_eq!(classify_http(401, &quota), Auth);

@@ -275,18 +275,27 @@ mod tests {
     #[test]
     fn completed_output_wins_when_present() {
         let cmp = json!({"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAA"});
-        let output = run(&[json!({"type": "response.completed", "response": {"output": [cmp.clone()]}})]);
+        let output =
+            run(&[json!({"type": "response.completed", "response": {"output": [cmp.clone()]}})]);
         assert_eq!(output, Ok(vec![cmp]));
     }
 
     #[test]
     fn failures_and_incomplete_responses_are_typed() {
-        let failed = run(&[json!({"type": "response.failed", "response": {"status": "failed", "error": {"code": "context_length_exceeded", "message": "too long"}}})]);
+        let failed = run(&[
+            json!({"type": "response.failed", "response": {"status": "failed", "error": {"code": "context_length_exceeded", "message": "too long"}}}),
+        ]);
         assert_eq!(failed.expect_err("failed").kind(), ProviderFailureKind::Overflow);
-        let error = run(&[json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down"})]);
+        let error =
+            run(&[json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down"})]);
         assert_eq!(error.expect_err("error").kind(), ProviderFailureKind::RateLimited);
-        let incomplete = run(&[json!({"type": "response.incomplete", "response": {"incomplete_details": {"reason": "max_output_tokens"}}})]);
+        let incomplete = run(&[
+            json!({"type": "response.incomplete", "response": {"incomplete_details": {"reason": "max_output_tokens"}}}),
+        ]);
         let incomplete = incomplete.expect_err("incomplete");
-        assert_eq!((incomplete.code(), incomplete.kind()), ("response_incomplete", ProviderFailureKind::Rejected));
+        assert_eq!(
+            (incomplete.code(), incomplete.kind()),
+            ("response_incomplete", ProviderFailureKind::Rejected)
+        );
     }
 }

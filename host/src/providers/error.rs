@@ -117,7 +117,9 @@ impl ProviderError {
             }
             ProviderError::Connect(text) => ProviderError::Connect(scrub(&text)),
             ProviderError::Transport(text) => ProviderError::Transport(scrub(&text)),
-            ProviderError::MalformedResponse(text) => ProviderError::MalformedResponse(scrub(&text)),
+            ProviderError::MalformedResponse(text) => {
+                ProviderError::MalformedResponse(scrub(&text))
+            }
             ProviderError::StreamTruncated(text) => ProviderError::StreamTruncated(scrub(&text)),
             ProviderError::Incomplete(text) => ProviderError::Incomplete(scrub(&text)),
             ProviderError::Unmappable(text) => ProviderError::Unmappable(scrub(&text)),

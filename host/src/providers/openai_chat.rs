@@ -104,8 +104,13 @@ impl OpenAiChatSummarizer {
         let body = self.request_body(request)?;
         let mut headers = HeaderMap::new();
         headers.insert(AUTHORIZATION, self.authorization.clone());
-        let mut call =
-            self.transport.start(OPENAI_CHAT_PROVIDER, "/chat/completions", headers, body, &self.key);
+        let mut call = self.transport.start(
+            OPENAI_CHAT_PROVIDER,
+            "/chat/completions",
+            headers,
+            body,
+            &self.key,
+        );
         let result = self
             .transport
             .guard(async {
@@ -178,17 +183,23 @@ mod tests {
     #[test]
     fn completions_parse_text_parts_and_finish_reasons() {
         let parsed = |body: Value| parse_chat_completion(body.to_string().as_bytes());
-        let plain = parsed(json!({"choices": [{"message": {"role": "assistant", "content": "## Goal"}, "finish_reason": "stop"}]}));
+        let plain = parsed(
+            json!({"choices": [{"message": {"role": "assistant", "content": "## Goal"}, "finish_reason": "stop"}]}),
+        );
         assert_eq!(
             plain,
             Ok(SummaryResponse { text: "## Goal".into(), finish_reason: FinishReason::Stop })
         );
-        let parts = parsed(json!({"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, "finish_reason": "length"}]}));
+        let parts = parsed(
+            json!({"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, "finish_reason": "length"}]}),
+        );
         assert_eq!(
             parts,
             Ok(SummaryResponse { text: "ab".into(), finish_reason: FinishReason::Length })
         );
-        let tools = parsed(json!({"choices": [{"message": {"content": null, "tool_calls": []}, "finish_reason": "tool_calls"}]}));
+        let tools = parsed(
+            json!({"choices": [{"message": {"content": null, "tool_calls": []}, "finish_reason": "tool_calls"}]}),
+        );
         assert_eq!(
             tools,
             Ok(SummaryResponse { text: String::new(), finish_reason: FinishReason::ToolCalls })
@@ -198,11 +209,18 @@ mod tests {
     #[test]
     fn defective_bodies_are_typed_failures() {
         let error = parse_chat_completion(b"{\"choices\": [").expect_err("not JSON");
-        assert_eq!((error.code(), error.kind()), ("malformed_response", ProviderFailureKind::Unavailable));
+        assert_eq!(
+            (error.code(), error.kind()),
+            ("malformed_response", ProviderFailureKind::Unavailable)
+        );
         let error = parse_chat_completion(b"{\"id\": \"x\"}").expect_err("no choices");
         assert_eq!(error.code(), "malformed_response");
-        let reported = br#"{"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}"#;
+        let reported =
+            br#"{"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}"#;
         let error = parse_chat_completion(reported).expect_err("error body");
-        assert_eq!((error.code(), error.kind()), ("provider_reported", ProviderFailureKind::RateLimited));
+        assert_eq!(
+            (error.code(), error.kind()),
+            ("provider_reported", ProviderFailureKind::RateLimited)
+        );
     }
 }

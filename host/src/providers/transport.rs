@@ -75,7 +75,11 @@ impl Transport {
     }
 
     /// Adds a header sent with every request (for example an account id).
-    pub(crate) fn add_header(&mut self, name: &str, value: &str) -> Result<(), ProviderConfigError> {
+    pub(crate) fn add_header(
+        &mut self,
+        name: &str,
+        value: &str,
+    ) -> Result<(), ProviderConfigError> {
         let invalid = || ProviderConfigError::InvalidHeader { name: name.to_owned() };
         let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
         let mut header_value = HeaderValue::from_str(value).map_err(|_| invalid())?;
@@ -222,10 +226,14 @@ impl Call {
     }
 
     /// Ends the call: scrubs a failure, stores the capture record, converts to the core type.
-    pub(crate) fn finish<T>(mut self, result: Result<T, ProviderError>) -> Result<T, ProviderFailure> {
+    pub(crate) fn finish<T>(
+        mut self,
+        result: Result<T, ProviderError>,
+    ) -> Result<T, ProviderFailure> {
         let result = result.map_err(|error| error.map_text(|text| self.secrets.scrub(text)));
         if let (Some(mut record), Some(capture)) = (self.record.take(), self.capture.take()) {
-            record.elapsed_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            record.elapsed_ms =
+                u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
             if let Err(error) = &result {
                 record.failure = Some(json!({
                     "code": error.code(),

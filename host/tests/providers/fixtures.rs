@@ -6,7 +6,9 @@ use std::time::Duration;
 use contextfold_core::compaction::native::{NativeRequest, build_native_request};
 use contextfold_core::compaction::summary_request::{SummaryRequest, build_summary_request};
 use contextfold_core::{CharEstimator, LogBuilder, ProviderState, RuntimeEvent};
-use contextfold_host::providers::{AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer};
+use contextfold_host::providers::{
+    AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer,
+};
 use serde_json::{Value, json};
 
 use super::server::LoopbackServer;
@@ -92,8 +94,12 @@ pub fn responses_stream(items: &[Value]) -> Vec<Value> {
         json!({"type": "response.in_progress", "sequence_number": 1, "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
     ];
     for (index, item) in items.iter().enumerate() {
-        events.push(json!({"type": "response.output_item.added", "output_index": index, "item": item}));
-        events.push(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
+        events.push(
+            json!({"type": "response.output_item.added", "output_index": index, "item": item}),
+        );
+        events.push(
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        );
     }
     events.push(json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": items, "usage": {"input_tokens": 10, "output_tokens": 5}}}));
     events

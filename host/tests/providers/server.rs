@@ -186,7 +186,12 @@ fn text_response(status: u16, content_type: &str, body: String) -> Response {
 }
 
 /// A chunked body that sends each chunk after `gap`, then ends or aborts the connection.
-fn stream_response(content_type: &str, chunks: Vec<Bytes>, gap: Duration, end: StreamEnd) -> Response {
+fn stream_response(
+    content_type: &str,
+    chunks: Vec<Bytes>,
+    gap: Duration,
+    end: StreamEnd,
+) -> Response {
     let chunks: VecDeque<Bytes> = chunks.into();
     let stream = futures_util::stream::unfold((chunks, end), move |(mut chunks, end)| async move {
         match chunks.pop_front() {
@@ -199,7 +204,8 @@ fn stream_response(content_type: &str, chunks: Vec<Bytes>, gap: Duration, end: S
             None if end == StreamEnd::Abort => {
                 // Give the client time to read what was sent, then break the connection.
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                let error = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "scripted abort");
+                let error =
+                    std::io::Error::new(std::io::ErrorKind::ConnectionReset, "scripted abort");
                 Some((Err(error), (chunks, StreamEnd::Clean)))
             }
             None => None,
