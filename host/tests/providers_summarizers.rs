@@ -11,7 +11,7 @@ use contextfold_core::projection::openai_chat::to_openai_chat;
 use contextfold_host::providers::{ANTHROPIC_VERSION, CancelToken, anthropic_max_output_tokens};
 use providers::fixtures::*;
 use providers::server::{LoopbackServer, Reply};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[tokio::test]
 async fn chat_sends_the_mapped_messages_and_reads_the_completion() {
@@ -92,7 +92,7 @@ async fn anthropic_sends_system_separately_with_the_models_max_output() {
     assert_eq!(messages[0]["role"], "user");
     let text = messages[0]["content"][0]["text"].as_str().expect("text block");
     assert!(text.contains("cargo test -p parser"));
-    assert!(messages.iter().all(|message| message["role"] != Value::from("system")));
+    assert!(messages.iter().all(|message| message["role"] != "system"));
 }
 
 #[tokio::test]
