@@ -1,0 +1,304 @@
+//! Every failure class over real HTTP, for each client: a scripted loopback reply in, the
+//! classified `ProviderFailure` out, and no key in any message.
+
+mod providers;
+
+use contextfold_core::compaction::{ProviderFailure, ProviderFailureKind};
+use providers::fixtures::*;
+use providers::server::{LoopbackServer, Reply};
+use serde_json::{Value, json};
+
+use ProviderFailureKind::*;
+
+/// The three clients, reduced to "send the fixture request, report the failure".
+#[derive(Debug, Clone, Copy)]
+enum Client {
+    Chat,
+    Anthropic,
+    Codex,
+}
+
+const CLIENTS: [Client; 3] = [Client::Chat, Client::Anthropic, Client::Codex];
+
+async fn failure_of(client: Client, server: &LoopbackServer) -> ProviderFailure {
+    let result = match client {
+        Client::Chat => chat_client(server)
+            .with_timeout(SHORT_TIMEOUT)
+            .summarize(&summary_request())
+            .await
+            .map(|ok| format!("{ok:?}")),
+        Client::Anthropic => anthropic_client(server)
+            .with_timeout(SHORT_TIMEOUT)
+            .summarize(&summary_request())
+            .await
+            .map(|ok| format!("{ok:?}")),
+        Client::Codex => codex_client(server)
+            .with_timeout(SHORT_TIMEOUT)
+            .compact(&native_request())
+            .await
+            .map(|ok| format!("{ok:?}")),
+    };
+    result.expect_err("the scripted reply is a failure")
+}
+
+fn openai_error(message: &str, kind: &str, code: Value) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+}
+
+fn anthropic_error(kind: &str, message: &str) -> Value {
+    json!({"type": "error", "error": {"type": kind, "message": message}})
+}
+
+/// (label, reply, expected kind, expected code prefix of the message)
+fn http_cases() -> Vec<(&'static str, Reply, ProviderFailureKind, &'static str)> {
+    vec![
+        (
+            "400 plain",
+            Reply::status(
+                400,
+                openai_error("Unsupported parameter: 'foo'", "invalid_request_error", Value::Null),
+            ),
+            Rejected,
+            "http_status",
+        ),
+        (
+            "404 model",
+            Reply::status(
+                404,
+                openai_error(
+                    "The model does not exist",
+                    "invalid_request_error",
+                    json!("model_not_found"),
+                ),
+            ),
+            Rejected,
+            "http_status",
+        ),
+        ("422", Reply::status(422, json!({"detail": "unprocessable"})), Rejected, "http_status"),
+        (
+            "400 openai overflow",
+            Reply::status(
+                400,
+                openai_error(
+                    "This model's maximum context length is 128000 tokens.",
+                    "invalid_request_error",
+                    json!("context_length_exceeded"),
+                ),
+            ),
+            Overflow,
+            "http_status",
+        ),
+        (
+            "400 anthropic overflow",
+            Reply::status(
+                400,
+                anthropic_error(
+                    "invalid_request_error",
+                    "prompt is too long: 210000 tokens > 200000 maximum",
+                ),
+            ),
+            Overflow,
+            "http_status",
+        ),
+        (
+            "413",
+            Reply::status(
+                413,
+                anthropic_error(
+                    "request_too_large",
+                    "Request exceeds the maximum allowed number of bytes.",
+                ),
+            ),
+            Overflow,
+            "http_status",
+        ),
+        (
+            "401 echoing the keys",
+            Reply::status(
+                401,
+                openai_error(
+                    &format!("Incorrect API key provided: {OPENAI_KEY} / {ANTHROPIC_KEY}"),
+                    "invalid_request_error",
+                    json!("invalid_api_key"),
+                ),
+            ),
+            Auth,
+            "http_status",
+        ),
+        (
+            "403",
+            Reply::status(
+                403,
+                anthropic_error("permission_error", "Your API key does not have permission"),
+            ),
+            Auth,
+            "http_status",
+        ),
+        (
+            "402",
+            Reply::status(402, anthropic_error("billing_error", "payment required")),
+            Billing,
+            "http_status",
+        ),
+        (
+            "429 insufficient_quota",
+            Reply::status(
+                429,
+                openai_error(
+                    "You exceeded your current quota",
+                    "insufficient_quota",
+                    json!("insufficient_quota"),
+                ),
+            ),
+            Billing,
+            "http_status",
+        ),
+        (
+            "400 credit balance",
+            Reply::status(
+                400,
+                anthropic_error(
+                    "invalid_request_error",
+                    "Your credit balance is too low to access the Anthropic API.",
+                ),
+            ),
+            Billing,
+            "http_status",
+        ),
+        (
+            "429",
+            Reply::status(
+                429,
+                openai_error("Rate limit reached", "requests", json!("rate_limit_exceeded")),
+            ),
+            RateLimited,
+            "http_status",
+        ),
+        (
+            "500",
+            Reply::status(
+                500,
+                openai_error("The server had an error", "server_error", Value::Null),
+            ),
+            Unavailable,
+            "http_status",
+        ),
+        (
+            "502 html",
+            Reply::Raw {
+                status: 502,
+                content_type: "text/html",
+                body: "<html>Bad Gateway</html>".into(),
+            },
+            Unavailable,
+            "http_status",
+        ),
+        ("503", Reply::status(503, json!({"error": "unavailable"})), Unavailable, "http_status"),
+        (
+            "529 overloaded",
+            Reply::status(529, anthropic_error("overloaded_error", "Overloaded")),
+            Unavailable,
+            "http_status",
+        ),
+        ("slow", Reply::status(500, json!({})).delayed(SLOW), Unavailable, "timeout"),
+    ]
+}
+
+#[tokio::test]
+async fn every_http_status_class_is_classified_for_every_client() {
+    for client in CLIENTS {
+        for (label, reply, kind, code) in http_cases() {
+            let server = LoopbackServer::start().await;
+            server.script(reply);
+            let started = std::time::Instant::now();
+            let failure = failure_of(client, &server).await;
+            assert_eq!(failure.kind, kind, "{client:?} {label}: {failure:?}");
+            assert!(failure.message.starts_with(code), "{client:?} {label}: {}", failure.message);
+            let own_key = match client {
+                Client::Anthropic => ANTHROPIC_KEY,
+                Client::Chat | Client::Codex => OPENAI_KEY,
+            };
+            for secret in [own_key, PREVIOUS_STATE] {
+                assert!(
+                    !failure.message.contains(secret),
+                    "{client:?} {label}: {}",
+                    failure.message
+                );
+            }
+            assert!(started.elapsed() < SLOW / 2, "{client:?} {label} waited for the slow reply");
+            assert_eq!(server.received().len(), 1, "{client:?} {label}: exactly one request");
+        }
+    }
+}
+
+#[tokio::test]
+async fn error_details_reach_the_failure_message() {
+    let server = LoopbackServer::start().await;
+    server.script(Reply::status(
+        400,
+        openai_error(
+            "This model's maximum context length is 8192 tokens.",
+            "invalid_request_error",
+            json!("context_length_exceeded"),
+        ),
+    ));
+    let failure = failure_of(Client::Chat, &server).await;
+    assert_eq!(
+        failure.message,
+        "http_status: HTTP 400: invalid_request_error/context_length_exceeded: This model's maximum context length is 8192 tokens."
+    );
+}
+
+#[tokio::test]
+async fn malformed_and_cut_bodies_are_unavailable_for_the_json_clients() {
+    for client in [Client::Chat, Client::Anthropic] {
+        let server = LoopbackServer::start().await;
+        server.script(Reply::Raw {
+            status: 200,
+            content_type: "application/json",
+            body: "{\"choices\": [".into(),
+        });
+        let failure = failure_of(client, &server).await;
+        assert_eq!(failure.kind, Unavailable, "{client:?}");
+        assert!(
+            failure.message.starts_with("malformed_response"),
+            "{client:?}: {}",
+            failure.message
+        );
+
+        let server = LoopbackServer::start().await;
+        server.script(Reply::ok(json!({"id": "x", "object": "unexpected"})));
+        let failure = failure_of(client, &server).await;
+        assert_eq!(failure.kind, Unavailable, "{client:?} wrong shape");
+        assert!(
+            failure.message.starts_with("malformed_response"),
+            "{client:?}: {}",
+            failure.message
+        );
+
+        let server = LoopbackServer::start().await;
+        let body = match client {
+            Client::Anthropic => anthropic_message(&valid_summary(), "end_turn"),
+            _ => chat_completion(&valid_summary(), "stop"),
+        };
+        server.script(Reply::CutJson { body, sent: 60 });
+        let failure = failure_of(client, &server).await;
+        assert_eq!(failure.kind, Unavailable, "{client:?} cut body");
+        assert!(failure.message.starts_with("transport_failed"), "{client:?}: {}", failure.message);
+    }
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_unavailable() {
+    // Bind a port, then free it: nothing listens there any more.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+    drop(listener);
+    let client =
+        contextfold_host::providers::OpenAiChatSummarizer::new(&url, CHAT_MODEL, OPENAI_KEY)
+            .expect("valid config")
+            .with_http_client(direct_http());
+    let failure = client.summarize(&summary_request()).await.expect_err("nothing listens");
+    assert_eq!(failure.kind, Unavailable);
+    assert!(failure.message.starts_with("connect_failed"), "{}", failure.message);
+}
