@@ -97,7 +97,7 @@ fn failure(failure: CoreFailure) -> ProviderFailure {
 }
 
 /// The WIT form of a core finish reason.
-pub(crate) fn finish_to_wit(finish: CoreFinish) -> FinishReason {
+pub fn finish_to_wit(finish: CoreFinish) -> FinishReason {
     match finish {
         CoreFinish::Stop => FinishReason::Stop,
         CoreFinish::Length => FinishReason::Length,
@@ -109,7 +109,7 @@ pub(crate) fn finish_to_wit(finish: CoreFinish) -> FinishReason {
 }
 
 /// The WIT form of a core provider failure.
-pub(crate) fn failure_to_wit(value: CoreFailure) -> ProviderFailure {
+pub fn failure_to_wit(value: CoreFailure) -> ProviderFailure {
     failure(value)
 }
 

@@ -41,7 +41,7 @@ pub mod bindings {
 }
 
 pub use error::{ComponentError, GuestError};
-pub use host_state::HostState;
+pub use host_state::{HostState, failure_to_wit, finish_to_wit};
 pub use memory_ledger::MemoryLedger;
 pub use plugin::{Plugin, StepSession};
 pub use providers::ExtractiveProvider;

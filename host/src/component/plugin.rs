@@ -148,14 +148,14 @@ impl Plugin {
     /// `projection.digest-prefix`.
     pub fn digest_prefix(&mut self, events_json: &str) -> Result<String, ComponentError> {
         let r = self
-            .call(|b, s| b.contextfold_compaction_projection().call_digest_prefix(s, events_json))?;
+            .call(|b, s| b.contextfold_compaction_projection().call_digest_prefix(s, &events_json.to_owned()))?;
         Self::guest(r)
     }
 
     /// `projection.prefix-digests`.
     pub fn prefix_digests(&mut self, events_json: &str) -> Result<Vec<String>, ComponentError> {
         let r = self
-            .call(|b, s| b.contextfold_compaction_projection().call_prefix_digests(s, events_json))?;
+            .call(|b, s| b.contextfold_compaction_projection().call_prefix_digests(s, &events_json.to_owned()))?;
         Self::guest(r)
     }
 
@@ -166,7 +166,7 @@ impl Plugin {
         options: &PrefixOptions,
     ) -> Result<Option<SafePrefix>, ComponentError> {
         let r = self.call(|b, s| {
-            b.contextfold_compaction_projection().call_select_safe_prefix(s, events_json, options)
+            b.contextfold_compaction_projection().call_select_safe_prefix(s, &events_json.to_owned(), options)
         })?;
         Self::guest(r)
     }
@@ -178,7 +178,7 @@ impl Plugin {
         current_turn: Option<&str>,
     ) -> Result<Vec<u64>, ComponentError> {
         let r = self.call(|b, s| {
-            b.contextfold_compaction_projection().call_safe_boundaries(s, events_json, current_turn)
+            b.contextfold_compaction_projection().call_safe_boundaries(s, &events_json.to_owned(), current_turn)
         })?;
         Self::guest(r)
     }
@@ -190,7 +190,7 @@ impl Plugin {
         events_json: &str,
     ) -> Result<Result<u64, Diagnostic>, ComponentError> {
         let r = self.call(|b, s| {
-            b.contextfold_compaction_projection().call_match_checkpoint(s, checkpoint_json, events_json)
+            b.contextfold_compaction_projection().call_match_checkpoint(s, &checkpoint_json.to_owned(), &events_json.to_owned())
         })?;
         Self::guest(r)
     }
@@ -263,7 +263,7 @@ impl Plugin {
         let r = self.call(|b, s| {
             b.contextfold_compaction_compaction_steps()
                 .compaction_session()
-                .call_resume_summary(s, resource, result)
+                .call_resume_summary(s, resource, result.as_ref())
         })?;
         Self::guest(r)
     }
@@ -278,7 +278,7 @@ impl Plugin {
         let r = self.call(|b, s| {
             b.contextfold_compaction_compaction_steps()
                 .compaction_session()
-                .call_resume_native(s, resource, result)
+                .call_resume_native(s, resource, result.as_ref().map(Vec::as_slice))
         })?;
         Self::guest(r)
     }
@@ -293,7 +293,7 @@ impl Plugin {
         let r = self.call(|b, s| {
             b.contextfold_compaction_compaction_steps()
                 .compaction_session()
-                .call_resume_append(s, resource, result)
+                .call_resume_append(s, resource, result.as_ref().map(|_| ()))
         })?;
         Self::guest(r)
     }
