@@ -14,11 +14,11 @@ use contextfold_core::compaction::{
     CompactInput, Compaction, Compactor, Effect, Step, SummaryResponse, Trigger as CoreTrigger,
 };
 use contextfold_core::{LogBuilder, ModelFacts as CoreFacts, RuntimeEvent};
+use contextfold_host::component::ComponentError;
 use contextfold_host::component::bindings::contextfold::compaction::types::{
     CompactorKind, ModelFacts, OutcomeKind, ProviderIdentity, Trigger,
 };
 use contextfold_host::component::bindings::exports::contextfold::compaction::compaction::CompactRequest;
-use contextfold_host::component::ComponentError;
 use serde_json::{Value, json};
 
 const SESSION: &str = "blocking";
@@ -28,9 +28,17 @@ fn log(turns: u64) -> Vec<RuntimeEvent> {
     for turn in 1..=turns {
         log.turn(&format!("t{turn}")).user(&format!("turn {turn}: fix src/mod_{turn}.rs"));
         log.response(Some(&format!("r{turn}")));
-        log.tool_call(&format!("c{turn}"), "shell", json!({"cmd": format!("cargo test mod_{turn}")}));
+        log.tool_call(
+            &format!("c{turn}"),
+            "shell",
+            json!({"cmd": format!("cargo test mod_{turn}")}),
+        );
         log.response(None);
-        log.tool_result(&format!("c{turn}"), "shell", json!("error[E0308]: mismatched types\n".repeat(40)));
+        log.tool_result(
+            &format!("c{turn}"),
+            "shell",
+            json!("error[E0308]: mismatched types\n".repeat(40)),
+        );
         log.response(Some(&format!("f{turn}"))).assistant("Fixed; moving on.").response(None);
     }
     log.build()
@@ -99,7 +107,10 @@ fn records_rolls_forward_and_matches_the_native_core() {
     let ledger = ledger_with(SESSION, log(6));
     let mut plugin = compactor_plugin(ledger.clone());
     let first = plugin.compact(&request("cp-1", 3_000)).expect("compacts");
-    assert_eq!((first.outcome, first.reason.as_str()), (OutcomeKind::Recorded, "checkpoint_recorded"));
+    assert_eq!(
+        (first.outcome, first.reason.as_str()),
+        (OutcomeKind::Recorded, "checkpoint_recorded")
+    );
     let outcome: Value = serde_json::from_str(&first.outcome_json).expect("outcome JSON");
     assert_eq!(outcome, native_outcome(log(6), "cp-1", 3_000), "component and native differ");
     let recorded = ledger.latest(SESSION).expect("the checkpoint was appended");

@@ -31,7 +31,10 @@ fn component_replays_every_vector() {
             if got != case["expected"] {
                 failed.push(format!("{op} {}", case["name"]));
                 if failed.len() == 1 {
-                    eprintln!("first mismatch {}:\n got {got}\n expected {}", case["name"], case["expected"]);
+                    eprintln!(
+                        "first mismatch {}:\n got {got}\n expected {}",
+                        case["name"], case["expected"]
+                    );
                 }
             }
         }

@@ -32,10 +32,7 @@ fn an_endless_loop_is_stopped_by_fuel_and_the_host_goes_on() {
     still_serves(&mut plugin);
     let started = std::time::Instant::now();
     let error = plugin.digest_prefix("loop").expect_err("the loop must be stopped");
-    assert!(
-        matches!(error, ComponentError::FuelExhausted { fuel: 200_000_000 }),
-        "{error:?}"
-    );
+    assert!(matches!(error, ComponentError::FuelExhausted { fuel: 200_000_000 }), "{error:?}");
     assert_eq!(error.code(), "plugin_fuel_exhausted");
     assert!(started.elapsed().as_secs() < 30, "stopped after {:?}", started.elapsed());
     assert_eq!(plugin.traps(), 1);

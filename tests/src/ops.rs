@@ -88,8 +88,8 @@ fn select_prefix_op(input: &Value) -> OpResult {
         reserve_tail_tokens: input["reserveTailTokens"].as_u64().unwrap_or(0),
         reserve_tail_turns: input["reserveTailTurns"].as_u64().unwrap_or(0) as usize,
     };
-    let prefix = select_safe_prefix(&events, &options, &CharEstimator)
-        .map_err(|e| e.code().to_owned())?;
+    let prefix =
+        select_safe_prefix(&events, &options, &CharEstimator).map_err(|e| e.code().to_owned())?;
     let cuts = safe_boundaries(&events, options.current_turn_id.as_deref())
         .map_err(|e| e.code().to_owned())?;
     Ok(json!({

@@ -43,7 +43,9 @@ pub(crate) fn session(prng: &mut SplitMix64, index: u64, turns: u64) -> Vec<Runt
         }
         if turn < turns {
             log.response(Some(&format!("resp-{turn}-final")))
-                .assistant("Done with this step; I decided to keep the parser change in src/parse.rs.")
+                .assistant(
+                    "Done with this step; I decided to keep the parser change in src/parse.rs.",
+                )
                 .response(None);
         }
     }
@@ -132,7 +134,11 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
                        "model": model, "provider": codex()})
             };
             let all = Value::Array(values.clone());
-            projection.push(case(name("replay_same_log"), "evaluate_replay", replay(&all, model.clone())));
+            projection.push(case(
+                name("replay_same_log"),
+                "evaluate_replay",
+                replay(&all, model.clone()),
+            ));
             projection.push(case(
                 name("replay_small_window"),
                 "evaluate_replay",
@@ -147,7 +153,11 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
             ));
             let covered = cp["coverage"]["eventCount"].as_u64().unwrap_or(1) as usize;
             let short = Value::Array(values[..covered.saturating_sub(1)].to_vec());
-            projection.push(case(name("replay_short_log"), "evaluate_replay", replay(&short, model.clone())));
+            projection.push(case(
+                name("replay_short_log"),
+                "evaluate_replay",
+                replay(&short, model.clone()),
+            ));
             for (label, fail_open, window) in
                 [("project_checkpoint", false, window), ("project_fail_open", true, 700)]
             {
@@ -155,10 +165,16 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
                     "model": {"contextWindow": window}, "provider": codex(), "failOpen": fail_open});
                 projection.push(case(name(label), "project", input));
             }
-            compaction.push(case(name("rolling_pre_turn"), "compaction", transcript_input(
-                &values, &current, window / 2,
-                json!({"trigger": "pre-turn", "checkpoint": cp, "checkpointId": "cp-rolled"}),
-            )));
+            compaction.push(case(
+                name("rolling_pre_turn"),
+                "compaction",
+                transcript_input(
+                    &values,
+                    &current,
+                    window / 2,
+                    json!({"trigger": "pre-turn", "checkpoint": cp, "checkpointId": "cp-rolled"}),
+                ),
+            ));
         }
         for (label, extra) in transcript_variants(&mut prng) {
             let input = transcript_input(&values, &current, window, extra);
@@ -174,7 +190,8 @@ fn item(n: u64) -> Value {
 }
 
 fn transcript_variants(prng: &mut SplitMix64) -> Vec<(&'static str, Value)> {
-    let malformed = json!({"summary": {"text": "## Goal\nfix it\n## Later\nstuff", "finish": "stop"}});
+    let malformed =
+        json!({"summary": {"text": "## Goal\nfix it\n## Later\nstuff", "finish": "stop"}});
     let native = json!({"compactor": "openai-codex-native"});
     let n = prng.below(1 << 40);
     let with_native = |script: Value| {
@@ -184,19 +201,58 @@ fn transcript_variants(prng: &mut SplitMix64) -> Vec<(&'static str, Value)> {
     };
     vec![
         ("text_recorded", json!({})),
-        ("text_below_high_water", json!({"trigger": "pre-turn", "model": {"contextWindow": 200_000}})),
-        ("text_repaired", json!({"script": [malformed, {"summary": "extractive"}, {"append": "ok"}]})),
+        (
+            "text_below_high_water",
+            json!({"trigger": "pre-turn", "model": {"contextWindow": 200_000}}),
+        ),
+        (
+            "text_repaired",
+            json!({"script": [malformed, {"summary": "extractive"}, {"append": "ok"}]}),
+        ),
         ("text_malformed_twice", json!({"script": [malformed, malformed]})),
-        ("text_length_finish", json!({"script": [{"summary": {"text": "## Goal\nx", "finish": "length"}}, {"summary": "extractive"}, {"append": "ok"}]})),
-        ("text_overflow_then_ok", json!({"script": [{"failure": {"kind": "overflow", "message": "413"}}, {"summary": "extractive"}, {"append": "ok"}]})),
-        ("text_unavailable", json!({"trigger": "mid-turn", "script": [{"failure": {"kind": "unavailable", "message": "503"}}]})),
-        ("text_append_conflict", json!({"script": [{"summary": "extractive"}, {"append": {"conflict": true, "message": "lost the race"}}]})),
-        ("text_append_failed", json!({"trigger": "overflow", "script": [{"summary": "extractive"}, {"append": {"conflict": false, "message": "disk full"}}]})),
+        (
+            "text_length_finish",
+            json!({"script": [{"summary": {"text": "## Goal\nx", "finish": "length"}}, {"summary": "extractive"}, {"append": "ok"}]}),
+        ),
+        (
+            "text_overflow_then_ok",
+            json!({"script": [{"failure": {"kind": "overflow", "message": "413"}}, {"summary": "extractive"}, {"append": "ok"}]}),
+        ),
+        (
+            "text_unavailable",
+            json!({"trigger": "mid-turn", "script": [{"failure": {"kind": "unavailable", "message": "503"}}]}),
+        ),
+        (
+            "text_append_conflict",
+            json!({"script": [{"summary": "extractive"}, {"append": {"conflict": true, "message": "lost the race"}}]}),
+        ),
+        (
+            "text_append_failed",
+            json!({"trigger": "overflow", "script": [{"summary": "extractive"}, {"append": {"conflict": false, "message": "disk full"}}]}),
+        ),
         ("text_cancelled", json!({"script": [{"cancel": true}]})),
-        ("native_recorded", with_native(json!([{"native": [{"type": "reasoning", "id": "rs_1"}, item(n)]}, {"append": "ok"}]))),
-        ("native_two_items_fallback", with_native(json!([{"native": [item(n), item(n + 1)]}, {"summary": "extractive"}, {"append": "ok"}]))),
-        ("native_rejected_fallback", with_native(json!([{"failure": {"kind": "rejected", "message": "400"}}, {"summary": "extractive"}, {"append": "ok"}]))),
-        ("native_rate_limited", with_native(json!([{"failure": {"kind": "rate_limited", "message": "429"}}]))),
+        (
+            "native_recorded",
+            with_native(
+                json!([{"native": [{"type": "reasoning", "id": "rs_1"}, item(n)]}, {"append": "ok"}]),
+            ),
+        ),
+        (
+            "native_two_items_fallback",
+            with_native(
+                json!([{"native": [item(n), item(n + 1)]}, {"summary": "extractive"}, {"append": "ok"}]),
+            ),
+        ),
+        (
+            "native_rejected_fallback",
+            with_native(
+                json!([{"failure": {"kind": "rejected", "message": "400"}}, {"summary": "extractive"}, {"append": "ok"}]),
+            ),
+        ),
+        (
+            "native_rate_limited",
+            with_native(json!([{"failure": {"kind": "rate_limited", "message": "429"}}])),
+        ),
     ]
 }
 

@@ -13,6 +13,7 @@
 //! targetTokens} | {effect: "compact_natively", request} | {effect: "append_checkpoint",
 //! checkpoint}], outcome, circuit}`, or `{error: code}`.
 
+use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::extractive::extractive_summary;
 use contextfold_core::compaction::summary_validation::FinishReason;
@@ -20,7 +21,6 @@ use contextfold_core::compaction::{
     AppendFailure, CompactInput, Compaction, Compactor, Effect, ProviderFailure, Step,
     SummaryResponse, Trigger,
 };
-use contextfold_core::RuntimeEvent;
 use serde_json::{Value, json};
 
 use crate::ops::{checkpoint_of, current_turn_of, events_of, model_of, provider_of};

@@ -82,10 +82,8 @@ fn behaviour_vectors_cover_ops_and_outcomes() {
         ops.into_iter().collect::<Vec<_>>(),
         ["compaction", "evaluate_replay", "project", "select_safe_prefix", "validate_summary"]
     );
-    let outcomes: std::collections::BTreeSet<&str> = cases
-        .iter()
-        .filter_map(|c| c["expected"]["outcome"]["outcome"].as_str())
-        .collect();
+    let outcomes: std::collections::BTreeSet<&str> =
+        cases.iter().filter_map(|c| c["expected"]["outcome"]["outcome"].as_str()).collect();
     for outcome in ["recorded", "skipped", "failed_open", "exhausted", "cancelled"] {
         assert!(outcomes.contains(outcome), "no transcript ends {outcome}: {outcomes:?}");
     }

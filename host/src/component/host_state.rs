@@ -125,7 +125,10 @@ impl ledger::Host for HostState {
         Ok(serde_json::to_string(&events).unwrap_or_else(|_| "[]".into()))
     }
 
-    fn load_latest_checkpoint(&mut self, session_id: String) -> Result<Option<String>, LedgerError> {
+    fn load_latest_checkpoint(
+        &mut self,
+        session_id: String,
+    ) -> Result<Option<String>, LedgerError> {
         let checkpoint = self.ledger.load_latest_checkpoint(&session_id).map_err(ledger_error)?;
         Ok(checkpoint.map(|cp| cp.to_json()))
     }
@@ -146,9 +149,14 @@ impl ledger::Host for HostState {
             .collect())
     }
 
-    fn append_checkpoint(&mut self, session_id: String, checkpoint: String) -> Result<(), AppendError> {
-        let parsed = HistoryCompactCheckpoint::from_json(&checkpoint)
-            .map_err(|e| AppendError::Failed(format!("the plugin sent an invalid checkpoint: {e}")))?;
+    fn append_checkpoint(
+        &mut self,
+        session_id: String,
+        checkpoint: String,
+    ) -> Result<(), AppendError> {
+        let parsed = HistoryCompactCheckpoint::from_json(&checkpoint).map_err(|e| {
+            AppendError::Failed(format!("the plugin sent an invalid checkpoint: {e}"))
+        })?;
         self.ledger.append_checkpoint(&session_id, &parsed).map_err(|failure| {
             if failure.conflict {
                 AppendError::Conflict(failure.message)
@@ -163,8 +171,8 @@ impl provider::Host for HostState {
     fn summarize(&mut self, request: SummarizeRequest) -> Result<SummaryResponse, ProviderFailure> {
         let summary_request = serde_json::from_str(&request.request_json)
             .map_err(|e| guest_input_error("summary request", e))?;
-        let fold_events: Vec<RuntimeEvent> = serde_json::from_str(&request.fold_events)
-            .map_err(|e| guest_input_error("fold", e))?;
+        let fold_events: Vec<RuntimeEvent> =
+            serde_json::from_str(&request.fold_events).map_err(|e| guest_input_error("fold", e))?;
         let call = SummarizeCall {
             request: summary_request,
             previous_summary: request.previous_summary,

@@ -116,7 +116,9 @@ impl Plugin {
             return ComponentError::MemoryLimit { limit_bytes: self.limits.memory_bytes };
         }
         match error.downcast_ref::<Trap>() {
-            Some(Trap::OutOfFuel) => ComponentError::FuelExhausted { fuel: self.limits.fuel_per_call },
+            Some(Trap::OutOfFuel) => {
+                ComponentError::FuelExhausted { fuel: self.limits.fuel_per_call }
+            }
             _ => ComponentError::Trap(format!("{error:#}")),
         }
     }
@@ -147,15 +149,17 @@ impl Plugin {
 
     /// `projection.digest-prefix`.
     pub fn digest_prefix(&mut self, events_json: &str) -> Result<String, ComponentError> {
-        let r = self
-            .call(|b, s| b.contextfold_compaction_projection().call_digest_prefix(s, &events_json.to_owned()))?;
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_digest_prefix(s, &events_json.to_owned())
+        })?;
         Self::guest(r)
     }
 
     /// `projection.prefix-digests`.
     pub fn prefix_digests(&mut self, events_json: &str) -> Result<Vec<String>, ComponentError> {
-        let r = self
-            .call(|b, s| b.contextfold_compaction_projection().call_prefix_digests(s, &events_json.to_owned()))?;
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_prefix_digests(s, &events_json.to_owned())
+        })?;
         Self::guest(r)
     }
 
@@ -166,7 +170,11 @@ impl Plugin {
         options: &PrefixOptions,
     ) -> Result<Option<SafePrefix>, ComponentError> {
         let r = self.call(|b, s| {
-            b.contextfold_compaction_projection().call_select_safe_prefix(s, &events_json.to_owned(), options)
+            b.contextfold_compaction_projection().call_select_safe_prefix(
+                s,
+                &events_json.to_owned(),
+                options,
+            )
         })?;
         Self::guest(r)
     }
@@ -178,7 +186,11 @@ impl Plugin {
         current_turn: Option<&str>,
     ) -> Result<Vec<u64>, ComponentError> {
         let r = self.call(|b, s| {
-            b.contextfold_compaction_projection().call_safe_boundaries(s, &events_json.to_owned(), current_turn)
+            b.contextfold_compaction_projection().call_safe_boundaries(
+                s,
+                &events_json.to_owned(),
+                current_turn,
+            )
         })?;
         Self::guest(r)
     }
@@ -190,7 +202,11 @@ impl Plugin {
         events_json: &str,
     ) -> Result<Result<u64, Diagnostic>, ComponentError> {
         let r = self.call(|b, s| {
-            b.contextfold_compaction_projection().call_match_checkpoint(s, &checkpoint_json.to_owned(), &events_json.to_owned())
+            b.contextfold_compaction_projection().call_match_checkpoint(
+                s,
+                &checkpoint_json.to_owned(),
+                &events_json.to_owned(),
+            )
         })?;
         Self::guest(r)
     }
@@ -213,7 +229,12 @@ impl Plugin {
         fold_tokens: u64,
     ) -> Result<Result<u64, SummaryDefect>, ComponentError> {
         self.call(|b, s| {
-            b.contextfold_compaction_projection().call_validate_summary(s, text, finish, fold_tokens)
+            b.contextfold_compaction_projection().call_validate_summary(
+                s,
+                text,
+                finish,
+                fold_tokens,
+            )
         })
     }
 
@@ -260,11 +281,12 @@ impl Plugin {
         result: &Result<SummaryResponse, ProviderFailure>,
     ) -> Result<(), ComponentError> {
         let resource = *self.session(session)?;
-        let r = self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps()
-                .compaction_session()
-                .call_resume_summary(s, resource, result.as_ref())
-        })?;
+        let r =
+            self.call(|b, s| {
+                b.contextfold_compaction_compaction_steps()
+                    .compaction_session()
+                    .call_resume_summary(s, resource, result.as_ref())
+            })?;
         Self::guest(r)
     }
 
@@ -276,9 +298,11 @@ impl Plugin {
     ) -> Result<(), ComponentError> {
         let resource = *self.session(session)?;
         let r = self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps()
-                .compaction_session()
-                .call_resume_native(s, resource, result.as_ref().map(Vec::as_slice))
+            b.contextfold_compaction_compaction_steps().compaction_session().call_resume_native(
+                s,
+                resource,
+                result.as_ref().map(Vec::as_slice),
+            )
         })?;
         Self::guest(r)
     }
@@ -291,9 +315,11 @@ impl Plugin {
     ) -> Result<(), ComponentError> {
         let resource = *self.session(session)?;
         let r = self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps()
-                .compaction_session()
-                .call_resume_append(s, resource, result.as_ref().map(|_| ()))
+            b.contextfold_compaction_compaction_steps().compaction_session().call_resume_append(
+                s,
+                resource,
+                result.as_ref().map(|_| ()),
+            )
         })?;
         Self::guest(r)
     }
@@ -302,7 +328,9 @@ impl Plugin {
     pub fn cancel(&mut self, session: &StepSession) -> Result<bool, ComponentError> {
         let resource = *self.session(session)?;
         self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps().compaction_session().call_cancel(s, resource)
+            b.contextfold_compaction_compaction_steps()
+                .compaction_session()
+                .call_cancel(s, resource)
         })
     }
 

@@ -23,7 +23,10 @@ impl Provider for ExtractiveProvider {
         Ok(SummaryResponse { text, finish_reason: FinishReason::Stop })
     }
 
-    fn compact_natively(&mut self, _request: &NativeRequest) -> Result<Vec<Value>, ProviderFailure> {
+    fn compact_natively(
+        &mut self,
+        _request: &NativeRequest,
+    ) -> Result<Vec<Value>, ProviderFailure> {
         Err(ProviderFailure {
             kind: ProviderFailureKind::Rejected,
             message: "the extractive provider has no native compaction".into(),

@@ -62,8 +62,8 @@ impl ComponentRunner {
     /// Loads a component from its bytes.
     pub fn from_bytes(bytes: &[u8], limits: RunnerLimits) -> Result<Self, ComponentError> {
         let engine = Self::engine()?;
-        let component = Component::new(&engine, bytes)
-            .map_err(|e| ComponentError::Load(format!("{e:#}")))?;
+        let component =
+            Component::new(&engine, bytes).map_err(|e| ComponentError::Load(format!("{e:#}")))?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         Compactor::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)
             .map_err(|e| ComponentError::Instantiate(format!("{e:#}")))?;

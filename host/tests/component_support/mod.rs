@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
+use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::ProviderFailure as CoreFailure;
 use contextfold_core::compaction::extractive::extractive_summary;
 use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
-use contextfold_core::RuntimeEvent;
 use contextfold_host::component::bindings::contextfold::compaction::types::{
     AppendError, CompactorKind, ModelFacts, ProviderIdentity, SummaryResponse, Trigger,
 };
@@ -26,9 +26,9 @@ use serde_json::{Value, json};
 
 /// The directory the components are built into (`scripts/test-component.sh`).
 pub fn components_dir() -> PathBuf {
-    std::env::var_os("CONTEXTFOLD_COMPONENTS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/components")
-    })
+    std::env::var_os("CONTEXTFOLD_COMPONENTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/components"))
 }
 
 /// A runner for one built component; fails loudly when it was not built.
@@ -277,7 +277,9 @@ fn transcript(plugin: &mut Plugin, input: &Value) -> Out {
                 plugin.resume_native(&session, &answer)?;
             }
             Effect::AppendCheckpoint(checkpoint) => {
-                effects.push(json!({ "effect": "append_checkpoint", "checkpoint": parse(&checkpoint) }));
+                effects.push(
+                    json!({ "effect": "append_checkpoint", "checkpoint": parse(&checkpoint) }),
+                );
                 let answer = match &entry["append"] {
                     Value::Object(f) if f.get("conflict") == Some(&Value::Bool(true)) => {
                         Err(AppendError::Conflict(f["message"].as_str().unwrap_or_default().into()))

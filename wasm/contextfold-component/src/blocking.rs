@@ -1,9 +1,9 @@
 //! The `compaction` export: the whole transaction in one call, performing each effect through
 //! the `ledger` and `provider` imports.
 
+use contextfold_core::HistoryCompactCheckpoint;
 use contextfold_core::compaction::{Effect, Step};
 use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
-use contextfold_core::HistoryCompactCheckpoint;
 use serde_json::Value;
 
 use crate::contextfold::compaction::types::{CompactResult, CompactionError, LedgerError};

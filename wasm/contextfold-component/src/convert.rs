@@ -36,7 +36,10 @@ pub(crate) fn parse_events(json: &str) -> Result<Vec<RuntimeEvent>, CompactionEr
         .enumerate()
         .map(|(index, value)| {
             RuntimeEvent::from_value(value).map_err(|error| {
-                CompactionError::InvalidEvents(detail(error.code(), format!("event {index}: {error}")))
+                CompactionError::InvalidEvents(detail(
+                    error.code(),
+                    format!("event {index}: {error}"),
+                ))
             })
         })
         .collect()
@@ -49,8 +52,9 @@ pub(crate) fn events_to_json(events: &[RuntimeEvent]) -> String {
 
 /// Parses one checkpoint.
 pub(crate) fn parse_checkpoint(json: &str) -> Result<HistoryCompactCheckpoint, CompactionError> {
-    HistoryCompactCheckpoint::from_json(json)
-        .map_err(|error| CompactionError::InvalidCheckpoint(detail(error.code(), error.to_string())))
+    HistoryCompactCheckpoint::from_json(json).map_err(|error| {
+        CompactionError::InvalidCheckpoint(detail(error.code(), error.to_string()))
+    })
 }
 
 /// Parses an optional checkpoint.

@@ -1,15 +1,15 @@
 //! The `projection` export: pure functions over a log, converted to and from WIT values.
 
+use contextfold_core::compaction::summary_validation::validate_summary;
 use contextfold_core::digest::{digest_prefix, prefix_digests};
+use contextfold_core::event::validate_log;
 use contextfold_core::prefix_match::match_checkpoint_prefix;
 use contextfold_core::projection::{ProjectInput, project};
 use contextfold_core::replay::{ReplayPlan as CorePlan, evaluate_replay};
 use contextfold_core::safe_prefix::{
     PrefixOptions as CoreOptions, safe_boundaries, select_safe_prefix, split_current_turn,
 };
-use contextfold_core::compaction::summary_validation::validate_summary;
 use contextfold_core::{CharEstimator, ContextBudget};
-use contextfold_core::event::validate_log;
 
 use crate::contextfold::compaction::types::{CompactionError, Diagnostic, FinishReason};
 use crate::exports::contextfold::compaction::projection::{

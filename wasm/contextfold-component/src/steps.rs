@@ -3,8 +3,8 @@
 
 use std::cell::RefCell;
 
-use contextfold_core::compaction::{Compaction, Effect as CoreEffect, Step as CoreStep};
 use contextfold_core::RuntimeEvent;
+use contextfold_core::compaction::{Compaction, Effect as CoreEffect, Step as CoreStep};
 
 use crate::contextfold::compaction::types::{
     AppendError, CompactResult, CompactionError, ProviderFailure, SummaryResponse,

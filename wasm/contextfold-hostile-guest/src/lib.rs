@@ -80,7 +80,10 @@ impl exports::contextfold::compaction::projection::Guest for Hostile {
         Err(refuse())
     }
 
-    fn select_safe_prefix(_: String, _: PrefixOptions) -> Result<Option<SafePrefix>, CompactionError> {
+    fn select_safe_prefix(
+        _: String,
+        _: PrefixOptions,
+    ) -> Result<Option<SafePrefix>, CompactionError> {
         Err(refuse())
     }
 
@@ -133,11 +136,17 @@ impl GuestCompactionSession for IdleSession {
         Err(refuse())
     }
 
-    fn resume_summary(&self, _: Result<SummaryResponse, ProviderFailure>) -> Result<(), CompactionError> {
+    fn resume_summary(
+        &self,
+        _: Result<SummaryResponse, ProviderFailure>,
+    ) -> Result<(), CompactionError> {
         Err(refuse())
     }
 
-    fn resume_native(&self, _: Result<Vec<String>, ProviderFailure>) -> Result<(), CompactionError> {
+    fn resume_native(
+        &self,
+        _: Result<Vec<String>, ProviderFailure>,
+    ) -> Result<(), CompactionError> {
         Err(refuse())
     }
 
