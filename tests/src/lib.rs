@@ -16,14 +16,29 @@
 //!
 //! Regenerate with `cargo run -p contextfold-conformance --bin gen-vectors`; the test
 //! `tests/regenerate.rs` fails if the committed file differs from what the seed produces.
+//!
+//! `tests/vectors/projection.json` (safe-prefix selection, replay decisions, materialized
+//! messages, summary validation) and `tests/vectors/compaction.json` (whole compaction
+//! transcripts with scripted provider answers) hold behaviour vectors, JSON in and JSON out:
+//!
+//! ```text
+//! { "seed", "generator", "version", "ops": "tests/src/ops.rs",
+//!   "cases": [ { "name", "op", "input": {...}, "expected": {...} } ] }
+//! ```
+//!
+//! [`ops::evaluate`] is the native reference for every op; another runtime replays a file by
+//! mapping each `op` to its own API and comparing its JSON with `expected`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod fixed_cases;
+pub mod ops;
 pub mod prng;
 mod random_json;
 mod random_sessions;
+mod scenarios;
+pub mod transcript;
 
 use std::path::PathBuf;
 
@@ -103,4 +118,32 @@ fn vector_case(name: String, events: Vec<Value>) -> Value {
         "prefixDigests": digests,
         "digest": digest,
     })
+}
+
+/// Format version of the behaviour vector files; bump it when their layout changes.
+pub const BEHAVIOUR_VECTORS_VERSION: u64 = 1;
+
+/// Where the projection vectors live: `tests/vectors/projection.json`.
+pub fn projection_vectors_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors").join("projection.json")
+}
+
+/// Where the compaction transcript vectors live: `tests/vectors/compaction.json`.
+pub fn compaction_vectors_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors").join("compaction.json")
+}
+
+/// Builds the behaviour vectors for `seed`: (projection vectors, compaction vectors).
+pub fn behaviour_vectors(seed: u64) -> (Value, Value) {
+    let (projection, compaction) = scenarios::behaviour_cases(seed);
+    let file = |cases: Vec<Value>| {
+        json!({
+            "seed": seed,
+            "generator": GENERATOR,
+            "version": BEHAVIOUR_VECTORS_VERSION,
+            "ops": "tests/src/ops.rs",
+            "cases": cases,
+        })
+    };
+    (file(projection), file(compaction))
 }

@@ -1,0 +1,192 @@
+//! The store data of one plugin instance: the host's ledger and provider behind the generated
+//! import traits, and the resource limiter.
+
+use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
+use contextfold_core::compaction::{ProviderFailure as CoreFailure, ProviderFailureKind};
+use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
+use wasmtime::{ResourceLimiter, StoreLimits};
+
+use crate::component::bindings::contextfold::compaction::types::{
+    AppendError, FinishReason, LedgerError, ProviderFailure, SummarizeRequest, SummaryResponse,
+};
+use crate::component::bindings::contextfold::compaction::{ledger, provider, types};
+use crate::component::traits::{Ledger, LedgerReadError, Provider, SummarizeCall};
+
+/// `StoreLimits` that remembers whether it refused a memory growth, so a trap caused by the
+/// cap is reported as [`crate::component::ComponentError::MemoryLimit`].
+#[derive(Debug)]
+pub(crate) struct PluginLimiter {
+    limits: StoreLimits,
+    pub(crate) memory_denied: bool,
+}
+
+impl PluginLimiter {
+    pub(crate) fn new(limits: StoreLimits) -> Self {
+        Self { limits, memory_denied: false }
+    }
+}
+
+impl ResourceLimiter for PluginLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let answer = self.limits.memory_growing(current, desired, maximum);
+        if !matches!(answer, Ok(true)) {
+            self.memory_denied = true;
+        }
+        answer
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
+}
+
+/// What one plugin's store holds: the host's imports and the limiter.
+pub struct HostState {
+    pub(crate) ledger: Box<dyn Ledger>,
+    pub(crate) provider: Box<dyn Provider>,
+    pub(crate) limiter: PluginLimiter,
+}
+
+impl std::fmt::Debug for HostState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostState").field("limiter", &self.limiter).finish_non_exhaustive()
+    }
+}
+
+fn ledger_error(error: LedgerReadError) -> LedgerError {
+    match error {
+        LedgerReadError::ProjectionDamaged(m) => LedgerError::ProjectionDamaged(m),
+        LedgerReadError::UnknownSession(m) => LedgerError::UnknownSession(m),
+        LedgerReadError::Unavailable(m) => LedgerError::Unavailable(m),
+    }
+}
+
+fn failure(failure: CoreFailure) -> ProviderFailure {
+    let m = failure.message;
+    match failure.kind {
+        ProviderFailureKind::Rejected => ProviderFailure::Rejected(m),
+        ProviderFailureKind::Overflow => ProviderFailure::Overflow(m),
+        ProviderFailureKind::Auth => ProviderFailure::Auth(m),
+        ProviderFailureKind::Billing => ProviderFailure::Billing(m),
+        ProviderFailureKind::RateLimited => ProviderFailure::RateLimited(m),
+        ProviderFailureKind::Cancelled => ProviderFailure::Cancelled(m),
+        _ => ProviderFailure::Unavailable(m),
+    }
+}
+
+/// The WIT form of a core finish reason.
+pub fn finish_to_wit(finish: CoreFinish) -> FinishReason {
+    match finish {
+        CoreFinish::Stop => FinishReason::Stop,
+        CoreFinish::Length => FinishReason::Length,
+        CoreFinish::ContentFilter => FinishReason::ContentFilter,
+        CoreFinish::ToolCalls => FinishReason::ToolCalls,
+        CoreFinish::Other(value) => FinishReason::Other(value),
+        CoreFinish::Unknown => FinishReason::Unknown,
+    }
+}
+
+/// The WIT form of a core provider failure.
+pub fn failure_to_wit(value: CoreFailure) -> ProviderFailure {
+    failure(value)
+}
+
+fn guest_input_error(what: &str, error: impl std::fmt::Display) -> ProviderFailure {
+    ProviderFailure::Rejected(format!("the plugin sent an invalid {what}: {error}"))
+}
+
+impl types::Host for HostState {}
+
+impl ledger::Host for HostState {
+    fn load_events(&mut self, session_id: String) -> Result<String, LedgerError> {
+        let events = self.ledger.load_events(&session_id).map_err(ledger_error)?;
+        Ok(serde_json::to_string(&events).unwrap_or_else(|_| "[]".into()))
+    }
+
+    fn load_latest_checkpoint(
+        &mut self,
+        session_id: String,
+    ) -> Result<Option<String>, LedgerError> {
+        let checkpoint = self.ledger.load_latest_checkpoint(&session_id).map_err(ledger_error)?;
+        Ok(checkpoint.map(|cp| cp.to_json()))
+    }
+
+    fn scan_checkpoint_events(
+        &mut self,
+        session_id: String,
+    ) -> Result<Vec<ledger::RecordedCheckpoint>, LedgerError> {
+        let records = self.ledger.scan_checkpoint_events(&session_id).map_err(ledger_error)?;
+        Ok(records
+            .into_iter()
+            .map(|record| ledger::RecordedCheckpoint {
+                event_id: record.event_id,
+                session_id: record.session_id,
+                recorded_at_ms: record.recorded_at_ms,
+                payload: record.payload.to_string(),
+            })
+            .collect())
+    }
+
+    fn append_checkpoint(
+        &mut self,
+        session_id: String,
+        checkpoint: String,
+    ) -> Result<(), AppendError> {
+        let parsed = HistoryCompactCheckpoint::from_json(&checkpoint).map_err(|e| {
+            AppendError::Failed(format!("the plugin sent an invalid checkpoint: {e}"))
+        })?;
+        self.ledger.append_checkpoint(&session_id, &parsed).map_err(|failure| {
+            if failure.conflict {
+                AppendError::Conflict(failure.message)
+            } else {
+                AppendError::Failed(failure.message)
+            }
+        })
+    }
+}
+
+impl provider::Host for HostState {
+    fn summarize(&mut self, request: SummarizeRequest) -> Result<SummaryResponse, ProviderFailure> {
+        let summary_request = serde_json::from_str(&request.request_json)
+            .map_err(|e| guest_input_error("summary request", e))?;
+        let fold_events: Vec<RuntimeEvent> =
+            serde_json::from_str(&request.fold_events).map_err(|e| guest_input_error("fold", e))?;
+        let call = SummarizeCall {
+            request: summary_request,
+            previous_summary: request.previous_summary,
+            fold_events,
+            target_tokens: request.target_tokens,
+        };
+        let answer = self.provider.summarize(&call).map_err(failure)?;
+        Ok(SummaryResponse { text: answer.text, finish: finish_to_wit(answer.finish_reason) })
+    }
+
+    fn compact_natively(&mut self, request_json: String) -> Result<Vec<String>, ProviderFailure> {
+        let request = serde_json::from_str(&request_json)
+            .map_err(|e| guest_input_error("native request", e))?;
+        let items = self.provider.compact_natively(&request).map_err(failure)?;
+        Ok(items.iter().map(|item| item.to_string()).collect())
+    }
+}

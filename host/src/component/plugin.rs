@@ -1,0 +1,344 @@
+//! [`Plugin`]: one live instance of the component with its store, serving one host's ledger
+//! and provider, replaced by a fresh instance after any trap.
+
+use wasmtime::component::ResourceAny;
+use wasmtime::{Engine, Store, StoreLimitsBuilder, Trap};
+
+use crate::component::bindings::contextfold::compaction::types::{
+    AppendError, CompactResult, Diagnostic, FinishReason, ProviderFailure, SummaryResponse,
+};
+use crate::component::bindings::exports::contextfold::compaction::compaction::CompactRequest;
+use crate::component::bindings::exports::contextfold::compaction::compaction_steps::{
+    SessionInput, Step,
+};
+use crate::component::bindings::exports::contextfold::compaction::projection::{
+    PrefixOptions, ProjectRequest, ReplayDecision, ReplayRequest, SafePrefix, SummaryDefect,
+};
+use crate::component::bindings::{Compactor, CompactorPre};
+use crate::component::error::{ComponentError, GuestError};
+use crate::component::host_state::{HostState, PluginLimiter};
+use crate::component::runner::RunnerLimits;
+use crate::component::traits::{Ledger, Provider};
+
+/// A step-driven compaction living in one plugin instance (the WIT `compaction-session`).
+/// Drop it with [`Plugin::drop_session`].
+#[derive(Debug)]
+pub struct StepSession {
+    resource: ResourceAny,
+    generation: u64,
+}
+
+/// One instance of the component serving one host. Every call runs with a fresh fuel budget;
+/// a call that traps discards the instance and its store (the ledger and provider are kept),
+/// and the next call instantiates again from the shared `InstancePre`.
+pub struct Plugin {
+    engine: Engine,
+    pre: CompactorPre<HostState>,
+    limits: RunnerLimits,
+    store: Option<Store<HostState>>,
+    bindings: Option<Compactor>,
+    generation: u64,
+    traps: u64,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("limits", &self.limits)
+            .field("generation", &self.generation)
+            .field("traps", &self.traps)
+            .finish_non_exhaustive()
+    }
+}
+
+type CallResult<T> = wasmtime::Result<T>;
+
+impl Plugin {
+    pub(crate) fn new(
+        engine: Engine,
+        pre: CompactorPre<HostState>,
+        limits: RunnerLimits,
+        ledger: Box<dyn Ledger>,
+        provider: Box<dyn Provider>,
+    ) -> Self {
+        let limiter = PluginLimiter::new(
+            StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes)
+                .trap_on_grow_failure(true)
+                .build(),
+        );
+        let store = Self::new_store(&engine, HostState { ledger, provider, limiter });
+        Self { engine, pre, limits, store: Some(store), bindings: None, generation: 0, traps: 0 }
+    }
+
+    fn new_store(engine: &Engine, state: HostState) -> Store<HostState> {
+        let mut store = Store::new(engine, state);
+        store.limiter(|state| &mut state.limiter);
+        store
+    }
+
+    /// How many calls trapped (and replaced the instance) so far.
+    pub fn traps(&self) -> u64 {
+        self.traps
+    }
+
+    /// Runs one exported call under the limits; a trap replaces the instance.
+    fn call<R>(
+        &mut self,
+        f: impl FnOnce(&Compactor, &mut Store<HostState>) -> CallResult<R>,
+    ) -> Result<R, ComponentError> {
+        let store = self.store.as_mut().ok_or(ComponentError::SessionLost)?;
+        if self.bindings.is_none() {
+            let bindings = self
+                .pre
+                .instantiate(&mut *store)
+                .map_err(|e| ComponentError::Instantiate(format!("{e:#}")))?;
+            self.bindings = Some(bindings);
+        }
+        store
+            .set_fuel(self.limits.fuel_per_call)
+            .map_err(|e| ComponentError::Instantiate(format!("{e:#}")))?;
+        store.data_mut().limiter.memory_denied = false;
+        let bindings = self.bindings.as_ref().ok_or(ComponentError::SessionLost)?;
+        match f(bindings, store) {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                let classified = self.classify(&error);
+                self.replace_instance();
+                Err(classified)
+            }
+        }
+    }
+
+    fn classify(&self, error: &wasmtime::Error) -> ComponentError {
+        let memory_denied = self.store.as_ref().is_some_and(|s| s.data().limiter.memory_denied);
+        if memory_denied {
+            return ComponentError::MemoryLimit { limit_bytes: self.limits.memory_bytes };
+        }
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::OutOfFuel) => {
+                ComponentError::FuelExhausted { fuel: self.limits.fuel_per_call }
+            }
+            _ => ComponentError::Trap(format!("{error:#}")),
+        }
+    }
+
+    /// Throws the instance and its store away, keeping the host's ledger and provider.
+    fn replace_instance(&mut self) {
+        self.traps += 1;
+        self.generation += 1;
+        self.bindings = None;
+        if let Some(store) = self.store.take() {
+            let mut state = store.into_data();
+            state.limiter.memory_denied = false;
+            self.store = Some(Self::new_store(&self.engine, state));
+        }
+    }
+
+    fn guest<T, E: Into<GuestError>>(result: Result<T, E>) -> Result<T, ComponentError> {
+        result.map_err(|e| ComponentError::Guest(e.into()))
+    }
+
+    // ----- projection -------------------------------------------------------------------
+
+    /// `projection.project`: the projection JSON.
+    pub fn project(&mut self, request: &ProjectRequest) -> Result<String, ComponentError> {
+        let r = self.call(|b, s| b.contextfold_compaction_projection().call_project(s, request))?;
+        Self::guest(r)
+    }
+
+    /// `projection.digest-prefix`.
+    pub fn digest_prefix(&mut self, events_json: &str) -> Result<String, ComponentError> {
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_digest_prefix(s, &events_json.to_owned())
+        })?;
+        Self::guest(r)
+    }
+
+    /// `projection.prefix-digests`.
+    pub fn prefix_digests(&mut self, events_json: &str) -> Result<Vec<String>, ComponentError> {
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_prefix_digests(s, &events_json.to_owned())
+        })?;
+        Self::guest(r)
+    }
+
+    /// `projection.select-safe-prefix`.
+    pub fn select_safe_prefix(
+        &mut self,
+        events_json: &str,
+        options: &PrefixOptions,
+    ) -> Result<Option<SafePrefix>, ComponentError> {
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_select_safe_prefix(
+                s,
+                &events_json.to_owned(),
+                options,
+            )
+        })?;
+        Self::guest(r)
+    }
+
+    /// `projection.safe-boundaries`.
+    pub fn safe_boundaries(
+        &mut self,
+        events_json: &str,
+        current_turn: Option<&str>,
+    ) -> Result<Vec<u64>, ComponentError> {
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_safe_boundaries(
+                s,
+                &events_json.to_owned(),
+                current_turn,
+            )
+        })?;
+        Self::guest(r)
+    }
+
+    /// `projection.match-checkpoint`: covered events, or the mismatch diagnostic.
+    pub fn match_checkpoint(
+        &mut self,
+        checkpoint_json: &str,
+        events_json: &str,
+    ) -> Result<Result<u64, Diagnostic>, ComponentError> {
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_match_checkpoint(
+                s,
+                &checkpoint_json.to_owned(),
+                &events_json.to_owned(),
+            )
+        })?;
+        Self::guest(r)
+    }
+
+    /// `projection.evaluate-replay`.
+    pub fn evaluate_replay(
+        &mut self,
+        request: &ReplayRequest,
+    ) -> Result<ReplayDecision, ComponentError> {
+        let r = self
+            .call(|b, s| b.contextfold_compaction_projection().call_evaluate_replay(s, request))?;
+        Self::guest(r)
+    }
+
+    /// `projection.validate-summary`: estimated tokens, or the defect.
+    pub fn validate_summary(
+        &mut self,
+        text: &str,
+        finish: &FinishReason,
+        fold_tokens: u64,
+    ) -> Result<Result<u64, SummaryDefect>, ComponentError> {
+        self.call(|b, s| {
+            b.contextfold_compaction_projection().call_validate_summary(
+                s,
+                text,
+                finish,
+                fold_tokens,
+            )
+        })
+    }
+
+    // ----- blocking compaction ----------------------------------------------------------
+
+    /// `compaction.compact`: the whole transaction, through this plugin's ledger and provider.
+    pub fn compact(&mut self, request: &CompactRequest) -> Result<CompactResult, ComponentError> {
+        let r = self.call(|b, s| b.contextfold_compaction_compaction().call_compact(s, request))?;
+        Self::guest(r)
+    }
+
+    // ----- step-driven compaction -------------------------------------------------------
+
+    fn session<'a>(&self, session: &'a StepSession) -> Result<&'a ResourceAny, ComponentError> {
+        if session.generation == self.generation && self.bindings.is_some() {
+            Ok(&session.resource)
+        } else {
+            Err(ComponentError::SessionLost)
+        }
+    }
+
+    /// `compaction-session.start`.
+    pub fn start_session(&mut self, input: &SessionInput) -> Result<StepSession, ComponentError> {
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_compaction_steps().compaction_session().call_start(s, input)
+        })?;
+        let resource = Self::guest(r)?;
+        Ok(StepSession { resource, generation: self.generation })
+    }
+
+    /// `compaction-session.poll`.
+    pub fn poll(&mut self, session: &StepSession) -> Result<Step, ComponentError> {
+        let resource = *self.session(session)?;
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_compaction_steps().compaction_session().call_poll(s, resource)
+        })?;
+        Self::guest(r)
+    }
+
+    /// `compaction-session.resume-summary`.
+    pub fn resume_summary(
+        &mut self,
+        session: &StepSession,
+        result: &Result<SummaryResponse, ProviderFailure>,
+    ) -> Result<(), ComponentError> {
+        let resource = *self.session(session)?;
+        let r =
+            self.call(|b, s| {
+                b.contextfold_compaction_compaction_steps()
+                    .compaction_session()
+                    .call_resume_summary(s, resource, result.as_ref())
+            })?;
+        Self::guest(r)
+    }
+
+    /// `compaction-session.resume-native`.
+    pub fn resume_native(
+        &mut self,
+        session: &StepSession,
+        result: &Result<Vec<String>, ProviderFailure>,
+    ) -> Result<(), ComponentError> {
+        let resource = *self.session(session)?;
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_compaction_steps().compaction_session().call_resume_native(
+                s,
+                resource,
+                result.as_ref().map(Vec::as_slice),
+            )
+        })?;
+        Self::guest(r)
+    }
+
+    /// `compaction-session.resume-append`.
+    pub fn resume_append(
+        &mut self,
+        session: &StepSession,
+        result: &Result<(), AppendError>,
+    ) -> Result<(), ComponentError> {
+        let resource = *self.session(session)?;
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_compaction_steps().compaction_session().call_resume_append(
+                s,
+                resource,
+                result.as_ref().map(|_| ()),
+            )
+        })?;
+        Self::guest(r)
+    }
+
+    /// `compaction-session.cancel`.
+    pub fn cancel(&mut self, session: &StepSession) -> Result<bool, ComponentError> {
+        let resource = *self.session(session)?;
+        self.call(|b, s| {
+            b.contextfold_compaction_compaction_steps()
+                .compaction_session()
+                .call_cancel(s, resource)
+        })
+    }
+
+    /// Drops a session's guest resource (a lost session needs no drop).
+    pub fn drop_session(&mut self, session: StepSession) -> Result<(), ComponentError> {
+        if self.session(&session).is_err() {
+            return Ok(());
+        }
+        self.call(|_, s| session.resource.resource_drop(s))
+    }
+}

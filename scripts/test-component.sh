@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds contextfold-core as a WebAssembly component (wasm32-unknown-unknown + `wasm-tools
+# component new`, no WASI), checks that it imports exactly the `compactor` world's interfaces,
+# and runs the component tests: shared vectors replayed natively and in wasmtime, limits
+# against a hostile plugin, the blocking compaction through an in-memory ledger.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_TOOLS_VERSION=1.263.0
+rustup target add wasm32-unknown-unknown
+if ! wasm-tools --version 2>/dev/null | grep -q "^wasm-tools ${WASM_TOOLS_VERSION}\b"; then
+  cargo install wasm-tools --version "${WASM_TOOLS_VERSION}" --locked \
+    --no-default-features --features component,validate,print
+fi
+
+target_dir="${CARGO_TARGET_DIR:-target}"
+out=target/components
+mkdir -p "$out"
+cargo build -q --release --target wasm32-unknown-unknown \
+  -p contextfold-component -p contextfold-hostile-guest
+for crate in contextfold_component:contextfold_compactor contextfold_hostile_guest:contextfold_hostile; do
+  module="${target_dir}/wasm32-unknown-unknown/release/${crate%%:*}.wasm"
+  wasm-tools component new "$module" -o "$out/${crate##*:}.wasm"
+  wasm-tools validate --features all "$out/${crate##*:}.wasm"
+done
+
+# The component must import exactly the world's interfaces (no WASI, nothing dropped).
+expected="contextfold:compaction/ledger@0.1.0
+contextfold:compaction/provider@0.1.0
+contextfold:compaction/types@0.1.0"
+actual=$(wasm-tools component wit "$out/contextfold_compactor.wasm" \
+  | sed -n 's/^ *import \([^;]*\);$/\1/p' | sort)
+if [ "$actual" != "$expected" ]; then
+  echo "FAIL: the component's imports differ from the compactor world's:"
+  diff <(echo "$expected") <(echo "$actual") || true
+  exit 1
+fi
+exports=$(wasm-tools component wit "$out/contextfold_compactor.wasm" \
+  | sed -n 's/^ *export \([^;]*\);$/\1/p' | sort | tr '\n' ' ')
+echo "component imports: $(echo "$actual" | tr '\n' ' ')(no WASI)"
+echo "component exports: $exports"
+
+CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-conformance --test behaviour -- --nocapture
+CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-host \
+  --test component_conformance --test component_limits --test component_compaction \
+  -- --ignored --nocapture

@@ -1,0 +1,281 @@
+//! Seeded scenarios for the behaviour vectors (`tests/vectors/projection.json` and
+//! `tests/vectors/compaction.json`): agent sessions with tool calls, checkpoints made by the
+//! core itself, and scripted provider answers. Each case is `{name, op, input, expected}`, with
+//! `expected = ops::evaluate(op, input)` on the native core.
+
+use contextfold_core::compaction::summary_template::SUMMARY_SECTIONS;
+use contextfold_core::{LogBuilder, RuntimeEvent};
+use serde_json::{Value, json};
+
+use crate::ops;
+use crate::prng::SplitMix64;
+
+/// Tool-result sizes, in bytes, that scenarios draw from.
+const RESULT_SIZES: &[usize] = &[80, 400, 1_500];
+/// Context windows scenarios draw from: small enough that a few turns cross high water.
+const WINDOWS: &[u64] = &[900, 1_500, 3_000];
+
+fn body(size: usize, seed: u64) -> String {
+    let line = format!("fn check_{seed}() {{ assert_eq!(parse(\"héllo 世界\"), Ok(())); }}\n");
+    line.repeat(size / line.len() + 1)
+}
+
+/// A session of `turns` turns; the last one is the current turn.
+pub(crate) fn session(prng: &mut SplitMix64, index: u64, turns: u64) -> Vec<RuntimeEvent> {
+    let mut log = LogBuilder::new(&format!("conf-{index:02}"));
+    for turn in 1..=turns {
+        let file = prng.below(9);
+        log.turn(&format!("t{turn}"))
+            .user(&format!("turn {turn}: fix the failing test in src/mod_{file}.rs"));
+        for step in 0..prng.below(3) {
+            log.response(Some(&format!("resp-{turn}-{step}"))).reasoning("which file next?");
+            let calls = 1 + prng.below(2);
+            for call in 0..calls {
+                let cmd = format!("cargo test -p mod_{call} -- --nocapture");
+                log.tool_call(&format!("c{turn}-{step}-{call}"), "shell", json!({ "cmd": cmd }));
+            }
+            log.response(None);
+            for call in 0..calls {
+                let size = *prng.pick(RESULT_SIZES);
+                let output = body(size, prng.below(1_000));
+                log.tool_result(&format!("c{turn}-{step}-{call}"), "shell", json!(output));
+            }
+        }
+        if turn < turns {
+            log.response(Some(&format!("resp-{turn}-final")))
+                .assistant(
+                    "Done with this step; I decided to keep the parser change in src/parse.rs.",
+                )
+                .response(None);
+        }
+    }
+    log.build()
+}
+
+fn to_values(events: &[RuntimeEvent]) -> Vec<Value> {
+    events.iter().map(|e| serde_json::to_value(e).expect("events serialize")).collect()
+}
+
+fn case(name: String, op: &str, input: Value) -> Value {
+    let expected = ops::evaluate(op, &input);
+    json!({ "name": name, "op": op, "input": input, "expected": expected })
+}
+
+fn codex() -> Value {
+    json!({"provider": "openai-codex", "connectionSlug": "codex-main", "modelId": "gpt-5-codex"})
+}
+
+fn transcript_input(events: &[Value], current: &str, window: u64, extra: Value) -> Value {
+    let mut input = json!({
+        "trigger": "manual",
+        "events": events,
+        "currentTurnId": current,
+        "model": {"contextWindow": window},
+        "provider": codex(),
+        "compactor": "text-summary",
+        "checkpointId": "cp-new",
+        "nowMs": 1_800_000_000_000u64,
+        "summarizerLabel": "extractive",
+        "script": [{"summary": "extractive"}, {"append": "ok"}],
+    });
+    if let (Value::Object(map), Value::Object(more)) = (&mut input, extra) {
+        map.extend(more);
+    }
+    input
+}
+
+/// The checkpoint a scripted compaction records, if it records one.
+fn recorded_checkpoint(input: &Value) -> Option<Value> {
+    let out = ops::evaluate("compaction", input);
+    let checkpoint = out["outcome"]["checkpoint"].clone();
+    (!checkpoint.is_null()).then_some(checkpoint)
+}
+
+/// Every behaviour case for `seed`: (projection cases, compaction cases).
+pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
+    let mut prng = SplitMix64::new(seed ^ 0xc0ff_ee00);
+    let mut projection = Vec::new();
+    let mut compaction = Vec::new();
+    for index in 0..6u64 {
+        let turns = 3 + prng.below(5);
+        let mut events = session(&mut prng, index, turns);
+        if index == 5 {
+            if let Some(last) = events.last_mut() {
+                last.pinned = true;
+            }
+        }
+        let values = to_values(&events);
+        let current = format!("t{turns}");
+        let window = *prng.pick(WINDOWS);
+        let name = |what: &str| format!("s{index}_{what}");
+
+        for (label, tokens, turns_kept, cur) in [
+            ("prefix_plain", 0u64, 0u64, Some(current.as_str())),
+            ("prefix_no_current", 0, 0, None),
+            ("prefix_reserve_tokens", 600, 0, Some(current.as_str())),
+            ("prefix_reserve_turns", 0, 2, Some(current.as_str())),
+        ] {
+            let input = json!({"events": values, "currentTurnId": cur,
+                "reserveTailTokens": tokens, "reserveTailTurns": turns_kept});
+            projection.push(case(name(label), "select_safe_prefix", input));
+        }
+
+        let base = transcript_input(&values, &current, window, json!({}));
+        let checkpoint = recorded_checkpoint(&base);
+        let model = json!({"contextWindow": window});
+        projection.push(case(
+            name("project_raw"),
+            "project",
+            json!({"events": values, "currentTurnId": current, "model": model, "failOpen": false}),
+        ));
+        if let Some(cp) = &checkpoint {
+            let replay = |events: &Value, model: Value| {
+                json!({"events": events, "currentTurnId": current, "checkpoint": cp,
+                       "model": model, "provider": codex()})
+            };
+            let all = Value::Array(values.clone());
+            projection.push(case(
+                name("replay_same_log"),
+                "evaluate_replay",
+                replay(&all, model.clone()),
+            ));
+            projection.push(case(
+                name("replay_small_window"),
+                "evaluate_replay",
+                replay(&all, json!({"contextWindow": 400})),
+            ));
+            let mut tampered = values.clone();
+            tampered[0]["content"]["text"] = json!("a different first request");
+            projection.push(case(
+                name("replay_tampered"),
+                "evaluate_replay",
+                replay(&Value::Array(tampered), model.clone()),
+            ));
+            let covered = cp["coverage"]["eventCount"].as_u64().unwrap_or(1) as usize;
+            let short = Value::Array(values[..covered.saturating_sub(1)].to_vec());
+            projection.push(case(
+                name("replay_short_log"),
+                "evaluate_replay",
+                replay(&short, model.clone()),
+            ));
+            for (label, fail_open, window) in
+                [("project_checkpoint", false, window), ("project_fail_open", true, 700)]
+            {
+                let input = json!({"events": values, "currentTurnId": current, "checkpoint": cp,
+                    "model": {"contextWindow": window}, "provider": codex(), "failOpen": fail_open});
+                projection.push(case(name(label), "project", input));
+            }
+            compaction.push(case(
+                name("rolling_pre_turn"),
+                "compaction",
+                transcript_input(
+                    &values,
+                    &current,
+                    window / 2,
+                    json!({"trigger": "pre-turn", "checkpoint": cp, "checkpointId": "cp-rolled"}),
+                ),
+            ));
+        }
+        for (label, extra) in transcript_variants(&mut prng) {
+            let input = transcript_input(&values, &current, window, extra);
+            compaction.push(case(name(label), "compaction", input));
+        }
+        projection.extend(summary_cases(&events, index));
+    }
+    (projection, compaction)
+}
+
+fn item(n: u64) -> Value {
+    json!({"type": "compaction", "id": format!("cmp_{n}"), "encrypted_content": format!("gAAAA{n:016x}")})
+}
+
+fn transcript_variants(prng: &mut SplitMix64) -> Vec<(&'static str, Value)> {
+    let malformed =
+        json!({"summary": {"text": "## Goal\nfix it\n## Later\nstuff", "finish": "stop"}});
+    let native = json!({"compactor": "openai-codex-native"});
+    let n = prng.below(1 << 40);
+    let with_native = |script: Value| {
+        let mut extra = native.clone();
+        extra["script"] = script;
+        extra
+    };
+    vec![
+        ("text_recorded", json!({})),
+        (
+            "text_below_high_water",
+            json!({"trigger": "pre-turn", "model": {"contextWindow": 200_000}}),
+        ),
+        (
+            "text_repaired",
+            json!({"script": [malformed, {"summary": "extractive"}, {"append": "ok"}]}),
+        ),
+        ("text_malformed_twice", json!({"script": [malformed, malformed]})),
+        (
+            "text_length_finish",
+            json!({"script": [{"summary": {"text": "## Goal\nx", "finish": "length"}}, {"summary": "extractive"}, {"append": "ok"}]}),
+        ),
+        (
+            "text_overflow_then_ok",
+            json!({"script": [{"failure": {"kind": "overflow", "message": "413"}}, {"summary": "extractive"}, {"append": "ok"}]}),
+        ),
+        (
+            "text_unavailable",
+            json!({"trigger": "mid-turn", "script": [{"failure": {"kind": "unavailable", "message": "503"}}]}),
+        ),
+        (
+            "text_append_conflict",
+            json!({"script": [{"summary": "extractive"}, {"append": {"conflict": true, "message": "lost the race"}}]}),
+        ),
+        (
+            "text_append_failed",
+            json!({"trigger": "overflow", "script": [{"summary": "extractive"}, {"append": {"conflict": false, "message": "disk full"}}]}),
+        ),
+        ("text_cancelled", json!({"script": [{"cancel": true}]})),
+        (
+            "native_recorded",
+            with_native(
+                json!([{"native": [{"type": "reasoning", "id": "rs_1"}, item(n)]}, {"append": "ok"}]),
+            ),
+        ),
+        (
+            "native_two_items_fallback",
+            with_native(
+                json!([{"native": [item(n), item(n + 1)]}, {"summary": "extractive"}, {"append": "ok"}]),
+            ),
+        ),
+        (
+            "native_rejected_fallback",
+            with_native(
+                json!([{"failure": {"kind": "rejected", "message": "400"}}, {"summary": "extractive"}, {"append": "ok"}]),
+            ),
+        ),
+        (
+            "native_rate_limited",
+            with_native(json!([{"failure": {"kind": "rate_limited", "message": "429"}}])),
+        ),
+    ]
+}
+
+fn summary_cases(events: &[RuntimeEvent], index: u64) -> Vec<Value> {
+    let good = contextfold_core::compaction::extractive::extractive_summary(None, events, 2_000);
+    let last_title = SUMMARY_SECTIONS.last().map_or("Critical Context", |s| s.title);
+    let variants = [
+        ("ok", good.clone(), "stop", 500u64),
+        ("ok_end_turn", good.clone(), "end_turn", 500),
+        ("length", good.clone(), "length", 500),
+        ("empty", "  \n".to_owned(), "stop", 500),
+        ("missing_section", good.replace(&format!("## {last_title}"), "## Notes"), "stop", 500),
+        ("open_fence", format!("{good}\n```rust\nfn cut("), "stop", 500),
+        ("error_text", "Error: rate limit exceeded, please retry".to_owned(), "stop", 500),
+        ("truncated", format!("{good}\n- and then…"), "stop", 500),
+        ("too_small", good.clone(), "stop", 60_000),
+        ("other_finish", good, "weird_reason", 500),
+    ];
+    variants
+        .into_iter()
+        .map(|(label, text, finish, fold_tokens)| {
+            let input = json!({"text": text, "finish": finish, "foldTokens": fold_tokens});
+            case(format!("s{index}_summary_{label}"), "validate_summary", input)
+        })
+        .collect()
+}

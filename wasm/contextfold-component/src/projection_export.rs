@@ -1,0 +1,137 @@
+//! The `projection` export: pure functions over a log, converted to and from WIT values.
+
+use contextfold_core::compaction::summary_validation::validate_summary;
+use contextfold_core::digest::{digest_prefix, prefix_digests};
+use contextfold_core::event::validate_log;
+use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::projection::{ProjectInput, project};
+use contextfold_core::replay::{ReplayPlan as CorePlan, evaluate_replay};
+use contextfold_core::safe_prefix::{
+    PrefixOptions as CoreOptions, safe_boundaries, select_safe_prefix, split_current_turn,
+};
+use contextfold_core::{CharEstimator, ContextBudget};
+
+use crate::contextfold::compaction::types::{CompactionError, Diagnostic, FinishReason};
+use crate::exports::contextfold::compaction::projection::{
+    Guest, PrefixOptions, ProjectRequest, ReplayDecision, ReplayPlan, ReplayRejection,
+    ReplayRequest, SafePrefix, SummaryDefect,
+};
+use crate::{Component, convert};
+
+fn plan(plan: &CorePlan) -> ReplayPlan {
+    ReplayPlan {
+        covered: plan.covered as u64,
+        checkpoint_tokens: plan.checkpoint_tokens,
+        source_tokens: plan.source_tokens,
+        replay_tokens: plan.replay_tokens,
+        current_tokens: plan.current_tokens,
+    }
+}
+
+impl Guest for Component {
+    fn project(request: ProjectRequest) -> Result<String, CompactionError> {
+        let events = convert::parse_events(&request.events)?;
+        let checkpoint = convert::parse_optional_checkpoint(request.checkpoint.as_deref())?;
+        let model = convert::model_facts(&request.model);
+        let provider = request.provider.as_ref().map(convert::provider_identity);
+        let input = ProjectInput {
+            events: &events,
+            current_turn_id: request.current_turn.as_deref(),
+            checkpoint: checkpoint.as_ref(),
+            model: &model,
+            provider: provider.as_ref(),
+            fail_open: request.fail_open,
+        };
+        let projection = project(&input, &CharEstimator).map_err(|e| convert::log_error(&e))?;
+        Ok(serde_json::to_string(&projection).unwrap_or_default())
+    }
+
+    fn digest_prefix(events: String) -> Result<String, CompactionError> {
+        Ok(digest_prefix(&convert::parse_events(&events)?))
+    }
+
+    fn prefix_digests(events: String) -> Result<Vec<String>, CompactionError> {
+        Ok(prefix_digests(&convert::parse_events(&events)?))
+    }
+
+    fn select_safe_prefix(
+        events: String,
+        options: PrefixOptions,
+    ) -> Result<Option<SafePrefix>, CompactionError> {
+        let events = convert::parse_events(&events)?;
+        let options = CoreOptions {
+            current_turn_id: options.current_turn,
+            reserve_tail_tokens: options.reserve_tail_tokens,
+            reserve_tail_turns: options.reserve_tail_turns as usize,
+        };
+        let prefix = select_safe_prefix(&events, &options, &CharEstimator)
+            .map_err(|e| convert::log_error(&e))?;
+        Ok(prefix.map(|p| SafePrefix { end: p.end as u64, turn_count: p.turn_count }))
+    }
+
+    fn safe_boundaries(
+        events: String,
+        current_turn: Option<String>,
+    ) -> Result<Vec<u64>, CompactionError> {
+        let events = convert::parse_events(&events)?;
+        let cuts = safe_boundaries(&events, current_turn.as_deref())
+            .map_err(|e| convert::log_error(&e))?;
+        Ok(cuts.into_iter().map(|cut| cut as u64).collect())
+    }
+
+    fn match_checkpoint(
+        checkpoint: String,
+        events: String,
+    ) -> Result<Result<u64, Diagnostic>, CompactionError> {
+        let checkpoint = convert::parse_checkpoint(&checkpoint)?;
+        let events = convert::parse_events(&events)?;
+        Ok(match match_checkpoint_prefix(&checkpoint, &events) {
+            Ok(matched) => Ok(matched.covered as u64),
+            Err(mismatch) => Err(Diagnostic {
+                code: mismatch.code().as_str().to_owned(),
+                detail: mismatch.to_string(),
+                tokens: None,
+            }),
+        })
+    }
+
+    fn evaluate_replay(request: ReplayRequest) -> Result<ReplayDecision, CompactionError> {
+        let events = convert::parse_events(&request.events)?;
+        validate_log(&events).map_err(|e| convert::log_error(&e))?;
+        let checkpoint = convert::parse_checkpoint(&request.checkpoint)?;
+        let prior_end = split_current_turn(&events, request.current_turn.as_deref())
+            .map_err(|e| convert::log_error(&e))?;
+        let (prior, current) = events.split_at(prior_end);
+        let budget = ContextBudget::from_model(&convert::model_facts(&request.model));
+        let provider = request.provider.as_ref().map(convert::provider_identity);
+        Ok(
+            match evaluate_replay(
+                &checkpoint,
+                prior,
+                current,
+                &budget,
+                provider.as_ref(),
+                &CharEstimator,
+            ) {
+                Ok(accepted) => ReplayDecision::Accepted(plan(&accepted)),
+                Err(rejection) => ReplayDecision::Rejected(ReplayRejection {
+                    diagnostic: convert::diagnostic(&rejection.diagnostic),
+                    plan: rejection.plan.as_ref().map(plan),
+                }),
+            },
+        )
+    }
+
+    fn validate_summary(
+        text: String,
+        finish: FinishReason,
+        fold_tokens: u64,
+    ) -> Result<u64, SummaryDefect> {
+        validate_summary(&text, convert::finish_reason(&finish), fold_tokens, &CharEstimator)
+            .map(|summary| summary.estimated_tokens)
+            .map_err(|defect| SummaryDefect {
+                code: defect.code().as_str().to_owned(),
+                detail: defect.detail().to_owned(),
+            })
+    }
+}
