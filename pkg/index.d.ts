@@ -12,7 +12,7 @@ export type JsonObject = { [key: string]: JsonValue };
  */
 export type Count = number;
 
-/** Stable snake_case reason code (e.g. `checkpoint_recorded`, `checkpoint_source_mismatch`). */
+/** Stable snake_case reason code (e.g. `checkpoint_recorded`, `source_hash_mismatch`). */
 export type ReasonCode = string;
 
 /** The payload of a RuntimeEvent, tagged by `type`. */

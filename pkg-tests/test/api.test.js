@@ -19,7 +19,7 @@ test('matchCheckpoint proves coverage and rejects an edited prefix', () => {
   assert.deepEqual(matchCheckpoint(checkpoint, events), { covered: checkpoint.coverage.eventCount });
   const edited = structuredClone(events);
   edited[0].content.text = 'something else';
-  throwsCode(() => matchCheckpoint(checkpoint, edited), 'checkpoint_source_mismatch');
+  throwsCode(() => matchCheckpoint(checkpoint, edited), 'source_hash_mismatch');
 });
 
 test('parseCheckpoint keeps the JSON and rejects unknown schemas', () => {

@@ -213,7 +213,7 @@ pub fn project(input: JsValue) -> Result<JsValue, JsValue> {
 }
 
 /// Checks that `events` starts with exactly the prefix `checkpoint` covers: `{ covered }`, or
-/// throws with the mismatch code (e.g. `checkpoint_source_mismatch`).
+/// throws with the mismatch code (e.g. `source_hash_mismatch`).
 #[wasm_bindgen(js_name = matchCheckpoint)]
 pub fn match_checkpoint(checkpoint: JsValue, events: JsValue) -> Result<JsValue, JsValue> {
     let checkpoint = checkpoint_from_json(json_from_js(checkpoint, "checkpoint")?)?;

@@ -140,7 +140,7 @@ fn fixture() -> Value {
     let (initial, outcome) =
         case("initial_manual", Trigger::Manual, first, None, Summarizer::Extractive, None);
     let recorded = outcome.checkpoint.expect("the initial compaction records a checkpoint");
-    let longer = session(24);
+    let longer = session(48);
     let (rolling, _) = case(
         "rolling_pre_turn",
         Trigger::PreTurn,
@@ -154,7 +154,7 @@ fn fixture() -> Value {
     let (small, _) =
         case("nothing_to_do", Trigger::PreTurn, session(2), None, Summarizer::Extractive, None);
     let (mid, _) =
-        case("mid_turn", Trigger::MidTurn, longer, None, Summarizer::Extractive, Some("t23"));
+        case("mid_turn", Trigger::MidTurn, longer, None, Summarizer::Extractive, Some("t47"));
     json!({
         "generator": "wasm/contextfold-wasm/tests/native_compaction.rs",
         "cases": [initial, rolling, truncated, small, mid],
