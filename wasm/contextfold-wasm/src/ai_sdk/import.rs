@@ -317,8 +317,11 @@ fn tool_output(output: Option<&Value>, path: &str) -> Result<(Value, bool)> {
     }
 }
 
+/// One part of a message: its position, its object and its `type`.
+type PartRef<'m> = (usize, &'m Map<String, Value>, &'m str);
+
 /// The parts of a message's `content` array, with their `type`.
-fn parts<'m>(source: &Source<'m>) -> Result<Vec<(usize, &'m Map<String, Value>, &'m str)>> {
+fn parts<'m>(source: &Source<'m>) -> Result<Vec<PartRef<'m>>> {
     let path = format!("{}.content", source.path);
     let list = source
         .message
