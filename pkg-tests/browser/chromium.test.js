@@ -1,0 +1,93 @@
+// The web build of `contextfold` in headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core) produces the same digests as the native core's vectors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { repoRoot, readRepoJson } from '../test/helpers.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.html': 'text/html' };
+
+const PAGE = `<!doctype html><meta charset="utf-8"><title>contextfold</title>
+<script type="module">
+  try {
+    const cf = await import('/pkg/browser.js');
+    const vectors = await (await fetch('/tests/vectors/digest.json')).json();
+    const results = vectors.cases.map((c) => ({
+      name: c.name,
+      digest: cf.digestPrefix(c.events),
+      prefixDigests: cf.prefixDigests(c.events),
+    }));
+    let code = null;
+    try { cf.validateLog([{}]); } catch (error) { code = error instanceof cf.ContextfoldError ? error.code : 'not-typed'; }
+    const projected = cf.project({ events: vectors.cases[0].events, format: 'ai-sdk' }).messages.length;
+    window.__done({ results, code, projected });
+  } catch (error) {
+    window.__done({ error: String(error && error.stack || error) });
+  }
+</script>`;
+
+/** Serves the page, pkg/ and tests/vectors/ on 127.0.0.1. */
+async function startServer() {
+  const allowed = [path.join(repoRoot, 'pkg'), path.join(repoRoot, 'tests', 'vectors')];
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (url.pathname === '/') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      return;
+    }
+    const file = path.join(repoRoot, path.normalize(decodeURIComponent(url.pathname)));
+    if (!allowed.some((dir) => file.startsWith(dir + path.sep))) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${server.address().port}` };
+}
+
+test('the web build in headless Chromium reproduces the digest vectors', { timeout: 120_000 }, async () => {
+  const vectors = readRepoJson('tests/vectors/digest.json');
+  const { server, origin } = await startServer();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  try {
+    const page = await browser.newPage();
+    const outcome = new Promise((resolve) => page.exposeFunction('__done', resolve));
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(String(error)));
+    await page.goto(origin + '/');
+    let timer;
+    const result = await Promise.race([
+      outcome,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`page timed out: ${errors}`)), 60_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    assert.equal(result.error, undefined, result.error);
+    assert.equal(result.results.length, vectors.cases.length);
+    result.results.forEach((got, index) => {
+      const expected = vectors.cases[index];
+      assert.equal(got.name, expected.name);
+      assert.equal(got.digest, expected.digest, expected.name);
+      assert.deepEqual(got.prefixDigests, expected.prefixDigests, expected.name);
+    });
+    assert.equal(result.code, 'event_missing_kind');
+    assert.ok(result.projected > 0);
+  } finally {
+    await browser.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

@@ -1,0 +1,119 @@
+// compact() with a JS host must produce the native core's outcome for the same input.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compact, extractiveSummary, matchCheckpoint, project, ContextfoldError } from 'contextfold';
+import { compactionFixture } from './helpers.js';
+
+const fixture = compactionFixture();
+
+/** A host whose summarizer is the package's extractive summarizer, with an in-memory ledger. */
+function extractiveHost(events, kind = 'extractive') {
+  const ledger = [];
+  const requests = [];
+  return {
+    ledger,
+    requests,
+    async summarize(request) {
+      requests.push(request);
+      if (kind === 'truncated') return { text: '## Goal\n- fix the tests', finishReason: 'length' };
+      const fold = events.slice(request.fold.start, request.fold.end);
+      return { text: extractiveSummary(request.previousSummary, fold, request.targetTokens), finishReason: 'stop' };
+    },
+    async appendCheckpoint(checkpoint) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      ledger.push(structuredClone(checkpoint));
+    },
+  };
+}
+
+for (const fixtureCase of fixture.cases) {
+  test(`compact() equals the native core: ${fixtureCase.name}`, async () => {
+    const host = extractiveHost(fixtureCase.input.events, fixtureCase.summarizer);
+    const outcome = await compact(fixtureCase.input, host);
+    assert.deepEqual(outcome, fixtureCase.expected);
+    if (outcome.outcome === 'recorded') {
+      assert.deepEqual(host.ledger, [outcome.checkpoint]);
+      const { covered } = matchCheckpoint(outcome.checkpoint, fixtureCase.input.events);
+      assert.equal(covered, outcome.checkpoint.coverage.eventCount);
+      for (const request of host.requests) {
+        assert.ok(request.messages.length > 0 && request.messages.every((m) => typeof m.role === 'string'));
+        assert.deepEqual(request.providerOptions, {});
+      }
+    } else {
+      assert.deepEqual(host.ledger, []);
+    }
+  });
+}
+
+test('a recorded checkpoint shrinks the projection under the budget', async () => {
+  const rolling = fixture.cases.find((c) => c.name === 'rolling_pre_turn');
+  const without = project({ events: rolling.input.events, model: rolling.input.model });
+  const withCheckpoint = project({
+    events: rolling.input.events,
+    model: rolling.input.model,
+    checkpoint: rolling.expected.checkpoint,
+  });
+  assert.equal(without.fits, false);
+  assert.equal(withCheckpoint.fits, true);
+  assert.equal(withCheckpoint.checkpoint.checkpointId, rolling.expected.checkpoint.checkpointId);
+  assert.ok(withCheckpoint.estimatedTokens < without.estimatedTokens);
+});
+
+test('an AbortSignal cancels before anything is persisted', async () => {
+  const initial = fixture.cases.find((c) => c.name === 'initial_manual');
+  const controller = new AbortController();
+  const ledger = [];
+  const host = {
+    summarize: () => {
+      setTimeout(() => controller.abort(), 5);
+      return new Promise(() => {}); // a provider call that never answers
+    },
+    appendCheckpoint: async (checkpoint) => ledger.push(checkpoint),
+  };
+  const outcome = await compact(initial.input, host, { signal: controller.signal });
+  assert.equal(outcome.outcome, 'cancelled');
+  assert.equal(outcome.reason, 'cancelled');
+  assert.equal(outcome.checkpoint, undefined);
+  assert.deepEqual(ledger, []);
+});
+
+test('provider errors are classified and the session fails open', async () => {
+  const initial = fixture.cases.find((c) => c.name === 'initial_manual');
+  const ledger = [];
+  const host = {
+    summarize: async () => {
+      throw Object.assign(new Error('Invalid API key'), { statusCode: 401 });
+    },
+    appendCheckpoint: async (checkpoint) => ledger.push(checkpoint),
+  };
+  const outcome = await compact(initial.input, host);
+  assert.equal(outcome.outcome, 'failed_open');
+  assert.equal(outcome.reason, 'provider_auth');
+  assert.deepEqual(ledger, []);
+  assert.equal(outcome.failureNote?.type, 'runtime_note');
+});
+
+test('a failed append is reported, never a recorded checkpoint', async () => {
+  const initial = fixture.cases.find((c) => c.name === 'initial_manual');
+  const host = extractiveHost(initial.input.events);
+  host.appendCheckpoint = async () => {
+    throw Object.assign(new Error('another writer won'), { conflict: true });
+  };
+  const outcome = await compact(initial.input, host);
+  assert.notEqual(outcome.outcome, 'recorded');
+  assert.equal(outcome.checkpoint, undefined);
+});
+
+test('bad input rejects with a typed ContextfoldError', async () => {
+  const initial = fixture.cases.find((c) => c.name === 'initial_manual');
+  const events = structuredClone(initial.input.events);
+  events[3].seq = events[2].seq;
+  await assert.rejects(
+    compact({ ...initial.input, events }, extractiveHost(events)),
+    (error) => error instanceof ContextfoldError && error.code === 'log_seq_not_increasing',
+  );
+  await assert.rejects(
+    compact({ ...initial.input, trigger: 'sometimes' }, extractiveHost(events)),
+    (error) => error instanceof ContextfoldError && error.code === 'invalid_argument',
+  );
+});

@@ -1,0 +1,207 @@
+// The public API of `contextfold`, built over the raw wasm-bindgen exports (Node or web build).
+// This file converts errors and drives the compaction transaction asynchronously; every
+// decision is the Rust core's.
+
+/** An error from contextfold, carrying the core's stable snake_case `code`. */
+export class ContextfoldError extends Error {
+  /**
+   * @param {string} code stable reason code
+   * @param {string} message human-readable detail
+   * @param {{ cause?: unknown }} [options]
+   */
+  constructor(code, message, options) {
+    super(message, options);
+    this.name = 'ContextfoldError';
+    this.code = code;
+  }
+}
+
+/** Upper bound on the steps of one compaction (the core needs far fewer). */
+const MAX_COMPACTION_STEPS = 64;
+
+const ABORTED = Symbol('aborted');
+
+function convertError(error) {
+  if (error instanceof ContextfoldError) return error;
+  if (error && typeof error === 'object' && typeof error.code === 'string' && error.name === 'ContextfoldError') {
+    return new ContextfoldError(error.code, error.message);
+  }
+  if (error instanceof WebAssembly.RuntimeError) {
+    return new ContextfoldError('internal_error', `contextfold panicked: ${error.message}`, { cause: error });
+  }
+  return error;
+}
+
+function guard(fn) {
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch (error) {
+      throw convertError(error);
+    }
+  };
+}
+
+/** Resolves like `promise`, or rejects with ABORTED as soon as `signal` aborts. */
+function abortable(promise, signal) {
+  if (!signal) return Promise.resolve(promise);
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(ABORTED);
+      return;
+    }
+    const onAbort = () => reject(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    Promise.resolve(promise).then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+const FAILURE_KINDS = new Set(['rejected', 'overflow', 'auth', 'billing', 'rate_limited', 'unavailable', 'cancelled']);
+
+/**
+ * Classifies an error thrown by a host's provider call as the core's ProviderFailure.
+ * An explicit `kind` wins; else the HTTP `statusCode`/`status` (as the AI SDK's APICallError
+ * carries it) decides; anything else counts as `unavailable` (retryable class).
+ */
+export function providerFailure(error) {
+  const message = String(error?.message ?? error ?? 'provider call failed');
+  if (FAILURE_KINDS.has(error?.kind)) return { kind: error.kind, message };
+  if (error?.name === 'AbortError') return { kind: 'cancelled', message };
+  const status = Number(error?.statusCode ?? error?.status);
+  const overflow = /context[_ -]?length|context window|too many tokens|maximum context|prompt is too long/i.test(message);
+  if (overflow || status === 413) return { kind: 'overflow', message };
+  if (status === 401 || status === 403) return { kind: 'auth', message };
+  if (status === 402) return { kind: 'billing', message };
+  if (status === 429) return { kind: 'rate_limited', message };
+  if (status >= 400 && status < 500) return { kind: 'rejected', message };
+  return { kind: 'unavailable', message };
+}
+
+function randomCheckpointId() {
+  return `cp-${globalThis.crypto.randomUUID()}`;
+}
+
+/** Builds the public API over a raw wasm-bindgen module. */
+export function createApi(raw) {
+  const project = guard((input) => raw.project(input));
+
+  /**
+   * Runs one compaction transaction, performing its effects with `host`.
+   * Resolves to the core's outcome `{ outcome, reason, checkpoint?, diagnostics, attempts,
+   * failureNote?, tokens }`, the same values as the native CLI's `compact --json`.
+   */
+  async function compact(input, host, options = {}) {
+    const signal = options.signal ?? input.signal;
+    if (!host || typeof host.summarize !== 'function' || typeof host.appendCheckpoint !== 'function') {
+      throw new ContextfoldError('invalid_argument', 'compact(): host needs summarize() and appendCheckpoint()');
+    }
+    const { providerOptions, signal: _signal, checkpointId, nowMs, compactor, ...rest } = input;
+    let session;
+    try {
+      session = new raw.CompactionSession({
+        ...rest,
+        compactor: compactor ?? (typeof host.compactNatively === 'function' ? 'openai-codex-native' : 'text-summary'),
+        checkpointId: checkpointId ?? randomCheckpointId(),
+        nowMs: nowMs ?? Date.now(),
+      });
+    } catch (error) {
+      throw convertError(error);
+    }
+    try {
+      for (let step = 0; step < MAX_COMPACTION_STEPS; step += 1) {
+        if (signal?.aborted) session.cancel();
+        const next = session.poll();
+        switch (next.type) {
+          case 'done':
+            return next.outcome;
+          case 'summarize': {
+            const request = { ...next.request, providerOptions: providerOptions ?? {} };
+            const result = await perform(() => host.summarize(request, { signal }), signal, session);
+            if (result === ABORTED) break;
+            session.handleSummary(
+              result.error
+                ? result
+                : { text: String(result.value?.text ?? ''), finishReason: String(result.value?.finishReason ?? 'unknown') },
+            );
+            break;
+          }
+          case 'compact-natively': {
+            if (typeof host.compactNatively !== 'function') {
+              session.handleNative({ error: { kind: 'rejected', message: 'the host has no compactNatively()' } });
+              break;
+            }
+            const request = { ...next.request, providerOptions: providerOptions ?? {} };
+            const result = await perform(() => host.compactNatively(request, { signal }), signal, session);
+            if (result === ABORTED) break;
+            const items = Array.isArray(result.value) ? result.value : result.value?.items;
+            session.handleNative(result.error ? result : { items: items ?? [] });
+            break;
+          }
+          case 'append-checkpoint': {
+            // The durable write is the commit point: it is awaited even if the signal aborts.
+            try {
+              await host.appendCheckpoint(next.checkpoint);
+              session.handleAppend({});
+            } catch (error) {
+              session.handleAppend({
+                error: { conflict: error?.conflict === true, message: String(error?.message ?? error) },
+              });
+            }
+            break;
+          }
+          default:
+            throw new ContextfoldError('unknown_effect', `unknown compaction step ${next.type}`);
+        }
+      }
+      throw new ContextfoldError('compaction_steps_exceeded', `compaction did not finish in ${MAX_COMPACTION_STEPS} steps`);
+    } catch (error) {
+      throw convertError(error);
+    } finally {
+      session.free();
+    }
+  }
+
+  /** Performs one provider effect; on abort cancels the session and returns ABORTED. */
+  async function perform(call, signal, session) {
+    try {
+      return { value: await abortable(call(), signal) };
+    } catch (error) {
+      if (error === ABORTED || signal?.aborted) {
+        if (session.cancel()) return ABORTED;
+      }
+      return { error: providerFailure(error) };
+    }
+  }
+
+  return {
+    ContextfoldError,
+    CompactionSession: raw.CompactionSession,
+    compact,
+    project,
+    providerFailure,
+    digestPrefix: guard((events) => raw.digestPrefix(events)),
+    prefixDigests: guard((events) => raw.prefixDigests(events)),
+    canonicalEventJson: guard((event) => raw.canonicalEventJson(event)),
+    validateLog: guard((events) => raw.validateLog(events)),
+    importModelMessages: guard((messages, options) => raw.importModelMessages(messages, options)),
+    importOpenAIChat: guard((messages, options) => raw.importOpenAIChat(messages, options)),
+    importAnthropic: guard((body, options) => raw.importAnthropic(body, options)),
+    matchCheckpoint: guard((checkpoint, events) => raw.matchCheckpoint(checkpoint, events)),
+    parseCheckpoint: guard((checkpoint) => raw.parseCheckpoint(checkpoint)),
+    validateSummary: guard((text, finishReason, foldTokens = 0) => raw.validateSummary(text, finishReason ?? 'stop', foldTokens)),
+    recoverCheckpoint: guard((sessionId, records) => raw.recoverCheckpoint(sessionId, records)),
+    extractiveSummary: guard((previousSummary, events, targetTokens) =>
+      raw.extractiveSummary(previousSummary ?? undefined, events, targetTokens)),
+    contextBudget: guard((model) => raw.contextBudget(model ?? null)),
+    estimateEvents: guard((events) => raw.estimateEvents(events)),
+  };
+}

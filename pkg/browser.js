@@ -1,0 +1,10 @@
+// Browser entry point of `contextfold` (ESM): the wasm module is fetched and instantiated with a
+// top-level await before any export is usable.
+import init, * as raw from './dist/web/contextfold_wasm.js';
+import { createApi } from './api.js';
+
+await init({ module_or_path: new URL('./dist/web/contextfold_wasm_bg.wasm', import.meta.url) });
+
+export const {
+  ContextfoldError, CompactionSession, compact, project, providerFailure, digestPrefix, prefixDigests, canonicalEventJson, validateLog, importModelMessages, importOpenAIChat, importAnthropic, matchCheckpoint, parseCheckpoint, validateSummary, recoverCheckpoint, extractiveSummary, contextBudget, estimateEvents,
+} = createApi(raw);

@@ -1,0 +1,305 @@
+// Type declarations of the npm package `contextfold` (hand-written; they describe the JSON the
+// Rust core reads and writes, documented in docs/events.md, docs/digest.md and docs/npm.md).
+
+/** Any JSON value (tool inputs and outputs, provider options, metadata). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/**
+ * A 64-bit count or id number (`seq`, `createdAtMs`, token counts). Numbers beyond 2^53 are
+ * read and written as the nearest double, like `JSON.parse`; a `bigint` input is read exactly.
+ */
+export type Count = number;
+
+/** Stable snake_case reason code (e.g. `checkpoint_recorded`, `source_hash_mismatch`). */
+export type ReasonCode = string;
+
+/** The payload of a RuntimeEvent, tagged by `type`. */
+export type EventContent =
+  | { type: 'user_text'; text: string }
+  | { type: 'assistant_text'; text: string }
+  | { type: 'reasoning'; text: string; providerData?: JsonValue }
+  | { type: 'tool_call'; callId: string; toolName: string; input: JsonValue }
+  | { type: 'tool_result'; callId: string; toolName: string; output: JsonValue; isError?: boolean }
+  | { type: 'hosted_tool_call'; callId: string; toolName: string; input: JsonValue }
+  | { type: 'hosted_tool_result'; callId: string; toolName: string; output: JsonValue; isError?: boolean }
+  | { type: 'system_note'; text: string }
+  | { type: 'runtime_note'; code: string; text: string };
+
+/** One ordered, immutable fact of a session (docs/events.md). */
+export interface RuntimeEvent {
+  sessionId: string;
+  runId: string;
+  turnId: string;
+  runtimeEventId: string;
+  seq: Count | bigint;
+  createdAtMs?: Count | bigint;
+  responseId?: string;
+  partial?: boolean;
+  pinned?: boolean;
+  content: EventContent;
+  metadata?: JsonObject;
+}
+
+/** The identity of one event, a checkpoint's `through` boundary. */
+export interface Boundary { runId: string; turnId: string; runtimeEventId: string }
+
+/** Provider-native compact state (schema V3). */
+export interface ProviderState {
+  kind: 'openai_codex_remote_v2';
+  connectionSlug: string;
+  modelId: string;
+  itemId: string;
+  encryptedContent: string;
+}
+
+/** A durable projection of an ordered prefix of the log: V2 (summary) or V3 (provider state). */
+export interface HistoryCompactCheckpoint {
+  schemaVersion: 2 | 3;
+  checkpointId: string;
+  sessionId: string;
+  createdAtMs: Count;
+  highWater: { name: 'manual' | 'pre_turn' | 'mid_turn' | 'overflow' | string; seq: Count };
+  coverage: { eventCount: Count; turnCount: Count; through: Boundary; sourceDigest: string };
+  summary?: string;
+  providerState?: ProviderState;
+  limitations: string[];
+  estimatedTokens: Count;
+  previousCheckpointId?: string;
+  producedBy?: string;
+}
+
+/** What the runtime knows about the selected model. Other keys are ignored. */
+export interface ModelFacts {
+  contextWindow?: number;
+  fixedOverheadTokens?: number;
+  [key: string]: unknown;
+}
+
+/** The provider, connection and model in use (V3 checkpoints replay only on a match). */
+export interface ProviderIdentity { provider: string; connectionSlug: string; modelId: string }
+
+/** Token figures attached to a decision. */
+export interface TokenFigures { before: Count; after: Count; budget: Count }
+
+/** One decision, with a stable code. */
+export interface Diagnostic { code: ReasonCode; detail: string; tokens?: TokenFigures }
+
+/** Who emitted the Compact command. */
+export type Trigger = 'manual' | 'pre-turn' | 'mid-turn' | 'overflow';
+
+/** Output kinds of an AI SDK tool result. */
+export type ToolResultOutput =
+  | { type: 'text' | 'error-text'; value: string; providerOptions?: JsonObject }
+  | { type: 'json' | 'error-json'; value: JsonValue; providerOptions?: JsonObject }
+  | { type: 'execution-denied'; reason?: string; providerOptions?: JsonObject }
+  | { type: 'content'; value: JsonValue[]; providerOptions?: JsonObject };
+
+/** An AI SDK (v5/v6) content part as this package reads and writes it. */
+export type ModelMessagePart =
+  | { type: 'text'; text: string; providerOptions?: JsonObject }
+  | { type: 'reasoning'; text: string; providerOptions?: JsonObject }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: JsonValue; providerExecuted?: boolean; providerOptions?: JsonObject }
+  | { type: 'tool-result'; toolCallId: string; toolName: string; output: ToolResultOutput; providerOptions?: JsonObject }
+  | { type: 'custom'; kind: 'openai.compaction'; providerOptions: { openai: { itemId: string; encryptedContent: string } } };
+
+/** An AI SDK `ModelMessage` (structurally compatible with `ai`'s type). */
+export type ModelMessage =
+  | { role: 'system'; content: string; providerOptions?: JsonObject }
+  | { role: 'user'; content: string | ModelMessagePart[]; providerOptions?: JsonObject }
+  | { role: 'assistant'; content: string | ModelMessagePart[]; providerOptions?: JsonObject }
+  | { role: 'tool'; content: ModelMessagePart[]; providerOptions?: JsonObject };
+
+/** A provider-neutral message (format `neutral`). */
+export interface NeutralMessage { role: 'system' | 'user' | 'assistant' | 'tool'; parts: JsonObject[] }
+
+/** Where imported events get their ids: defaults `run-`, `turn-`, `evt-`, `resp-`, 1, 0. */
+export interface ImportOptions {
+  sessionId: string;
+  runIdPrefix?: string;
+  turnIdPrefix?: string;
+  eventIdPrefix?: string;
+  responseIdPrefix?: string;
+  firstSeq?: number;
+  firstTurn?: number;
+}
+
+/** Wire format of projected messages. */
+export type ProjectionFormat = 'ai-sdk' | 'openai-chat' | 'openai-responses' | 'anthropic' | 'neutral';
+
+/** Input of {@link project}. */
+export interface ProjectInput<F extends ProjectionFormat = 'ai-sdk'> {
+  events: RuntimeEvent[];
+  checkpoint?: HistoryCompactCheckpoint | null;
+  model?: ModelFacts;
+  currentTurnId?: string | null;
+  format?: F;
+  provider?: ProviderIdentity;
+  /** After a failed compaction: reuse a source-matched checkpoint with the newest turns that fit. */
+  failOpen?: boolean;
+}
+
+/** Messages of each format. */
+export interface FormatMessages {
+  'ai-sdk': ModelMessage[];
+  'openai-chat': JsonObject[];
+  'openai-responses': JsonObject[];
+  anthropic: JsonObject[];
+  neutral: NeutralMessage[];
+}
+
+/** The history of the next request. */
+export interface Projection<F extends ProjectionFormat = 'ai-sdk'> {
+  messages: FormatMessages[F];
+  /** Anthropic only: the leading system text (top-level `system`), or null. */
+  system?: string | null;
+  estimatedTokens: Count;
+  historyBudget: Count;
+  fits: boolean;
+  checkpoint: { checkpointId: string; schemaVersion: number; coveredEvents: Count } | null;
+  omittedEvents: Count;
+  diagnostics: Diagnostic[];
+}
+
+/** A summarize effect: ready-to-send AI SDK messages plus the caller's provider options. */
+export interface SummarizeRequest {
+  purpose: 'initial' | 'rolling' | 'repair';
+  messages: ModelMessage[];
+  providerOptions: JsonObject;
+  estimatedInputTokens: Count;
+  omittedToolResults: Count;
+  repairReserveTokens: Count;
+  previousSummary: string | null;
+  /** Newly folded events: `events.slice(fold.start, fold.end)` (for offline summarizers). */
+  fold: { start: number; end: number };
+  targetTokens: Count;
+}
+
+/** A native compaction effect: Responses API input items ending in `compaction_trigger`. */
+export interface NativeCompactionRequest {
+  input: JsonValue[];
+  estimatedInputTokens: Count;
+  omittedToolResults: Count;
+  interruptedCalls: Count;
+  loweredHostedCalls: Count;
+  droppedHostedCalls: Count;
+  providerOptions: JsonObject;
+}
+
+/** What `compact()` needs from its host. Throwing from a provider call reports a failure. */
+export interface CompactionHost {
+  /** Generate a summary; resolve `{ text, finishReason }` (AI SDK or provider spelling). */
+  summarize(request: SummarizeRequest, options: { signal?: AbortSignal }): Promise<{ text: string; finishReason?: string }>;
+  /** Run provider-native compaction; resolve its output items (or `{ items }`). */
+  compactNatively?(request: NativeCompactionRequest, options: { signal?: AbortSignal }): Promise<JsonValue[] | { items: JsonValue[] }>;
+  /** Durably append the checkpoint; resolve once durable. Throw `{ conflict: true }` on a lost race. */
+  appendCheckpoint(checkpoint: HistoryCompactCheckpoint): Promise<void>;
+}
+
+/** Input of {@link compact}. */
+export interface CompactInput {
+  events: RuntimeEvent[];
+  checkpoint?: HistoryCompactCheckpoint | null;
+  model?: ModelFacts;
+  trigger: Trigger;
+  provider?: ProviderIdentity;
+  currentTurnId?: string | null;
+  /** Default: `openai-codex-native` when the host has `compactNatively`, else `text-summary`. */
+  compactor?: 'text-summary' | 'openai-codex-native';
+  /** Id of the checkpoint this compaction may record (default: a random UUID). */
+  checkpointId?: string;
+  /** Current time in ms since the epoch (default: `Date.now()`). */
+  nowMs?: number;
+  /** Recorded as the checkpoint's `producedBy` (e.g. `extractive`). */
+  summarizerLabel?: string;
+  /** Passed through to every summarize/native request. */
+  providerOptions?: JsonObject;
+  /** The session backend's malformed-input circuit (from `CompactionSession.takeCircuit()`). */
+  circuit?: JsonValue;
+  signal?: AbortSignal;
+}
+
+/** The outcome of one compaction (the same values as the native CLI's `compact --json`). */
+export interface CompactionOutcome {
+  outcome: 'recorded' | 'skipped' | 'failed_open' | 'exhausted' | 'cancelled';
+  reason: ReasonCode;
+  checkpoint?: HistoryCompactCheckpoint;
+  diagnostics: Diagnostic[];
+  attempts: { kind: 'provider_native' | 'text_summary'; dispatches: number; result: ReasonCode }[];
+  failureNote?: EventContent;
+  tokens: TokenFigures;
+}
+
+/** An error from contextfold, carrying the core's stable `code`. */
+export class ContextfoldError extends Error {
+  constructor(code: string, message: string, options?: { cause?: unknown });
+  readonly code: string;
+}
+
+/** One step of {@link CompactionSession.poll}. */
+export type CompactionStep =
+  | { type: 'summarize'; request: Omit<SummarizeRequest, 'providerOptions'> }
+  | { type: 'compact-natively'; request: Omit<NativeCompactionRequest, 'providerOptions'> }
+  | { type: 'append-checkpoint'; checkpoint: HistoryCompactCheckpoint }
+  | { type: 'done'; outcome: CompactionOutcome };
+
+/** The core's step-by-step compaction transaction (what `compact()` drives). */
+export class CompactionSession {
+  constructor(input: Omit<CompactInput, 'providerOptions' | 'signal'> & { checkpointId: string; nowMs: number });
+  poll(): CompactionStep;
+  handleSummary(result: { text: string; finishReason?: string } | { error: ProviderFailure }): void;
+  handleNative(result: { items: JsonValue[] } | { error: ProviderFailure }): void;
+  handleAppend(result: {} | { error: { conflict: boolean; message: string } }): void;
+  cancel(): boolean;
+  takeCircuit(): JsonValue;
+  free(): void;
+}
+
+/** A failed provider call, as the core classifies it. */
+export interface ProviderFailure {
+  kind: 'rejected' | 'overflow' | 'auth' | 'billing' | 'rate_limited' | 'unavailable' | 'cancelled';
+  message: string;
+}
+
+/** Runs one compaction transaction with the host's provider and storage. */
+export function compact(input: CompactInput, host: CompactionHost, options?: { signal?: AbortSignal }): Promise<CompactionOutcome>;
+/** Projects the next request's history in the chosen format. */
+export function project<F extends ProjectionFormat = 'ai-sdk'>(input: ProjectInput<F>): Projection<F>;
+/** Classifies a provider error (kind, HTTP status) as a ProviderFailure. */
+export function providerFailure(error: unknown): ProviderFailure;
+/** `sha256:<hex>` source digest of the events (docs/digest.md). */
+export function digestPrefix(events: RuntimeEvent[]): string;
+/** The digest of every prefix of the events. */
+export function prefixDigests(events: RuntimeEvent[]): string[];
+/** The canonical JSON text of one event. */
+export function canonicalEventJson(event: RuntimeEvent): string;
+/** Throws `log_*` codes when a log breaks a structural rule. */
+export function validateLog(events: RuntimeEvent[]): void;
+/** AI SDK `ModelMessage[]` (v5/v6) → RuntimeEvents. */
+export function importModelMessages(messages: ModelMessage[], options: ImportOptions): RuntimeEvent[];
+/** OpenAI Chat Completions messages (or a request body) → RuntimeEvents. */
+export function importOpenAIChat(messages: JsonObject[] | { messages: JsonObject[] }, options: ImportOptions): RuntimeEvent[];
+/** Anthropic messages (or `{ system, messages }`) → RuntimeEvents. */
+export function importAnthropic(body: JsonObject[] | { system?: string | JsonObject[]; messages: JsonObject[] }, options: ImportOptions): RuntimeEvent[];
+/** `{ covered }` when the log starts with the prefix the checkpoint covers; throws the mismatch code otherwise. */
+export function matchCheckpoint(checkpoint: HistoryCompactCheckpoint, events: RuntimeEvent[]): { covered: number };
+/** Validates and normalizes checkpoint JSON; throws `checkpoint_*` codes. */
+export function parseCheckpoint(checkpoint: JsonValue): HistoryCompactCheckpoint;
+/** Validates a summarizer completion; throws `malformed_summary_*` / `empty_summary` codes. */
+export function validateSummary(text: string, finishReason?: string, foldTokens?: number): { text: string; estimatedTokens: Count };
+/** Recorded checkpoint event of a ledger. */
+export interface RecordedCheckpointEvent { eventId: string; sessionId: string; recordedAtMs: number; payload: JsonValue }
+/** Selects the current checkpoint from recorded checkpoint events. */
+export function recoverCheckpoint(sessionId: string, records: RecordedCheckpointEvent[]): {
+  checkpoint: HistoryCompactCheckpoint | null;
+  eventId: string | null;
+  skipped: { eventId: string; reason: string; detail: string }[];
+  diagnostics: Diagnostic[];
+};
+/** The offline extractive summary of events, merged into `previousSummary`. */
+export function extractiveSummary(previousSummary: string | null | undefined, events: RuntimeEvent[], targetTokens: number): string;
+/** The budget derived from model facts. */
+export function contextBudget(model?: ModelFacts | null): { contextWindow: Count; reserve: Count; historyBudget: Count };
+/** Estimated tokens of events with the core's default estimator. */
+export function estimateEvents(events: RuntimeEvent[]): number;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the npm package `contextfold` from source and tests it in real runtimes: Node 20
+# (node:test, the real `ai` package, a loopback OpenAI-compatible server) and headless Chromium.
+# Installs what it needs, idempotently: the wasm32 target, wasm-bindgen-cli (pinned to the
+# crate's exact version), Debian's chromium, and the test project's npm packages (npm ci).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_BINDGEN_VERSION=0.2.130
+
+rustup target add wasm32-unknown-unknown
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }')" != "$WASM_BINDGEN_VERSION" ]; then
+  # Without --locked: the CLI's lock file pins a crate missing from the registry mirror.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+if ! command -v chromium >/dev/null; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+fi
+
+echo "== native: binding unit tests and the native compaction fixture"
+cargo test -p contextfold-wasm
+
+echo "== npm ci (pkg-tests)"
+(cd pkg-tests && npm ci --no-audit --no-fund)
+
+echo "== build pkg/"
+# wasm-opt (npm binaryen) is opt-in: WASM_OPT=pkg-tests/node_modules/.bin/wasm-opt. It takes
+# minutes on 2 cores for about 20% less size, so the test path skips it.
+bash scripts/build-pkg.sh
+
+echo "== node --test (the built package, imported as a user would)"
+(cd pkg-tests && node --test test/)
+
+echo "== headless Chromium (the web build)"
+(cd pkg-tests && node --test browser/)

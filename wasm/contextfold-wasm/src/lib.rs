@@ -1,0 +1,285 @@
+//! # contextfold-wasm
+//!
+//! The thin wasm-bindgen binding of `contextfold-core` whose build output is the npm package
+//! `contextfold` (see `docs/npm.md`). It converts values and maps errors; every decision is the
+//! core's. The package's JavaScript wrapper renames these exports, turns the thrown errors into
+//! `ContextfoldError` (with the core's stable `code`) and drives [`CompactionSession`] with an
+//! async loop.
+//!
+//! Pure mappings the core does not have yet live here, ready to move into the core:
+//! [`ai_sdk`] (AI SDK `ModelMessage` ↔ events and messages), [`wire`] (OpenAI Responses and
+//! Anthropic projections) and [`anthropic_import`].
+
+pub mod ai_sdk;
+pub mod anthropic_import;
+pub mod convert;
+pub mod session;
+pub mod wire;
+
+use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
+use contextfold_core::compaction::extractive::extractive_summary as core_extractive;
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::compaction::summary_validation::{
+    FinishReason, validate_summary as core_validate,
+};
+use contextfold_core::digest::{
+    canonical_event_json, digest_prefix as core_digest, prefix_digests as core_prefix_digests,
+};
+use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
+use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::projection::openai_chat::{
+    ImportContext, import_openai_chat, to_openai_chat,
+};
+use contextfold_core::projection::{ProjectInput, project as core_project};
+use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use wasm_bindgen::prelude::*;
+
+use crate::convert::{BindingError, from_js, json_from_js, json_to_js, to_js};
+pub use crate::session::CompactionSession;
+use crate::session::checkpoint_from_json;
+
+/// Parses events from JSON values; the error names the index and keeps the core's code.
+pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, BindingError> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| {
+            RuntimeEvent::from_value(value)
+                .map_err(|e| BindingError::core(e.code(), format!("events[{index}]: {e}")))
+        })
+        .collect()
+}
+
+fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
+    events_from_json(from_js(value, "events")?)
+}
+
+fn events_to_js(events: &[RuntimeEvent]) -> Result<JsValue, BindingError> {
+    to_js(&events, "events")
+}
+
+/// `SHA-256` source digest (`sha256:<hex>`) of the events, as a checkpoint's coverage records it.
+#[wasm_bindgen(js_name = digestPrefix)]
+pub fn digest_prefix(events: JsValue) -> Result<String, JsValue> {
+    Ok(core_digest(&events_from_js(events)?))
+}
+
+/// The digest of every prefix: `[digest(events[..1]), digest(events[..2]), …]`.
+#[wasm_bindgen(js_name = prefixDigests)]
+pub fn prefix_digests(events: JsValue) -> Result<Vec<String>, JsValue> {
+    Ok(core_prefix_digests(&events_from_js(events)?))
+}
+
+/// The canonical JSON text of one event (the digested bytes, without the domain prefix).
+#[wasm_bindgen(js_name = canonicalEventJson)]
+pub fn canonical_event(event: JsValue) -> Result<String, JsValue> {
+    let mut events = events_from_json(vec![convert::json_from_js(event, "event")?])?;
+    Ok(canonical_event_json(&events.remove(0)))
+}
+
+/// Checks the structural rules of a log; throws with the core's code when one is broken.
+#[wasm_bindgen(js_name = validateLog)]
+pub fn validate_log(events: JsValue) -> Result<(), JsValue> {
+    let events = events_from_js(events)?;
+    core_validate_log(&events).map_err(|e| BindingError::core(e.code(), e))?;
+    Ok(())
+}
+
+/// Id options of the import functions.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ImportOptions {
+    session_id: String,
+    run_id_prefix: Option<String>,
+    turn_id_prefix: Option<String>,
+    event_id_prefix: Option<String>,
+    response_id_prefix: Option<String>,
+    first_seq: Option<u64>,
+    first_turn: Option<u64>,
+}
+
+fn import_context(options: JsValue) -> Result<ImportContext, BindingError> {
+    let options: ImportOptions = from_js(options, "import options")?;
+    let mut ids = ImportContext::new(options.session_id);
+    ids.run_id_prefix = options.run_id_prefix.unwrap_or(ids.run_id_prefix);
+    ids.turn_id_prefix = options.turn_id_prefix.unwrap_or(ids.turn_id_prefix);
+    ids.event_id_prefix = options.event_id_prefix.unwrap_or(ids.event_id_prefix);
+    ids.response_id_prefix = options.response_id_prefix.unwrap_or(ids.response_id_prefix);
+    ids.first_seq = options.first_seq.unwrap_or(ids.first_seq);
+    ids.first_turn = options.first_turn.unwrap_or(ids.first_turn);
+    Ok(ids)
+}
+
+/// Imports AI SDK `ModelMessage[]` as RuntimeEvents (see [`ai_sdk::import`]).
+#[wasm_bindgen(js_name = importModelMessages)]
+pub fn import_model_messages(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let ids = import_context(options)?;
+    let messages = json_from_js(messages, "messages")?;
+    let events = ai_sdk::import::import_model_messages(&messages, &ids)
+        .map_err(|e| BindingError::core(e.code(), e))?;
+    Ok(events_to_js(&events)?)
+}
+
+/// Imports an OpenAI Chat Completions conversation (the core's `import_openai_chat`).
+#[wasm_bindgen(js_name = importOpenAIChat)]
+pub fn import_chat(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let ids = import_context(options)?;
+    let messages = json_from_js(messages, "messages")?;
+    let events =
+        import_openai_chat(&messages, &ids).map_err(|e| BindingError::core(e.code(), e))?;
+    Ok(events_to_js(&events)?)
+}
+
+/// Imports an Anthropic Messages conversation (see [`anthropic_import`]).
+#[wasm_bindgen(js_name = importAnthropic)]
+pub fn import_anthropic(body: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let ids = import_context(options)?;
+    let body = json_from_js(body, "messages")?;
+    Ok(events_to_js(&anthropic_import::import_anthropic(&body, &ids)?)?)
+}
+
+/// Input of [`project`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ProjectArgs {
+    events: Vec<Value>,
+    #[serde(default)]
+    checkpoint: Option<Value>,
+    #[serde(default)]
+    model: Option<ModelFacts>,
+    #[serde(default)]
+    current_turn_id: Option<String>,
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    provider: Option<ProviderIdentity>,
+    #[serde(default)]
+    fail_open: Option<bool>,
+}
+
+/// Projects the next request's history: `{ events, checkpoint?, model?, currentTurnId?,
+/// format?, provider?, failOpen? }` → `{ messages, system?, estimatedTokens, historyBudget,
+/// fits, checkpoint, omittedEvents, diagnostics }`. `format`: `ai-sdk` (default),
+/// `openai-chat`, `openai-responses`, `anthropic` or `neutral`.
+#[wasm_bindgen]
+pub fn project(input: JsValue) -> Result<JsValue, JsValue> {
+    let args: ProjectArgs = from_js(input, "project input")?;
+    let events = events_from_json(args.events)?;
+    let checkpoint =
+        args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
+    let model = args.model.unwrap_or_default();
+    let projection = core_project(
+        &ProjectInput {
+            events: &events,
+            current_turn_id: args.current_turn_id.as_deref(),
+            checkpoint: checkpoint.as_ref(),
+            model: &model,
+            provider: args.provider.as_ref(),
+            fail_open: args.fail_open.unwrap_or(false),
+        },
+        &CharEstimator,
+    )
+    .map_err(|e| BindingError::core(e.code(), e))?;
+    let mut out = serde_json::to_value(&projection)
+        .map_err(|e| BindingError::Output { what: "projection".into(), detail: e.to_string() })?;
+    let format = args.format.as_deref().unwrap_or("ai-sdk");
+    let messages = match format {
+        "ai-sdk" => Value::Array(ai_sdk::to_model_messages(&projection.messages)),
+        "openai-chat" => Value::Array(
+            to_openai_chat(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?,
+        ),
+        "openai-responses" => Value::Array(wire::to_openai_responses(&projection.messages)),
+        "anthropic" => {
+            let body = wire::to_anthropic(&projection.messages)?;
+            out["system"] = body["system"].clone();
+            body["messages"].clone()
+        }
+        "neutral" => out["messages"].clone(),
+        other => {
+            return Err(BindingError::invalid(
+                "format",
+                format!("`{other}` (expected ai-sdk, openai-chat, openai-responses, anthropic or neutral)"),
+            )
+            .into());
+        }
+    };
+    out["messages"] = messages;
+    if out.get("checkpoint").is_none() {
+        out["checkpoint"] = Value::Null;
+    }
+    Ok(json_to_js(out, "projection")?)
+}
+
+/// Checks that `events` starts with exactly the prefix `checkpoint` covers: `{ covered }`, or
+/// throws with the mismatch code (e.g. `source_hash_mismatch`).
+#[wasm_bindgen(js_name = matchCheckpoint)]
+pub fn match_checkpoint(checkpoint: JsValue, events: JsValue) -> Result<JsValue, JsValue> {
+    let checkpoint = checkpoint_from_json(json_from_js(checkpoint, "checkpoint")?)?;
+    let events = events_from_js(events)?;
+    let matched = match_checkpoint_prefix(&checkpoint, &events)
+        .map_err(|e| BindingError::core(e.code().as_str(), e))?;
+    Ok(json_to_js(json!({ "covered": matched.covered }), "match")?)
+}
+
+/// Parses and re-serializes a checkpoint (V2 or V3), throwing the core's parse code.
+#[wasm_bindgen(js_name = parseCheckpoint)]
+pub fn parse_checkpoint(checkpoint: JsValue) -> Result<JsValue, JsValue> {
+    let checkpoint = checkpoint_from_json(json_from_js(checkpoint, "checkpoint")?)?;
+    Ok(json_to_js(checkpoint.to_value(), "checkpoint")?)
+}
+
+/// Validates a summarizer completion: `{ text, estimatedTokens }`, or throws the defect code
+/// (e.g. `malformed_summary_missing_section`).
+#[wasm_bindgen(js_name = validateSummary)]
+pub fn validate_summary(
+    text: &str,
+    finish_reason: &str,
+    fold_tokens: f64,
+) -> Result<JsValue, JsValue> {
+    let finish = FinishReason::parse(finish_reason);
+    let validated = core_validate(text, finish, fold_tokens as u64, &CharEstimator)
+        .map_err(|e| BindingError::core(e.code().as_str(), e))?;
+    Ok(to_js(&validated, "validated summary")?)
+}
+
+/// Selects the current checkpoint of a session from its recorded checkpoint events:
+/// `{ checkpoint, eventId, skipped, diagnostics }`.
+#[wasm_bindgen(js_name = recoverCheckpoint)]
+pub fn recover_checkpoint(session_id: &str, records: JsValue) -> Result<JsValue, JsValue> {
+    let records: Vec<RecordedCheckpointEvent> = from_js(records, "recorded checkpoint events")?;
+    let recovery = select_recovered_checkpoint(session_id, &records);
+    let value = json!({
+        "checkpoint": recovery.selected.as_ref().map(|c| c.to_value()),
+        "eventId": recovery.selected_event_id,
+        "skipped": recovery.skipped,
+        "diagnostics": recovery.diagnostics(),
+    });
+    Ok(json_to_js(value, "recovery")?)
+}
+
+/// The offline extractive summary of `events` (merged into `previousSummary`), within about
+/// `targetTokens`.
+#[wasm_bindgen(js_name = extractiveSummary)]
+pub fn extractive_summary(
+    previous_summary: Option<String>,
+    events: JsValue,
+    target_tokens: f64,
+) -> Result<String, JsValue> {
+    let events = events_from_js(events)?;
+    Ok(core_extractive(previous_summary.as_deref(), &events, target_tokens as u64))
+}
+
+/// The context budget derived from model facts: `{ contextWindow, reserve, historyBudget }`.
+#[wasm_bindgen(js_name = contextBudget)]
+pub fn context_budget(model: JsValue) -> Result<JsValue, JsValue> {
+    let model: Option<ModelFacts> = from_js(model, "model")?;
+    Ok(to_js(&ContextBudget::from_model(&model.unwrap_or_default()), "budget")?)
+}
+
+/// Estimated tokens of events with the core's default estimator.
+#[wasm_bindgen(js_name = estimateEvents)]
+pub fn estimate(events: JsValue) -> Result<f64, JsValue> {
+    Ok(estimate_events(&CharEstimator, &events_from_js(events)?) as f64)
+}

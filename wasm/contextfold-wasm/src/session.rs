@@ -1,0 +1,231 @@
+//! [`CompactionSession`]: the core's step-by-step compaction transaction, for a JS driver.
+//!
+//! The async loop lives in JavaScript (`compact()` in the package's wrapper): it calls
+//! [`CompactionSession::poll`], performs the effect it returns (`summarize`,
+//! `compact-natively`, `append-checkpoint`) with the host's async functions, and reports the
+//! result with the matching `handle*` method, until `poll` returns `{ type: "done", outcome }`.
+//! This type only converts values; every decision is the core's.
+
+use contextfold_core::compaction::circuit::MalformedInputCircuit;
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::compaction::{
+    AppendFailure, CompactInput, Compaction, Compactor, Effect, ProviderFailure, Step,
+    SummaryResponse, Trigger,
+};
+use contextfold_core::{HistoryCompactCheckpoint, ModelFacts};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use wasm_bindgen::prelude::*;
+
+use crate::ai_sdk::to_model_messages;
+use crate::convert::{BindingError, from_js, json_to_js, to_js};
+use crate::events_from_json;
+
+/// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SessionInput {
+    events: Vec<Value>,
+    #[serde(default)]
+    checkpoint: Option<Value>,
+    #[serde(default)]
+    model: Option<ModelFacts>,
+    trigger: Trigger,
+    #[serde(default)]
+    provider: Option<ProviderIdentity>,
+    #[serde(default)]
+    compactor: Option<Compactor>,
+    #[serde(default)]
+    current_turn_id: Option<String>,
+    checkpoint_id: String,
+    now_ms: u64,
+    #[serde(default)]
+    summarizer_label: Option<String>,
+    #[serde(default)]
+    circuit: Option<MalformedInputCircuit>,
+}
+
+/// The host's answer to a `summarize` effect: `{ text, finishReason }` or `{ error }`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SummaryResult {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+    #[serde(default)]
+    error: Option<ProviderFailure>,
+}
+
+/// The host's answer to a `compact-natively` effect: `{ items }` or `{ error }`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NativeResult {
+    #[serde(default)]
+    items: Option<Vec<Value>>,
+    #[serde(default)]
+    error: Option<ProviderFailure>,
+}
+
+/// The host's answer to an `append-checkpoint` effect: `{}` once durable, or `{ error }`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AppendResult {
+    #[serde(default)]
+    error: Option<AppendFailure>,
+}
+
+/// One compaction transaction driven from JavaScript.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct CompactionSession {
+    tx: Option<Compaction>,
+}
+
+fn finished() -> BindingError {
+    BindingError::core("session_finished", "the compaction session has been finished")
+}
+
+#[wasm_bindgen]
+impl CompactionSession {
+    /// Plans a compaction. `input`: `{ events, checkpoint?, model?, trigger, provider?,
+    /// compactor?, currentTurnId?, checkpointId, nowMs, summarizerLabel?, circuit? }`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(input: JsValue) -> Result<CompactionSession, JsValue> {
+        let input: SessionInput = from_js(input, "compaction input")?;
+        let events = events_from_json(input.events)?;
+        let checkpoint = match input.checkpoint.filter(|v| !v.is_null()) {
+            Some(value) => Some(checkpoint_from_json(value)?),
+            None => None,
+        };
+        let provider = input.provider.unwrap_or(ProviderIdentity {
+            provider: String::new(),
+            connection_slug: String::new(),
+            model_id: String::new(),
+        });
+        let compact_input = CompactInput {
+            trigger: input.trigger,
+            events,
+            current_turn_id: input.current_turn_id,
+            checkpoint,
+            model: input.model.unwrap_or_default(),
+            provider,
+            compactor: input.compactor.unwrap_or(Compactor::TextSummary),
+            new_checkpoint_id: input.checkpoint_id,
+            now_ms: input.now_ms,
+            summarizer_label: input.summarizer_label,
+            circuit: input.circuit.unwrap_or_default(),
+        };
+        let tx = Compaction::start(compact_input).map_err(|e| match e {
+            contextfold_core::compaction::StartError::Log(log) => {
+                BindingError::core(log.code(), log)
+            }
+            #[allow(unreachable_patterns)]
+            other => BindingError::core("compaction_start", other),
+        })?;
+        Ok(CompactionSession { tx: Some(tx) })
+    }
+
+    /// The next step: `{ type: "summarize", request }`, `{ type: "compact-natively", request }`,
+    /// `{ type: "append-checkpoint", checkpoint }` or `{ type: "done", outcome }`.
+    pub fn poll(&mut self) -> Result<JsValue, JsValue> {
+        let tx = self.tx.as_mut().ok_or_else(finished)?;
+        let step = tx.poll().map_err(|e| BindingError::core(e.code(), e))?;
+        let value = match step {
+            Step::Effect(Effect::Summarize(effect)) => json!({
+                "type": "summarize",
+                "request": {
+                    "purpose": effect.request.purpose,
+                    "messages": to_model_messages(&effect.request.messages),
+                    "estimatedInputTokens": effect.request.estimated_input_tokens,
+                    "omittedToolResults": effect.request.omitted_tool_results,
+                    "repairReserveTokens": effect.request.repair_reserve_tokens,
+                    "previousSummary": effect.previous_summary,
+                    "fold": { "start": effect.fold.start, "end": effect.fold.end },
+                    "targetTokens": effect.target_tokens,
+                },
+            }),
+            Step::Effect(Effect::CompactNatively(request)) => {
+                json!({ "type": "compact-natively", "request": request })
+            }
+            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+                json!({ "type": "append-checkpoint", "checkpoint": checkpoint.to_value() })
+            }
+            Step::Done(outcome) => json!({ "type": "done", "outcome": *outcome }),
+            #[allow(unreachable_patterns)]
+            _ => return Err(BindingError::core("unknown_effect", "unknown effect").into()),
+        };
+        Ok(json_to_js(value, "step")?)
+    }
+
+    /// Reports a summary: `{ text, finishReason }` or `{ error: { kind, message } }`.
+    #[wasm_bindgen(js_name = handleSummary)]
+    pub fn handle_summary(&mut self, result: JsValue) -> Result<(), JsValue> {
+        let result: SummaryResult = from_js(result, "summary result")?;
+        let result = match (result.error, result.text) {
+            (Some(error), _) => Err(error),
+            (None, Some(text)) => Ok(SummaryResponse {
+                text,
+                finish_reason: FinishReason::parse(result.finish_reason.as_deref().unwrap_or("")),
+            }),
+            (None, None) => {
+                return Err(
+                    BindingError::invalid("summary result", "needs `text` or `error`").into()
+                );
+            }
+        };
+        let tx = self.tx.as_mut().ok_or_else(finished)?;
+        tx.handle_summary(result).map_err(|e| BindingError::core(e.code(), e))?;
+        Ok(())
+    }
+
+    /// Reports native compaction output: `{ items }` or `{ error: { kind, message } }`.
+    #[wasm_bindgen(js_name = handleNative)]
+    pub fn handle_native(&mut self, result: JsValue) -> Result<(), JsValue> {
+        let result: NativeResult = from_js(result, "native result")?;
+        let result = match (result.error, result.items) {
+            (Some(error), _) => Err(error),
+            (None, Some(items)) => Ok(items),
+            (None, None) => {
+                return Err(
+                    BindingError::invalid("native result", "needs `items` or `error`").into()
+                );
+            }
+        };
+        let tx = self.tx.as_mut().ok_or_else(finished)?;
+        tx.handle_native(result).map_err(|e| BindingError::core(e.code(), e))?;
+        Ok(())
+    }
+
+    /// Reports the append: `{}` once durable, or `{ error: { conflict, message } }`.
+    #[wasm_bindgen(js_name = handleAppend)]
+    pub fn handle_append(&mut self, result: JsValue) -> Result<(), JsValue> {
+        let result: AppendResult = from_js(result, "append result")?;
+        let tx = self.tx.as_mut().ok_or_else(finished)?;
+        let result = match result.error {
+            Some(error) => Err(error),
+            None => Ok(()),
+        };
+        tx.handle_append(result).map_err(|e| BindingError::core(e.code(), e))?;
+        Ok(())
+    }
+
+    /// Cancels; `false` once the append effect is out or the transaction is over.
+    pub fn cancel(&mut self) -> bool {
+        self.tx.as_mut().is_some_and(Compaction::cancel)
+    }
+
+    /// Ends the session and returns the updated malformed-input circuit (to pass to the next
+    /// compaction of the same session backend).
+    #[wasm_bindgen(js_name = takeCircuit)]
+    pub fn take_circuit(&mut self) -> Result<JsValue, JsValue> {
+        let tx = self.tx.take().ok_or_else(finished)?;
+        Ok(to_js(&tx.into_circuit(), "circuit")?)
+    }
+}
+
+/// Parses checkpoint JSON (used by the pure functions too).
+pub fn checkpoint_from_json(value: Value) -> Result<HistoryCompactCheckpoint, BindingError> {
+    HistoryCompactCheckpoint::from_value(value).map_err(|e| BindingError::core(e.code(), e))
+}
