@@ -29,6 +29,9 @@ echo "== build pkg/"
 # minutes on 2 cores for about 20% less size, so the test path skips it.
 bash scripts/build-pkg.sh
 
+echo "== TypeScript: pkg/index.d.ts as a user compiles against it"
+(cd pkg-tests && npx tsc -p types)
+
 echo "== node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test test/)
 

@@ -1,0 +1,22 @@
+// Compile-only check of pkg/index.d.ts (`npx tsc -p types`): the declarations describe the API
+// as a TypeScript user calls it.
+import {
+  compact, project, importModelMessages, digestPrefix, ContextfoldError,
+  type CompactionHost, type CompactionOutcome, type ModelMessage, type RuntimeEvent,
+} from 'contextfold';
+
+declare const events: RuntimeEvent[];
+
+const projection = project({ events, model: { contextWindow: 128_000 }, format: 'ai-sdk' });
+const forAi: ModelMessage[] = projection.messages;
+const imported: RuntimeEvent[] = importModelMessages(forAi, { sessionId: 's' });
+const digest: string = digestPrefix(imported);
+
+const host: CompactionHost = {
+  summarize: async (request) => ({ text: request.messages.length > 0 ? digest : '', finishReason: 'stop' }),
+  appendCheckpoint: async () => {},
+};
+const pending: Promise<CompactionOutcome> = compact({ events, trigger: 'pre-turn' }, host);
+void pending.catch((error: unknown) => (error instanceof ContextfoldError ? error.code : 'other'));
+const chat = project({ events, format: 'openai-chat' });
+void chat.messages.length;
