@@ -17,7 +17,7 @@ const WINDOW: u64 = 8_000;
 fn below_high_water_skips_without_any_effect() {
     let mut log = session(3, 400);
     let current = start_current_turn(&mut log, 4, 60);
-    for trigger in [Trigger::PreTurn, Trigger::MidTurn, Trigger::Overflow] {
+    for trigger in [Trigger::PreTurn, Trigger::MidTurn] {
         let run = drive(input(trigger, log.events(), Some(&current), None, window(WINDOW)), vec![]);
         assert_eq!(run.outcome.outcome, OutcomeKind::Skipped);
         assert_eq!(run.outcome.reason, ReasonCode::BelowHighWater);
@@ -27,6 +27,21 @@ fn below_high_water_skips_without_any_effect() {
         assert!(run.outcome.checkpoint.is_none() && run.outcome.failure_note.is_none());
         assert!(run.outcome.tokens.before <= run.outcome.tokens.budget);
     }
+}
+
+/// A real provider overflow proves the estimate wrong: the overflow trigger compacts even when
+/// the estimate says history fits (there is no high water to be below).
+#[test]
+fn a_provider_overflow_compacts_even_when_the_estimate_fits() {
+    let mut log = session(3, 400);
+    let current = start_current_turn(&mut log, 4, 60);
+    let run = drive(
+        input(Trigger::Overflow, log.events(), Some(&current), None, window(WINDOW)),
+        vec![summary(good_summary("o")), append_ok()],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Recorded);
+    assert_eq!(run.ledger.len(), 1);
+    assert_eq!(run.ledger[0].high_water.name, "overflow");
 }
 
 #[test]
