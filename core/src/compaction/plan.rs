@@ -121,7 +121,8 @@ pub(crate) fn decide(
 ) -> PlanDecision {
     let budget = sizes.budget.history_budget;
     let over_budget = sizes.before > budget;
-    if trigger.is_automatic() && !over_budget {
+    // A provider overflow proves the estimate wrong, so only the capacity evaluators stop here.
+    if matches!(trigger, Trigger::PreTurn | Trigger::MidTurn) && !over_budget {
         diagnostics.push(Diagnostic::with_tokens(
             ReasonCode::BelowHighWater,
             "history fits the budget; nothing compacted",

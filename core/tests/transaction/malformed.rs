@@ -246,3 +246,30 @@ fn overflow_with_nothing_left_to_omit_is_not_retried() {
     assert_eq!(run.outcome.reason, ReasonCode::SummaryInputCannotFit);
     assert_eq!(run.outcome.attempts[0].dispatches, 1);
 }
+
+#[test]
+fn a_changed_model_or_budget_is_eligible_again() {
+    let log = session(6, 400);
+    let (bad, _) = malformed_cases().remove(1);
+    let armed = drive(
+        input(Trigger::Manual, log.events(), None, None, window(WINDOW)),
+        vec![bad.clone(), bad],
+    );
+    assert_eq!(armed.circuit.len(), 1);
+    let mut other_model = input(Trigger::Manual, log.events(), None, None, window(WINDOW));
+    other_model.provider = crate::support::provider_on(crate::support::CONNECTION, "gpt-5-mini");
+    let mut other_budget = input(Trigger::Manual, log.events(), None, None, window(WINDOW * 2));
+    let mut other_connection = input(Trigger::Manual, log.events(), None, None, window(WINDOW));
+    other_connection.provider = crate::support::provider_on("codex-backup", crate::support::MODEL);
+    for mut changed in [other_model, other_budget.clone(), other_connection] {
+        changed.circuit = armed.circuit.clone();
+        let run = drive(changed, vec![summary(good_summary("ok")), append_ok()]);
+        assert_eq!(run.outcome.outcome, OutcomeKind::Recorded);
+    }
+    // The unchanged input stays blocked, whatever the checkpoint id or clock.
+    other_budget.model = window(WINDOW);
+    other_budget.circuit = armed.circuit.clone();
+    other_budget.now_ms += 60_000;
+    let blocked = drive(other_budget, vec![]);
+    assert_eq!(blocked.outcome.reason, ReasonCode::MalformedSummaryCircuitOpen);
+}
