@@ -123,11 +123,14 @@ impl Store {
         };
         let recovery = recover(&conn, session_id)?;
         let mut lookup = lookup_from(recovery, vec![damage]);
-        if let (Some(checkpoint), Some(event_id)) = (&lookup.checkpoint, &lookup.agent_run_event_id)
-        {
-            let repaired = repair(&conn, session_id, Some((checkpoint, event_id)));
-            lookup.notes.push(repair_note(repaired, &checkpoint.checkpoint_id));
-        }
+        let note = match (&lookup.checkpoint, &lookup.agent_run_event_id) {
+            (Some(checkpoint), Some(event_id)) => Some(repair_note(
+                repair(&conn, session_id, Some((checkpoint, event_id))),
+                &checkpoint.checkpoint_id,
+            )),
+            _ => None,
+        };
+        lookup.notes.extend(note);
         Ok(lookup)
     }
 

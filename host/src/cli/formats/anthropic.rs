@@ -56,7 +56,11 @@ pub fn import_anthropic(document: &Value, sink: &mut EventSink) -> Result<(), Fo
             }
         }
         Some(_) => {
-            return Err(FormatError::new(BAD_SHAPE, "$.system", "expected a string or text blocks"));
+            return Err(FormatError::new(
+                BAD_SHAPE,
+                "$.system",
+                "expected a string or text blocks",
+            ));
         }
     }
     for (index, message) in messages.iter().enumerate() {
