@@ -117,7 +117,7 @@ fn exchange(turn: usize, step: usize, call: usize, rng: &mut Rng) -> ToolExchang
             call_id,
             tool: "read_file",
             input: json!({"path": file}),
-            output: Value::String(source_file(file, 40 + rng.below(120) as usize)),
+            output: Value::String(source_file(file, 15 + rng.below(45) as usize)),
             is_error: false,
         },
         2 => {
