@@ -1,7 +1,226 @@
-//! The `contextfold` command line (in progress).
+//! The `contextfold` command line. Every command accepts `--json` (one JSON document on stdout)
+//! and prints a readable summary otherwise; progress goes to stderr. Reference: `docs/cli.md`.
+
+mod commands;
+mod demo;
+mod demo_session;
+mod error;
+pub mod formats;
+mod inspect;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+
+pub use error::CliError;
+
+/// contextfold: LLM context compaction as a projection of an append-only event log.
+#[derive(Debug, Parser)]
+#[command(name = "contextfold", version, about)]
+pub struct Cli {
+    /// Print one JSON document on stdout instead of a readable summary.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Input formats of `import`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormat {
+    /// One RuntimeEvent JSON per line (docs/events.md).
+    EventsJsonl,
+    /// OpenAI Chat Completions messages.
+    OpenaiChat,
+    /// Anthropic Messages.
+    Anthropic,
+    /// AI SDK ModelMessage[].
+    AiSdk,
+}
+
+/// Output formats of `project`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProjectFormat {
+    /// The core's provider-neutral messages.
+    Neutral,
+    /// OpenAI Chat Completions messages.
+    OpenaiChat,
+    /// OpenAI Responses input items.
+    OpenaiResponses,
+    /// Anthropic Messages request body.
+    Anthropic,
+    /// AI SDK ModelMessage[].
+    AiSdk,
+}
+
+/// Summarizers of `compact`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummarizerChoice {
+    /// Offline extractive summarizer (no key, no network).
+    Extractive,
+    /// OpenAI Chat Completions (OPENAI_API_KEY).
+    OpenaiChat,
+    /// OpenAI Codex remote compaction v2 (OPENAI_API_KEY).
+    OpenaiCodex,
+    /// Anthropic Messages (ANTHROPIC_API_KEY).
+    Anthropic,
+}
+
+/// Where a command reads and writes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Target {
+    /// The SQLite file.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// The session id.
+    #[arg(long)]
+    pub session: String,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Import a conversation file into a session (appended after its existing events).
+    Import {
+        /// Where to write.
+        #[command(flatten)]
+        target: Target,
+        /// The file's format.
+        #[arg(long, value_enum)]
+        format: ImportFormat,
+        /// The file to import.
+        file: PathBuf,
+    },
+    /// Print the history of the next request.
+    Project {
+        /// Where to read.
+        #[command(flatten)]
+        target: Target,
+        /// The model's context window in tokens.
+        #[arg(long)]
+        context_window: u64,
+        /// Output message format.
+        #[arg(long, value_enum, default_value = "neutral")]
+        format: ProjectFormat,
+        /// Provider kind of the request (V3 checkpoints replay only on their own provider).
+        #[arg(long, default_value = "local")]
+        provider: String,
+        /// Connection slug of the request.
+        #[arg(long, default_value = "default")]
+        connection: String,
+        /// Model id of the request.
+        #[arg(long, default_value = "default")]
+        model: String,
+    },
+    /// Run a manual compaction (its own Run).
+    Compact {
+        /// Where to read and write.
+        #[command(flatten)]
+        target: Target,
+        /// The model's context window in tokens.
+        #[arg(long)]
+        context_window: u64,
+        /// Which summarizer writes the checkpoint.
+        #[arg(long, value_enum, default_value = "extractive")]
+        summarizer: SummarizerChoice,
+        /// Provider base URL (non-extractive summarizers).
+        #[arg(long)]
+        base_url: Option<String>,
+        /// Model id.
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// List the recorded checkpoints of a session.
+    Checkpoints {
+        /// Where to read.
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Check every recorded checkpoint against the canonical ledger.
+    Verify {
+        /// Where to read.
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Rebuild the bounded checkpoint projection from the AgentRun ledger.
+    Recover {
+        /// Where to read and write.
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Print the canonical events of a session as JSON Lines.
+    Export {
+        /// Where to read.
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Play a bundled agent session through a small context window, offline.
+    Demo {
+        /// The SQLite file (default: a new file under the system temp dir).
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+}
+
+/// What a command prints on success.
+pub(crate) struct Output {
+    pub(crate) json: Value,
+    pub(crate) text: String,
+    pub(crate) exit: u8,
+}
 
 /// Entry point of the `contextfold` binary.
-pub fn main() -> std::process::ExitCode {
-    eprintln!("contextfold: the CLI is being built");
-    std::process::ExitCode::FAILURE
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json_mode = cli.json;
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("contextfold: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(output) => {
+            if json_mode {
+                println!("{}", serde_json::to_string_pretty(&output.json).unwrap_or_default());
+            } else {
+                print!("{}", output.text);
+            }
+            ExitCode::from(output.exit)
+        }
+        Err(error) => {
+            if json_mode {
+                let body = json!({"error": {"code": error.code(), "message": error.to_string()}});
+                println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
+            }
+            eprintln!("contextfold: error [{}]: {error}", error.code());
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<Output, CliError> {
+    match cli.command {
+        Command::Import { target, format, file } => commands::import(&target, format, &file),
+        Command::Project { target, context_window, format, provider, connection, model } => {
+            let identity = contextfold_core::compaction::native::ProviderIdentity {
+                provider,
+                connection_slug: connection,
+                model_id: model,
+            };
+            commands::project(&target, context_window, format, identity).await
+        }
+        Command::Compact { target, context_window, summarizer, base_url, model } => {
+            commands::compact(&target, context_window, summarizer, base_url, model).await
+        }
+        Command::Checkpoints { target } => inspect::checkpoints(&target),
+        Command::Verify { target } => inspect::verify(&target),
+        Command::Recover { target } => inspect::recover(&target),
+        Command::Export { target } => inspect::export(&target),
+        Command::Demo { db } => demo::demo(db).await,
+    }
 }

@@ -1,1 +1,91 @@
-//! (in progress)
+//! SQLite storage: the canonical RuntimeEvent ledger, the AgentRun ledger (holding
+//! `history_compact_checkpoint_recorded` events), the bounded checkpoint projection, and the
+//! content-addressed tool-result archive. Schema and guarantees: `docs/storage.md`.
+//!
+//! [`Store`] is synchronous: it owns one [`rusqlite::Connection`] behind a mutex. Async code
+//! calls it from `tokio::task::spawn_blocking` (the session runtime does), never directly from a
+//! runtime worker thread.
+
+mod archive;
+mod checkpoints;
+mod error;
+mod events;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use checkpoints::{CheckpointLookup, LookupNote, LookupSource};
+pub use error::{ArchiveReadError, CheckpointAppendError, StoreError};
+pub use events::{AgentRunRecord, agent_run_kind};
+pub use schema::SCHEMA_VERSION;
+
+/// How long a writer waits for another process's write lock before failing.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One SQLite file holding any number of sessions.
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    /// Opens `path`, creating the file if needed, and migrates it to [`SCHEMA_VERSION`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path.as_ref(), OpenFlags::default())
+    }
+
+    /// Opens an existing file (never creates one) and migrates it.
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        if !path.is_file() {
+            return Err(StoreError::DatabaseNotFound { path: path.to_owned() });
+        }
+        let flags = OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE;
+        Self::open_with(path, flags)
+    }
+
+    fn open_with(path: &Path, flags: OpenFlags) -> Result<Self, StoreError> {
+        let mut conn = Connection::open_with_flags(path, flags)
+            .map_err(StoreError::sqlite("opening the database"))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(StoreError::sqlite("setting the busy timeout"))?;
+        // Refuse a newer schema before changing anything about the file.
+        let found = schema::user_version(&conn)?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
+        }
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(StoreError::sqlite("enabling WAL"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Sqlite {
+                operation: "enabling WAL",
+                source: rusqlite::Error::InvalidParameterName(format!("journal_mode is {mode}")),
+            });
+        }
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(StoreError::sqlite("setting synchronous=FULL"))?;
+        schema::migrate(&mut conn)?;
+        Ok(Self { path: path.to_owned(), conn: Mutex::new(conn) })
+    }
+
+    /// The file this store writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the file (after migration, [`SCHEMA_VERSION`]).
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        schema::user_version(&self.lock())
+    }
+
+    /// The connection. A panic while holding it leaves no open transaction (rusqlite rolls
+    /// back on drop), so a poisoned lock is still safe to use.
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,270 @@
+//! `import`, `project` and `compact`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::compaction::{Compactor, OutcomeKind};
+use contextfold_core::projection::openai_chat::{
+    ImportContext, import_openai_chat, to_openai_chat,
+};
+use contextfold_core::{ModelFacts, RuntimeEvent};
+use serde_json::{Value, json};
+
+use super::formats::EventSink;
+use super::formats::ai_sdk::{import_ai_sdk, to_ai_sdk};
+use super::formats::anthropic::{import_anthropic, to_anthropic};
+use super::formats::openai_responses::to_openai_responses;
+use super::{CliError, ImportFormat, Output, ProjectFormat, SummarizerChoice, Target};
+use crate::runtime::{
+    CompactionReport, ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime,
+    StopSignal,
+};
+use crate::storage::Store;
+
+/// `import`: parses the whole file first, then appends every event in one transaction.
+pub(crate) fn import(
+    target: &Target,
+    format: ImportFormat,
+    file: &Path,
+) -> Result<Output, CliError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|source| CliError::ReadInput { path: file.to_owned(), source })?;
+    let store = Store::open(&target.db)?;
+    let existing = store.load_events(&target.session)?;
+    let first_seq = existing.last().map_or(1, |e| e.seq + 1);
+    let first_turn = contextfold_core::safe_prefix::turn_count(&existing);
+    let events = parse_import(format, &text, file, &target.session, first_seq, first_turn)?;
+    if events.is_empty() {
+        return Err(CliError::Import {
+            code: "import_empty",
+            detail: "the file holds no events".into(),
+        });
+    }
+    store.append_events(&target.session, &events)?;
+    let total = existing.len() + events.len();
+    let json = json!({
+        "session": target.session,
+        "imported": events.len(),
+        "firstSeq": events.first().map(|e| e.seq),
+        "lastSeq": events.last().map(|e| e.seq),
+        "totalEvents": total,
+    });
+    let text = format!(
+        "imported {} events into session {} ({} in total)\n",
+        events.len(),
+        target.session,
+        total
+    );
+    Ok(Output { json, text, exit: 0 })
+}
+
+fn parse_import(
+    format: ImportFormat,
+    text: &str,
+    file: &Path,
+    session: &str,
+    first_seq: u64,
+    first_turn: u64,
+) -> Result<Vec<RuntimeEvent>, CliError> {
+    if format == ImportFormat::EventsJsonl {
+        let events = RuntimeEvent::parse_jsonl(text).map_err(|error| CliError::Import {
+            code: error.source.code(),
+            detail: error.to_string(),
+        })?;
+        contextfold_core::event::validate_log(&events)
+            .map_err(|error| CliError::Import { code: error.code(), detail: error.to_string() })?;
+        return Ok(events);
+    }
+    let document: Value = serde_json::from_str(text)
+        .map_err(|e| CliError::InputSyntax { path: file.to_owned(), detail: e.to_string() })?;
+    match format {
+        ImportFormat::OpenaiChat => {
+            let mut ids = ImportContext::new(session);
+            ids.first_seq = first_seq;
+            ids.first_turn = first_turn;
+            import_openai_chat(&document, &ids)
+                .map_err(|error| CliError::Import { code: error.code(), detail: error.to_string() })
+        }
+        ImportFormat::Anthropic | ImportFormat::AiSdk => {
+            let mut sink = EventSink::new(session, first_seq, first_turn);
+            if format == ImportFormat::Anthropic {
+                import_anthropic(&document, &mut sink)?;
+            } else {
+                import_ai_sdk(&document, &mut sink)?;
+            }
+            Ok(sink.finish())
+        }
+        ImportFormat::EventsJsonl => unreachable!("handled above"),
+    }
+}
+
+fn open_runtime(
+    target: &Target,
+    context_window: u64,
+    provider: ProviderIdentity,
+    compactor: Compactor,
+) -> Result<SessionRuntime<ExtractiveSummarizer, NoNativeCompactor>, CliError> {
+    let store = Arc::new(Store::open_existing(&target.db)?);
+    if store.event_count(&target.session)? == 0 {
+        return Err(crate::storage::StoreError::UnknownSession {
+            session_id: target.session.clone(),
+        }
+        .into());
+    }
+    let config = SessionConfig {
+        session_id: target.session.clone(),
+        model: ModelFacts { context_window: Some(context_window), ..Default::default() },
+        provider,
+        compactor,
+    };
+    Ok(SessionRuntime::new(store, config, ExtractiveSummarizer, NoNativeCompactor))
+}
+
+/// `project`.
+pub(crate) async fn project(
+    target: &Target,
+    context_window: u64,
+    format: ProjectFormat,
+    provider: ProviderIdentity,
+) -> Result<Output, CliError> {
+    let runtime = open_runtime(target, context_window, provider, Compactor::TextSummary)?;
+    let report = runtime.project(false).await?;
+    let projection = &report.projection;
+    let (name, messages) = map_messages(format, &projection.messages)?;
+    let json = json!({
+        "format": name,
+        "messages": messages,
+        "estimatedTokens": projection.estimated_tokens,
+        "historyBudget": projection.history_budget,
+        "fits": projection.fits,
+        "checkpoint": projection.checkpoint,
+        "omittedEvents": projection.omitted_events,
+        "diagnostics": projection.diagnostics,
+        "lookupNotes": report.lookup_notes,
+    });
+    let checkpoint = projection.checkpoint.as_ref().map_or("no checkpoint".to_owned(), |c| {
+        format!("checkpoint {} replaces {} events", c.checkpoint_id, c.covered_events)
+    });
+    let text = format!(
+        "{} messages ({name}), {} of {} tokens ({}), {checkpoint}\n{}",
+        projection.messages.len(),
+        projection.estimated_tokens,
+        projection.history_budget,
+        if projection.fits { "fits" } else { "over budget" },
+        serde_json::to_string_pretty(&messages).unwrap_or_default() + "\n",
+    );
+    Ok(Output { json, text, exit: 0 })
+}
+
+fn map_messages(
+    format: ProjectFormat,
+    messages: &[contextfold_core::projection::Message],
+) -> Result<(&'static str, Value), CliError> {
+    let mapping = |format: &'static str| {
+        move |error: super::formats::FormatError| CliError::Mapping {
+            format,
+            code: error.code,
+            detail: error.to_string(),
+        }
+    };
+    Ok(match format {
+        ProjectFormat::Neutral => {
+            ("neutral", serde_json::to_value(messages).unwrap_or(Value::Null))
+        }
+        ProjectFormat::OpenaiChat => {
+            let chat = to_openai_chat(messages).map_err(|error| CliError::Mapping {
+                format: "openai-chat",
+                code: error.code(),
+                detail: error.to_string(),
+            })?;
+            ("openai-chat", Value::Array(chat))
+        }
+        ProjectFormat::OpenaiResponses => {
+            ("openai-responses", Value::Array(to_openai_responses(messages)))
+        }
+        ProjectFormat::Anthropic => {
+            ("anthropic", to_anthropic(messages).map_err(mapping("anthropic"))?)
+        }
+        ProjectFormat::AiSdk => {
+            ("ai-sdk", Value::Array(to_ai_sdk(messages).map_err(mapping("ai-sdk"))?))
+        }
+    })
+}
+
+/// `compact`: a manual compaction Run; Ctrl-C stops it (nothing is persisted).
+pub(crate) async fn compact(
+    target: &Target,
+    context_window: u64,
+    summarizer: SummarizerChoice,
+    _base_url: Option<String>,
+    model: Option<String>,
+) -> Result<Output, CliError> {
+    let (name, provider, compactor) = match summarizer {
+        SummarizerChoice::Extractive => ("extractive", "local", Compactor::TextSummary),
+        SummarizerChoice::OpenaiChat => {
+            return Err(CliError::SummarizerUnavailable("openai-chat".into()));
+        }
+        SummarizerChoice::Anthropic => {
+            return Err(CliError::SummarizerUnavailable("anthropic".into()));
+        }
+        SummarizerChoice::OpenaiCodex => {
+            return Err(CliError::SummarizerUnavailable("openai-codex".into()));
+        }
+    };
+    let identity = ProviderIdentity {
+        provider: provider.into(),
+        connection_slug: "default".into(),
+        model_id: model.unwrap_or_else(|| "default".into()),
+    };
+    let runtime = open_runtime(target, context_window, identity, compactor)?;
+    let stop = StopSignal::new();
+    let watcher = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("contextfold: stopping the compaction");
+                stop.stop();
+            }
+        })
+    };
+    eprintln!("contextfold: compacting session {} with the {name} summarizer", target.session);
+    let report = runtime.compact_manually(&stop).await;
+    watcher.abort();
+    let report = report?;
+    Ok(compact_output(&report))
+}
+
+pub(crate) fn compact_output(report: &CompactionReport) -> Output {
+    let outcome = &report.outcome;
+    let json = json!({
+        "outcome": outcome.outcome,
+        "reason": outcome.reason,
+        "checkpoint": outcome.checkpoint.as_ref().map(|c| c.to_value()),
+        "diagnostics": outcome.diagnostics,
+        "attempts": outcome.attempts,
+        "tokens": outcome.tokens,
+        "runId": report.run_id,
+        "lookupNotes": report.lookup_notes,
+    });
+    let checkpoint = outcome.checkpoint.as_ref().map_or(String::new(), |c| {
+        format!(", checkpoint {} covers {} events", c.checkpoint_id, c.coverage.event_count)
+    });
+    let text = format!(
+        "{}: {} (history {} -> {} tokens, budget {}){checkpoint}\n",
+        serde_json::to_value(outcome.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        outcome.reason,
+        outcome.tokens.before,
+        outcome.tokens.after,
+        outcome.tokens.budget,
+    );
+    let exit = match outcome.outcome {
+        OutcomeKind::Recorded | OutcomeKind::Skipped => 0,
+        OutcomeKind::Cancelled => 130,
+        _ => 3,
+    };
+    Output { json, text, exit }
+}

@@ -1,0 +1,303 @@
+//! `contextfold demo`: plays the bundled session through a small context window, offline, so
+//! that every trigger fires (pre-turn, mid-turn, provider overflow, manual), then verifies every
+//! checkpoint against the ledger and prints a short report.
+//!
+//! The demo's simulated provider counts tokens with a stricter tokenizer than the runtime's
+//! estimate (a third more), so a request the estimate lets through can still overflow: that
+//! is when the overflow trigger fires.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use contextfold_core::budget::{CharEstimator, ContextBudget, estimate_events};
+use contextfold_core::compaction::Compactor;
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::{EventContent, HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
+use serde_json::{Value, json};
+
+use super::demo_session::{DemoTurn, demo_turns};
+use super::{CliError, Output};
+use crate::runtime::{
+    CompactionReport, ExtractiveSummarizer, NoNativeCompactor, RuntimeError, SessionConfig,
+    SessionRuntime, StopSignal,
+};
+use crate::storage::{Store, StoreError};
+
+/// Session id of the demo.
+pub(crate) const DEMO_SESSION: &str = "demo";
+/// Context window of the demo model.
+pub(crate) const DEMO_CONTEXT_WINDOW: u64 = 16_000;
+/// Turns after which the user asks for a manual compaction.
+const MANUAL_AFTER_TURNS: &[usize] = &[9, 27];
+/// The simulated provider's tokenizer counts this many thirds of the estimate.
+const PROVIDER_TOKEN_THIRDS: u64 = 4;
+
+type DemoRuntime = SessionRuntime<ExtractiveSummarizer, NoNativeCompactor>;
+
+struct Player {
+    runtime: DemoRuntime,
+    next_seq: u64,
+    reports: Vec<CompactionReport>,
+    requests: u64,
+}
+
+/// `demo`.
+pub(crate) async fn demo(db: Option<PathBuf>) -> Result<Output, CliError> {
+    let path = db.unwrap_or_else(default_path);
+    let store = Arc::new(Store::open(&path)?);
+    if store.event_count(DEMO_SESSION)? > 0 {
+        return Err(StoreError::SessionExists { session_id: DEMO_SESSION.into() }.into());
+    }
+    eprintln!("demo: database {}", path.display());
+    let clock_ms = Arc::new(AtomicU64::new(1_800_000_000_000));
+    let config = SessionConfig {
+        session_id: DEMO_SESSION.into(),
+        model: ModelFacts { context_window: Some(DEMO_CONTEXT_WINDOW), ..Default::default() },
+        provider: ProviderIdentity {
+            provider: "demo".into(),
+            connection_slug: "offline".into(),
+            model_id: "demo-model".into(),
+        },
+        compactor: Compactor::TextSummary,
+    };
+    let runtime =
+        SessionRuntime::new(Arc::clone(&store), config, ExtractiveSummarizer, NoNativeCompactor)
+            .with_clock(Arc::new(move || clock_ms.fetch_add(1_000, Ordering::Relaxed)));
+    let mut player = Player { runtime, next_seq: 1, reports: Vec::new(), requests: 0 };
+    let turns = demo_turns();
+    for (index, turn) in turns.iter().enumerate() {
+        player.play_turn(index, turn).await?;
+        if MANUAL_AFTER_TURNS.contains(&(index + 1)) {
+            eprintln!("demo: user asks for /compact after turn {}", index + 1);
+            let report = player.runtime.compact_manually(&StopSignal::new()).await?;
+            player.note(report);
+            player.next_seq = store.load_events(DEMO_SESSION)?.last().map_or(1, |e| e.seq + 1);
+        }
+    }
+    report(&store, &player, &path)
+}
+
+fn default_path() -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::env::temp_dir().join(format!("contextfold-demo-{}-{nanos}.sqlite", std::process::id()))
+}
+
+impl Player {
+    fn event(
+        &mut self,
+        turn: usize,
+        response: Option<String>,
+        content: EventContent,
+    ) -> RuntimeEvent {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        RuntimeEvent {
+            session_id: DEMO_SESSION.into(),
+            run_id: format!("run-t{turn}"),
+            turn_id: format!("t{turn}"),
+            runtime_event_id: format!("e{seq}"),
+            seq,
+            created_at_ms: Some(1_800_000_000_000 + seq * 1_000),
+            response_id: response,
+            partial: false,
+            pinned: false,
+            content,
+            metadata: None,
+        }
+    }
+
+    fn note(&mut self, report: CompactionReport) {
+        let o = &report.outcome;
+        eprintln!(
+            "demo:   {} compaction -> {} ({}), history {} -> {} tokens",
+            report.trigger.as_str(),
+            serde_json::to_value(o.outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            o.reason,
+            o.tokens.before,
+            o.tokens.after
+        );
+        self.reports.push(report);
+    }
+
+    async fn play_turn(&mut self, index: usize, turn: &DemoTurn) -> Result<(), RuntimeError> {
+        eprintln!("demo: turn {}/{}: {}", index + 1, super::demo_session::DEMO_TURNS, turn.request);
+        let turn_id = format!("t{index}");
+        self.runtime.begin_turn(&turn_id)?;
+        let user = self.event(index, None, EventContent::UserText { text: turn.request.clone() });
+        self.runtime.append(vec![user]).await?;
+        if let Some(report) = self.runtime.evaluate_pre_turn().await? {
+            self.note(report);
+        }
+        for (step_index, step) in turn.steps.iter().enumerate() {
+            self.model_request().await?;
+            let response = Some(format!("resp-{index}-{step_index}"));
+            let mut events = vec![self.event(
+                index,
+                response.clone(),
+                EventContent::Reasoning { text: step.reasoning.clone(), provider_data: None },
+            )];
+            for call in &step.calls {
+                let content = EventContent::ToolCall {
+                    call_id: call.call_id.clone(),
+                    tool_name: call.tool.into(),
+                    input: call.input.clone(),
+                };
+                events.push(self.event(index, response.clone(), content));
+            }
+            for call in &step.calls {
+                let content = EventContent::ToolResult {
+                    call_id: call.call_id.clone(),
+                    tool_name: call.tool.into(),
+                    output: call.output.clone(),
+                    is_error: call.is_error,
+                };
+                events.push(self.event(index, None, content));
+            }
+            self.runtime.append(events).await?;
+            if let Some(report) = self.runtime.evaluate_mid_turn().await? {
+                self.note(report);
+            }
+        }
+        self.model_request().await?;
+        let answer = self.event(
+            index,
+            Some(format!("resp-{index}-final")),
+            EventContent::AssistantText { text: turn.answer.clone() },
+        );
+        self.runtime.append(vec![answer]).await?;
+        self.runtime.end_turn()
+    }
+
+    /// One request to the simulated provider: if its stricter count exceeds the history
+    /// budget it reports a context overflow, and the runtime recovers.
+    async fn model_request(&mut self) -> Result<(), RuntimeError> {
+        self.requests += 1;
+        let projection = self.runtime.project(false).await?.projection;
+        let provider_tokens = projection.estimated_tokens * PROVIDER_TOKEN_THIRDS / 3;
+        if provider_tokens > projection.history_budget {
+            eprintln!(
+                "demo:   provider overflow: {provider_tokens} tokens counted, budget {}",
+                projection.history_budget
+            );
+            let report = self.runtime.recover_from_overflow().await?;
+            self.note(report);
+        }
+        Ok(())
+    }
+}
+
+fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Output, CliError> {
+    let events = store.load_events(DEMO_SESSION)?;
+    let records = store.recorded_checkpoints(DEMO_SESSION)?;
+    let mut verified = 0;
+    let mut mismatches = Vec::new();
+    for record in &records {
+        match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
+            Ok(cp) => match match_checkpoint_prefix(&cp, &events) {
+                Ok(_) => verified += 1,
+                Err(mismatch) => mismatches.push(mismatch.code().as_str()),
+            },
+            Err(error) => mismatches.push(error.code()),
+        }
+    }
+    let budget = ContextBudget::from_model(&ModelFacts {
+        context_window: Some(DEMO_CONTEXT_WINDOW),
+        ..Default::default()
+    });
+    let raw_tokens = estimate_events(&CharEstimator, &events);
+    let final_tokens = player.runtime_projection_tokens(store, &events)?;
+    let outcomes: Vec<Value> = player
+        .reports
+        .iter()
+        .map(|r| json!({"trigger": r.trigger, "outcome": r.outcome.outcome, "reason": r.outcome.reason, "checkpointId": r.outcome.checkpoint.as_ref().map(|c| c.checkpoint_id.clone()), "tokensBefore": r.outcome.tokens.before, "tokensAfter": r.outcome.tokens.after}))
+        .collect();
+    let mut triggers: Vec<&str> = player.reports.iter().map(|r| r.trigger.as_str()).collect();
+    triggers.sort_unstable();
+    triggers.dedup();
+    let mut text = format!(
+        "contextfold demo: {} turns, {} events, {} model requests, context window {DEMO_CONTEXT_WINDOW} (history budget {})\n\
+         database: {}\n\
+         checkpoints recorded: {}; digests verified against the ledger: {verified}/{}\n\
+         history tokens: {raw_tokens} raw -> {final_tokens} in the next request\n\
+         triggers fired: {}\n\ncompactions:\n",
+        super::demo_session::DEMO_TURNS,
+        events.len(),
+        player.requests,
+        budget.history_budget,
+        path.display(),
+        records.len(),
+        records.len(),
+        triggers.join(", "),
+    );
+    for r in &player.reports {
+        let o = &r.outcome;
+        text.push_str(&format!(
+            "  {:<9} {:<11} {:<28} {:>6} -> {:>5} tokens{}\n",
+            r.trigger.as_str(),
+            serde_json::to_value(o.outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            o.reason.as_str(),
+            o.tokens.before,
+            o.tokens.after,
+            o.checkpoint.as_ref().map_or(String::new(), |c| format!(
+                "  ({} covers {} events)",
+                c.checkpoint_id, c.coverage.event_count
+            )),
+        ));
+    }
+    let json = json!({
+        "database": path,
+        "session": DEMO_SESSION,
+        "turns": super::demo_session::DEMO_TURNS,
+        "events": events.len(),
+        "modelRequests": player.requests,
+        "contextWindow": DEMO_CONTEXT_WINDOW,
+        "historyBudget": budget.history_budget,
+        "checkpoints": records.len(),
+        "digestsVerified": verified,
+        "mismatches": mismatches,
+        "tokensBefore": raw_tokens,
+        "tokensAfter": final_tokens,
+        "triggersFired": triggers,
+        "outcomes": outcomes,
+    });
+    if !mismatches.is_empty() {
+        return Err(CliError::VerifyFailed {
+            failures: mismatches.len(),
+            codes: mismatches.join(","),
+        });
+    }
+    Ok(Output { json, text, exit: 0 })
+}
+
+impl Player {
+    fn runtime_projection_tokens(
+        &self,
+        store: &Store,
+        events: &[RuntimeEvent],
+    ) -> Result<u64, CliError> {
+        let lookup = store.current_checkpoint(DEMO_SESSION)?;
+        let projection = contextfold_core::projection::project(
+            &contextfold_core::projection::ProjectInput {
+                events,
+                current_turn_id: None,
+                checkpoint: lookup.checkpoint.as_ref(),
+                model: &self.runtime.config().model,
+                provider: Some(&self.runtime.config().provider),
+                fail_open: false,
+            },
+            &CharEstimator,
+        )
+        .map_err(RuntimeError::from)?;
+        Ok(projection.estimated_tokens)
+    }
+}

@@ -1,0 +1,164 @@
+//! `checkpoints`, `verify`, `recover` and `export`: read the ledgers, check them, rebuild the
+//! projection.
+
+use contextfold_core::HistoryCompactCheckpoint;
+use contextfold_core::prefix_match::match_checkpoint_prefix;
+use serde_json::{Value, json};
+
+use super::{CliError, Output, Target};
+use crate::storage::{LookupSource, Store, StoreError};
+
+fn open_session(target: &Target) -> Result<Store, CliError> {
+    let store = Store::open_existing(&target.db)?;
+    if store.event_count(&target.session)? == 0 {
+        return Err(StoreError::UnknownSession { session_id: target.session.clone() }.into());
+    }
+    Ok(store)
+}
+
+/// `checkpoints`: every recorded checkpoint event, and which one is current.
+pub(crate) fn checkpoints(target: &Target) -> Result<Output, CliError> {
+    let store = open_session(target)?;
+    let lookup = store.current_checkpoint(&target.session)?;
+    let current = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
+    let mut rows = Vec::new();
+    let mut text = String::new();
+    for record in store.recorded_checkpoints(&target.session)? {
+        let row = match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
+            Ok(cp) => {
+                let is_current = current.as_deref() == Some(cp.checkpoint_id.as_str());
+                text.push_str(&format!(
+                    "{}{} v{} covers {} events / {} turns, {} tokens, by {}, after {}\n",
+                    if is_current { "* " } else { "  " },
+                    cp.checkpoint_id,
+                    cp.schema_version(),
+                    cp.coverage.event_count,
+                    cp.coverage.turn_count,
+                    cp.estimated_tokens,
+                    cp.produced_by.as_deref().unwrap_or("-"),
+                    cp.previous_checkpoint_id.as_deref().unwrap_or("-"),
+                ));
+                json!({
+                    "eventId": record.event_id,
+                    "recordedAtMs": record.recorded_at_ms,
+                    "checkpointId": cp.checkpoint_id,
+                    "schemaVersion": cp.schema_version(),
+                    "eventCount": cp.coverage.event_count,
+                    "turnCount": cp.coverage.turn_count,
+                    "sourceDigest": cp.coverage.source_digest,
+                    "estimatedTokens": cp.estimated_tokens,
+                    "previousCheckpointId": cp.previous_checkpoint_id,
+                    "producedBy": cp.produced_by,
+                    "highWater": cp.high_water,
+                    "current": is_current,
+                })
+            }
+            Err(error) => {
+                text.push_str(&format!("  {} unreadable: {error}\n", record.event_id));
+                json!({"eventId": record.event_id, "error": {"code": error.code(), "message": error.to_string()}})
+            }
+        };
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        text.push_str("no checkpoints recorded\n");
+    }
+    let json = json!({
+        "session": target.session,
+        "current": current,
+        "source": lookup.source,
+        "checkpoints": rows,
+        "lookupNotes": lookup.notes,
+    });
+    Ok(Output { json, text, exit: 0 })
+}
+
+/// `verify`: each recorded checkpoint against the canonical ledger (prefix, boundary, turns,
+/// digest), and the projection row against ledger recovery.
+pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
+    let store = open_session(target)?;
+    let events = store.load_events(&target.session)?;
+    let mut results = Vec::new();
+    let mut failures: Vec<&'static str> = Vec::new();
+    for record in store.recorded_checkpoints(&target.session)? {
+        let result = match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
+            Err(error) => {
+                failures.push(error.code());
+                json!({"eventId": record.event_id, "ok": false, "code": error.code(), "detail": error.to_string()})
+            }
+            Ok(cp) => match match_checkpoint_prefix(&cp, &events) {
+                Ok(_) => {
+                    json!({"eventId": record.event_id, "checkpointId": cp.checkpoint_id, "ok": true, "coveredEvents": cp.coverage.event_count})
+                }
+                Err(mismatch) => {
+                    failures.push(mismatch.code().as_str());
+                    json!({"eventId": record.event_id, "checkpointId": cp.checkpoint_id, "ok": false, "code": mismatch.code(), "detail": mismatch.to_string()})
+                }
+            },
+        };
+        results.push(result);
+    }
+    let recovered = select_tip(&store, &target.session)?;
+    let lookup = store.current_checkpoint(&target.session)?;
+    let projection_id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
+    let projection_ok = lookup.source != LookupSource::Recovered && projection_id == recovered;
+    if !projection_ok {
+        failures.push("projection_mismatch");
+    }
+    let verified = results.iter().filter(|r| r["ok"] == Value::Bool(true)).count();
+    let json = json!({
+        "session": target.session,
+        "events": events.len(),
+        "checkpoints": results,
+        "verified": verified,
+        "projection": {"ok": projection_ok, "checkpointId": projection_id, "recoveredTip": recovered, "notes": lookup.notes},
+        "ok": failures.is_empty(),
+    });
+    if !failures.is_empty() {
+        eprintln!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+        return Err(CliError::VerifyFailed { failures: failures.len(), codes: failures.join(",") });
+    }
+    let text = format!(
+        "ok: {verified} checkpoint(s) match the {} canonical events; projection at {}\n",
+        events.len(),
+        projection_id.as_deref().unwrap_or("none")
+    );
+    Ok(Output { json, text, exit: 0 })
+}
+
+fn select_tip(store: &Store, session: &str) -> Result<Option<String>, CliError> {
+    let records = store.recorded_checkpoints(session)?;
+    Ok(contextfold_core::recovery::select_recovered_checkpoint(session, &records)
+        .selected
+        .map(|c| c.checkpoint_id))
+}
+
+/// `recover`: rebuilds the projection row from the AgentRun ledger.
+pub(crate) fn recover(target: &Target) -> Result<Output, CliError> {
+    let store = open_session(target)?;
+    let lookup = store.rebuild_projection(&target.session)?;
+    let id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
+    let text = format!(
+        "projection of {} rebuilt: {} ({} recovery note(s))\n",
+        target.session,
+        id.as_deref().unwrap_or("no checkpoint"),
+        lookup.notes.len()
+    );
+    let json = json!({"session": target.session, "checkpointId": id, "eventId": lookup.agent_run_event_id, "notes": lookup.notes});
+    Ok(Output { json, text, exit: 0 })
+}
+
+/// `export`: the canonical events (JSON Lines; with `--json`, one document with the events and
+/// the AgentRun ledger).
+pub(crate) fn export(target: &Target) -> Result<Output, CliError> {
+    let store = open_session(target)?;
+    let events = store.load_events(&target.session)?;
+    let agent_run = store.agent_run_events(&target.session)?;
+    let mut text = String::new();
+    for event in &events {
+        text.push_str(&serde_json::to_string(event).unwrap_or_default());
+        text.push('\n');
+    }
+    let json = json!({"session": target.session, "events": events, "agentRunEvents": agent_run});
+    Ok(Output { json, text, exit: 0 })
+}

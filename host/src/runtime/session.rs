@@ -1,0 +1,255 @@
+//! [`SessionRuntime`]: one session's turns, projections and compactions over a [`Store`].
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use contextfold_core::budget::CharEstimator;
+use contextfold_core::compaction::circuit::MalformedInputCircuit;
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::compaction::{Compactor, OutcomeKind, Trigger};
+use contextfold_core::projection::{ProjectInput, Projection, project};
+use contextfold_core::{ModelFacts, RuntimeEvent};
+use serde::Serialize;
+
+use super::compactors::{NativeCompactor, Summarizer};
+use super::error::RuntimeError;
+use super::stop::StopSignal;
+use super::transaction::{CompactionReport, Request};
+use crate::storage::{CheckpointLookup, LookupNote, Store};
+
+/// What the runtime needs to know about a session's model and provider.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The session.
+    pub session_id: String,
+    /// Facts about the selected model (context window, fixed overhead).
+    pub model: ModelFacts,
+    /// Provider, connection and model of the session's requests.
+    pub provider: ProviderIdentity,
+    /// The compactor selected for the provider.
+    pub compactor: Compactor,
+}
+
+/// The Run currently holding the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ActiveRun {
+    /// An ordinary turn.
+    Turn(String),
+    /// A manual compaction Run.
+    Compaction(String),
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RuntimeState {
+    pub(crate) active: Option<ActiveRun>,
+    pub(crate) circuit: MalformedInputCircuit,
+}
+
+/// A source of wall-clock time in milliseconds since the Unix epoch.
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The history of the next request, with the lookup that found its checkpoint.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectionReport {
+    /// The core's projection.
+    #[serde(flatten)]
+    pub projection: Projection,
+    /// Checkpoint lookup notes (projection damage, recovery).
+    pub lookup_notes: Vec<LookupNote>,
+}
+
+/// Drives one session: appends events, evaluates capacity before and during turns, recovers
+/// from provider overflow, and runs manual compaction as its own Run. Every trigger enters the
+/// same core transaction ([`contextfold_core::compaction::Compaction`]).
+///
+/// The store is synchronous; every call into it runs on `tokio::task::spawn_blocking`.
+/// "Active turn" state is per runtime (one process); across processes the store's
+/// compare-and-swap keeps checkpoint writes serialized.
+pub struct SessionRuntime<S, N> {
+    pub(crate) store: Arc<Store>,
+    pub(crate) config: SessionConfig,
+    pub(crate) summarizer: S,
+    pub(crate) native: N,
+    pub(crate) state: Mutex<RuntimeState>,
+    pub(crate) clock: Clock,
+}
+
+impl<S, N> std::fmt::Debug for SessionRuntime<S, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionRuntime").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
+    /// A runtime for `config.session_id` over `store`, using the system clock.
+    pub fn new(store: Arc<Store>, config: SessionConfig, summarizer: S, native: N) -> Self {
+        let clock: Clock = Arc::new(system_now_ms);
+        Self { store, config, summarizer, native, state: Mutex::default(), clock }
+    }
+
+    /// Replaces the clock (deterministic demos and tests).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The session's configuration.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// Changes the model facts (e.g. the user switched models).
+    pub fn set_model(&mut self, model: ModelFacts) {
+        self.config.model = model;
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, RuntimeState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts an ordinary turn. Refused while a manual compaction Run is active.
+    pub fn begin_turn(&self, turn_id: &str) -> Result<(), RuntimeError> {
+        let mut state = self.state();
+        match &state.active {
+            Some(ActiveRun::Compaction(run_id)) => {
+                Err(RuntimeError::CompactionActive { run_id: run_id.clone() })
+            }
+            Some(ActiveRun::Turn(active)) => {
+                Err(RuntimeError::TurnActive { turn_id: active.clone() })
+            }
+            None => {
+                state.active = Some(ActiveRun::Turn(turn_id.to_owned()));
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends the active ordinary turn.
+    pub fn end_turn(&self) -> Result<(), RuntimeError> {
+        let mut state = self.state();
+        match state.active {
+            Some(ActiveRun::Turn(_)) => {
+                state.active = None;
+                Ok(())
+            }
+            _ => Err(RuntimeError::NoActiveTurn),
+        }
+    }
+
+    fn active_turn(&self) -> Option<String> {
+        match &self.state().active {
+            Some(ActiveRun::Turn(turn_id)) => Some(turn_id.clone()),
+            _ => None,
+        }
+    }
+
+    /// Appends canonical events to the session ledger.
+    pub async fn append(&self, events: Vec<RuntimeEvent>) -> Result<(), RuntimeError> {
+        let store = Arc::clone(&self.store);
+        let session = self.config.session_id.clone();
+        blocking(move || store.append_events(&session, &events)).await
+    }
+
+    /// Loads the log and the current checkpoint (projection first, ledger recovery otherwise).
+    pub async fn load(&self) -> Result<(Vec<RuntimeEvent>, CheckpointLookup), RuntimeError> {
+        let store = Arc::clone(&self.store);
+        let session = self.config.session_id.clone();
+        blocking(move || Ok((store.load_events(&session)?, store.current_checkpoint(&session)?)))
+            .await
+    }
+
+    /// Projects the next request's history (the active turn, if any, is the current turn).
+    pub async fn project(&self, fail_open: bool) -> Result<ProjectionReport, RuntimeError> {
+        let (events, lookup) = self.load().await?;
+        let current = self.active_turn();
+        let projection = project(
+            &ProjectInput {
+                events: &events,
+                current_turn_id: current.as_deref(),
+                checkpoint: lookup.checkpoint.as_ref(),
+                model: &self.config.model,
+                provider: Some(&self.config.provider),
+                fail_open,
+            },
+            &CharEstimator,
+        )?;
+        Ok(ProjectionReport { projection, lookup_notes: lookup.notes })
+    }
+
+    /// Pre-turn evaluation: call after the user's message of the active turn is appended and
+    /// before the first model request. Compacts (trigger `pre_turn`) when the projection does
+    /// not fit; returns `None` when it fits.
+    pub async fn evaluate_pre_turn(&self) -> Result<Option<CompactionReport>, RuntimeError> {
+        self.evaluate(Trigger::PreTurn).await
+    }
+
+    /// Mid-turn evaluation: call after each agent step of the active turn, before the next
+    /// model request. Compacts (trigger `mid_turn`) when the projection does not fit.
+    pub async fn evaluate_mid_turn(&self) -> Result<Option<CompactionReport>, RuntimeError> {
+        self.evaluate(Trigger::MidTurn).await
+    }
+
+    async fn evaluate(&self, trigger: Trigger) -> Result<Option<CompactionReport>, RuntimeError> {
+        let turn = self.active_turn().ok_or(RuntimeError::NoActiveTurn)?;
+        if self.project(false).await?.projection.fits {
+            return Ok(None);
+        }
+        let request =
+            Request { trigger, current_turn_id: Some(turn.clone()), run_id: run_of(&turn) };
+        Ok(Some(self.compact(request, None).await?))
+    }
+
+    /// Provider-overflow recovery: the provider rejected the active turn's request as over its
+    /// context; compacts with trigger `overflow`.
+    pub async fn recover_from_overflow(&self) -> Result<CompactionReport, RuntimeError> {
+        let turn = self.active_turn().ok_or(RuntimeError::NoActiveTurn)?;
+        let request = Request {
+            trigger: Trigger::Overflow,
+            current_turn_id: Some(turn.clone()),
+            run_id: run_of(&turn),
+        };
+        self.compact(request, None).await
+    }
+
+    /// Manual compaction as its own Run (see [`super::manual`]).
+    pub async fn compact_manually(
+        &self,
+        stop: &StopSignal,
+    ) -> Result<CompactionReport, RuntimeError> {
+        super::manual::run_manual(self, stop).await
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        (self.clock)()
+    }
+
+    pub(crate) fn outcome_is_failure(kind: OutcomeKind) -> bool {
+        matches!(kind, OutcomeKind::FailedOpen | OutcomeKind::Exhausted)
+    }
+}
+
+/// Run id of an ordinary turn's events when the runtime writes on its behalf.
+fn run_of(turn_id: &str) -> String {
+    format!("run-{turn_id}")
+}
+
+/// Runs a store call on the blocking pool.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, crate::storage::StoreError> + Send + 'static,
+) -> Result<T, RuntimeError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RuntimeError::TaskFailed(e.to_string()))?
+        .map_err(RuntimeError::from)
+}
+
+fn system_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

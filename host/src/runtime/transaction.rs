@@ -1,0 +1,167 @@
+//! The driver of the core's compaction transaction: one loop for every trigger.
+
+use std::sync::Arc;
+
+use contextfold_core::compaction::native::redact_provider_state;
+use contextfold_core::compaction::{
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, Step, Trigger,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::compactors::{NativeCompactor, Summarizer};
+use super::error::RuntimeError;
+use super::session::{SessionRuntime, blocking};
+use super::stop::StopSignal;
+use crate::storage::{AgentRunRecord, LookupNote, agent_run_kind};
+
+/// One Compact command.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    pub(crate) trigger: Trigger,
+    pub(crate) current_turn_id: Option<String>,
+    pub(crate) run_id: String,
+}
+
+/// What one compaction did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionReport {
+    /// The trigger that emitted the Compact command.
+    pub trigger: Trigger,
+    /// The Run it ran in (the turn's Run, or the manual compaction's own Run).
+    pub run_id: String,
+    /// The core's outcome.
+    pub outcome: CompactionOutcome,
+    /// Checkpoint lookup notes from before the compaction (projection damage, recovery).
+    pub lookup_notes: Vec<LookupNote>,
+}
+
+impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
+    /// Runs one Compact command through the core transaction: loads the log and the current
+    /// checkpoint, answers each effect (summary, native compaction, durable append under the
+    /// store's compare-and-swap), and records the outcome and diagnostics as an AgentRun
+    /// `compaction_outcome_recorded` event (unless cancelled: a cancelled compaction persists
+    /// nothing).
+    pub(crate) async fn compact(
+        &self,
+        request: Request,
+        stop: Option<&StopSignal>,
+    ) -> Result<CompactionReport, RuntimeError> {
+        let (events, lookup) = self.load().await?;
+        let store = Arc::clone(&self.store);
+        let session = self.config.session_id.clone();
+        let ordinal = blocking(move || Ok(store.agent_run_events(&session)?.len())).await? + 1;
+        let now_ms = self.now_ms();
+        let input = CompactInput {
+            trigger: request.trigger,
+            events: events.clone(),
+            current_turn_id: request.current_turn_id.clone(),
+            checkpoint: lookup.checkpoint.clone(),
+            model: self.config.model.clone(),
+            provider: self.config.provider.clone(),
+            compactor: self.config.compactor,
+            new_checkpoint_id: format!("cp-{ordinal:05}-{now_ms}"),
+            now_ms,
+            summarizer_label: self.summarizer.label(),
+            circuit: self.state().circuit.clone(),
+        };
+        let mut tx = Compaction::start(input)?;
+        let outcome = loop {
+            if stop.is_some_and(StopSignal::is_stopped) {
+                tx.cancel();
+            }
+            match tx.poll()? {
+                Step::Effect(Effect::Summarize(effect)) => {
+                    let call = self.summarizer.summarize(&effect.request, &effect, &events);
+                    match until_stopped(call, stop).await {
+                        Some(result) => tx.handle_summary(result)?,
+                        None => {
+                            tx.cancel();
+                        }
+                    }
+                }
+                Step::Effect(Effect::CompactNatively(native)) => {
+                    match until_stopped(self.native.compact(&native), stop).await {
+                        Some(result) => tx.handle_native(result)?,
+                        None => {
+                            tx.cancel();
+                        }
+                    }
+                }
+                Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+                    let store = Arc::clone(&self.store);
+                    let run_id = request.run_id.clone();
+                    let event_id = format!("ar-{ordinal:05}-{now_ms}-checkpoint");
+                    let recorded_at = self.now_ms();
+                    let result = tokio::task::spawn_blocking(move || {
+                        store.append_checkpoint(&event_id, &run_id, recorded_at, &checkpoint)
+                    })
+                    .await
+                    .map_err(|e| RuntimeError::TaskFailed(e.to_string()))?;
+                    tx.handle_append(result.map_err(|error| AppendFailure {
+                        conflict: error.is_conflict(),
+                        message: format!("{error} ({})", error.code()),
+                    }))?;
+                }
+                Step::Done(outcome) => break *outcome,
+            }
+        };
+        self.state().circuit = tx.into_circuit();
+        if outcome.outcome != contextfold_core::compaction::OutcomeKind::Cancelled {
+            self.record_outcome(&request, &outcome, ordinal).await?;
+        }
+        Ok(CompactionReport {
+            trigger: request.trigger,
+            run_id: request.run_id,
+            outcome,
+            lookup_notes: lookup.notes,
+        })
+    }
+
+    async fn record_outcome(
+        &self,
+        request: &Request,
+        outcome: &CompactionOutcome,
+        ordinal: usize,
+    ) -> Result<(), RuntimeError> {
+        let record = AgentRunRecord {
+            event_id: format!("ar-{ordinal:05}-{}-outcome", self.now_ms()),
+            session_id: self.config.session_id.clone(),
+            run_id: request.run_id.clone(),
+            kind: agent_run_kind::COMPACTION_OUTCOME.to_owned(),
+            recorded_at_ms: self.now_ms(),
+            payload: outcome_payload(request.trigger, outcome),
+        };
+        let store = Arc::clone(&self.store);
+        blocking(move || store.append_agent_run_event(&record)).await
+    }
+}
+
+/// The outcome as a runtime fact: the core's outcome JSON with the checkpoint body replaced by
+/// its id (the checkpoint has its own event) and any provider state redacted.
+pub(crate) fn outcome_payload(trigger: Trigger, outcome: &CompactionOutcome) -> Value {
+    let mut value = serde_json::to_value(outcome).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        let checkpoint_id = outcome.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
+        map.remove("checkpoint");
+        map.insert("checkpointId".into(), checkpoint_id.map_or(Value::Null, Value::String));
+        map.insert("trigger".into(), Value::String(trigger.as_str().to_owned()));
+    }
+    redact_provider_state(&mut value);
+    value
+}
+
+/// Awaits `call` unless `stop` is raised first (then the call is dropped, which aborts it).
+async fn until_stopped<T>(
+    call: impl std::future::Future<Output = T>,
+    stop: Option<&StopSignal>,
+) -> Option<T> {
+    match stop {
+        None => Some(call.await),
+        Some(stop) => tokio::select! {
+            result = call => Some(result),
+            () = stop.stopped() => None,
+        },
+    }
+}

@@ -1,0 +1,64 @@
+//! The tool-result archive for active pruning: raw results stored content-addressed per
+//! session before a placeholder replaces them in a request, and the `archive_read` handler.
+
+use contextfold_core::prune::{
+    ArchiveAddress, ArchiveReadRequest, ArchiveSlice, read_archive_slice,
+};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use super::Store;
+use super::error::{ArchiveReadError, StoreError};
+
+impl Store {
+    /// Archives `body` for `session_id` and returns its address. Storing the same bytes twice
+    /// keeps the first row (the address is the content's hash and size).
+    pub fn archive_put(
+        &self,
+        session_id: &str,
+        body: &[u8],
+    ) -> Result<ArchiveAddress, ArchiveReadError> {
+        let address = ArchiveAddress::for_content(session_id, body)?;
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("starting an archive write"))?;
+        tx.execute(
+            "INSERT OR IGNORE INTO tool_result_archive (session_id, content_sha256, byte_size, body) \
+             VALUES (?1, ?2, ?3, ?4)",
+            params![session_id, address.content_sha256(), address.byte_size() as i64, body],
+        )
+        .map_err(StoreError::sqlite("archiving a tool result"))?;
+        tx.commit().map_err(StoreError::sqlite("committing an archive write"))?;
+        Ok(address)
+    }
+
+    /// The `archive_read` tool: validates the request against `session_id` and the stored
+    /// body (session, hash, byte size) and returns a bounded inspect or query slice, never the
+    /// whole body by default. `input` is the tool call's JSON input.
+    pub fn archive_read(
+        &self,
+        session_id: &str,
+        input: &Value,
+    ) -> Result<ArchiveSlice, ArchiveReadError> {
+        let request: ArchiveReadRequest = serde_json::from_value(input.clone())
+            .map_err(|e| ArchiveReadError::InvalidRequest(e.to_string()))?;
+        let address = ArchiveAddress::parse(&request.address)?;
+        if address.session_id() != session_id {
+            // Let the core report the mismatch with its own code.
+            return Ok(read_archive_slice(&request, session_id, &[])?);
+        }
+        let body: Option<Vec<u8>> = self
+            .lock()
+            .query_row(
+                "SELECT body FROM tool_result_archive WHERE session_id = ?1 AND content_sha256 = ?2",
+                params![session_id, address.content_sha256()],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(StoreError::sqlite("reading an archived body"))?;
+        let body =
+            body.ok_or_else(|| ArchiveReadError::NotArchived { address: request.address.clone() })?;
+        Ok(read_archive_slice(&request, session_id, &body)?)
+    }
+}

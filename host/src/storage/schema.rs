@@ -1,0 +1,105 @@
+//! Versioned schema migrations (`PRAGMA user_version`).
+//!
+//! Migration `n` (1-based) moves a file from version `n - 1` to `n`; each runs in one IMMEDIATE
+//! transaction together with its `user_version` update. A file whose version is higher than
+//! [`SCHEMA_VERSION`] was written by a newer build and is refused untouched.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::error::StoreError;
+
+/// Append-only enforcement: every UPDATE or DELETE of a ledger row aborts.
+macro_rules! append_only {
+    ($table:literal) => {
+        concat!(
+            "CREATE TRIGGER ",
+            $table,
+            "_no_update BEFORE UPDATE ON ",
+            $table,
+            " BEGIN SELECT RAISE(ABORT, '",
+            $table,
+            " is append-only'); END;\n",
+            "CREATE TRIGGER ",
+            $table,
+            "_no_delete BEFORE DELETE ON ",
+            $table,
+            " BEGIN SELECT RAISE(ABORT, '",
+            $table,
+            " is append-only'); END;\n"
+        )
+    };
+}
+
+/// Version 1: the canonical RuntimeEvent ledger, the AgentRun ledger, the bounded checkpoint
+/// projection, and the tool-result archive.
+const V1: &str = concat!(
+    "CREATE TABLE runtime_events (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL CHECK (seq >= 0),
+        runtime_event_id TEXT NOT NULL,
+        event_json TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq),
+        UNIQUE (session_id, runtime_event_id)
+    ) STRICT;\n",
+    append_only!("runtime_events"),
+    "CREATE TABLE agent_run_events (
+        ordinal INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        recorded_at_ms INTEGER NOT NULL,
+        payload_json TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX agent_run_events_by_session ON agent_run_events (session_id, kind, ordinal);\n",
+    append_only!("agent_run_events"),
+    "CREATE TABLE checkpoint_projection (
+        session_id TEXT PRIMARY KEY,
+        checkpoint_id TEXT NOT NULL,
+        event_count INTEGER NOT NULL,
+        agent_run_event_id TEXT NOT NULL,
+        checkpoint_json TEXT NOT NULL
+    );\n",
+    "CREATE TABLE tool_result_archive (
+        session_id TEXT NOT NULL,
+        content_sha256 TEXT NOT NULL,
+        byte_size INTEGER NOT NULL,
+        body BLOB NOT NULL,
+        PRIMARY KEY (session_id, content_sha256)
+    ) STRICT;\n",
+    append_only!("tool_result_archive"),
+);
+
+/// Every migration, in order; the schema version is their count.
+const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Reads `PRAGMA user_version`.
+pub(crate) fn user_version(conn: &Connection) -> Result<u32, StoreError> {
+    conn.pragma_query_value(None, "user_version", |row| row.get::<_, u32>(0))
+        .map_err(StoreError::sqlite("reading the schema version"))
+}
+
+/// Refuses a newer schema, then applies the missing migrations.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let found = user_version(conn)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("starting a migration"))?;
+        // Another process may have migrated while this one waited for the write lock.
+        if user_version(&tx)? > index as u32 {
+            continue;
+        }
+        tx.execute_batch(sql).map_err(StoreError::sqlite("applying a migration"))?;
+        tx.pragma_update(None, "user_version", index as u32 + 1)
+            .map_err(StoreError::sqlite("recording the schema version"))?;
+        tx.commit().map_err(StoreError::sqlite("committing a migration"))?;
+    }
+    Ok(())
+}

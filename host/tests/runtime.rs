@@ -1,0 +1,241 @@
+//! The session runtime on a real SQLite file with the extractive summarizer: every trigger,
+//! manual compaction as its own Run, refusal during a turn, cancellation, failure notes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::compaction::summary_request::SummaryRequest;
+use contextfold_core::compaction::{
+    Compactor, OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
+    Trigger,
+};
+use contextfold_core::{EventContent, LogBuilder, ModelFacts, RuntimeEvent};
+use contextfold_host::runtime::{
+    ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime, StopSignal, Summarizer,
+};
+use contextfold_host::storage::{Store, agent_run_kind};
+use serde_json::json;
+
+const WINDOW: u64 = 8_000;
+
+fn config() -> SessionConfig {
+    SessionConfig {
+        session_id: "s".into(),
+        model: ModelFacts { context_window: Some(WINDOW), ..Default::default() },
+        provider: ProviderIdentity {
+            provider: "local".into(),
+            connection_slug: "c".into(),
+            model_id: "m".into(),
+        },
+        compactor: Compactor::TextSummary,
+    }
+}
+
+/// `turns` completed turns, each with a large tool result (about 1,500 tokens).
+fn history(turns: usize) -> LogBuilder {
+    let mut builder = LogBuilder::new("s");
+    for turn in 0..turns {
+        builder
+            .turn(&format!("t{turn}"))
+            .user(&format!("fix the failing test number {turn} in src/lib.rs"));
+        builder.response(Some(&format!("r{turn}"))).tool_call(
+            &format!("c{turn}"),
+            "shell",
+            json!({"cmd": "cargo test"}),
+        );
+        builder.response(None);
+        builder.tool_result(
+            &format!("c{turn}"),
+            "shell",
+            json!("test lib::case ... FAILED\n".repeat(240)),
+        );
+        builder.assistant(&format!("turn {turn}: fixed src/lib.rs"));
+    }
+    builder
+}
+
+fn runtime<S: Summarizer>(
+    summarizer: S,
+) -> (tempfile::TempDir, Arc<Store>, SessionRuntime<S, NoNativeCompactor>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(Store::open(dir.path().join("rt.sqlite")).expect("open"));
+    let runtime = SessionRuntime::new(Arc::clone(&store), config(), summarizer, NoNativeCompactor);
+    (dir, store, runtime)
+}
+
+async fn start_turn<S: Summarizer>(
+    runtime: &SessionRuntime<S, NoNativeCompactor>,
+    builder: &mut LogBuilder,
+    turn: &str,
+) {
+    runtime.begin_turn(turn).expect("begin");
+    let before = builder.events().len();
+    builder.turn(turn).user("continue with the next failure");
+    runtime.append(builder.events()[before..].to_vec()).await.expect("append");
+}
+
+#[tokio::test]
+async fn pre_turn_trigger_records_a_checkpoint() {
+    let (_dir, store, runtime) = runtime(ExtractiveSummarizer);
+    let mut builder = history(8);
+    runtime.append(builder.events().to_vec()).await.expect("append");
+    start_turn(&runtime, &mut builder, "t-now").await;
+    let report = runtime.evaluate_pre_turn().await.expect("evaluate").expect("over capacity");
+    assert_eq!(
+        (report.trigger, report.outcome.outcome),
+        (Trigger::PreTurn, OutcomeKind::Recorded),
+        "{:?}",
+        report.outcome
+    );
+    let checkpoint = report.outcome.checkpoint.expect("checkpoint");
+    assert_eq!(
+        checkpoint.produced_by.as_deref(),
+        Some(contextfold_core::compaction::extractive::EXTRACTIVE_PRODUCER)
+    );
+    let stored = store.current_checkpoint("s").expect("lookup").checkpoint.expect("stored");
+    assert_eq!(stored.checkpoint_id, checkpoint.checkpoint_id);
+    assert!(runtime.project(false).await.expect("project").projection.fits);
+    assert!(runtime.evaluate_pre_turn().await.expect("evaluate").is_none(), "fits now");
+    let kinds: Vec<String> =
+        store.agent_run_events("s").expect("ledger").into_iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [agent_run_kind::CHECKPOINT_RECORDED, agent_run_kind::COMPACTION_OUTCOME]);
+}
+
+#[tokio::test]
+async fn mid_turn_and_overflow_triggers_enter_the_same_transaction() {
+    let (_dir, store, runtime) = runtime(ExtractiveSummarizer);
+    let mut builder = history(3);
+    runtime.append(builder.events().to_vec()).await.expect("append");
+    start_turn(&runtime, &mut builder, "t-now").await;
+    assert!(runtime.evaluate_pre_turn().await.expect("evaluate").is_none(), "fits before the step");
+    let runtime_events: Vec<RuntimeEvent> = store.load_events("s").expect("load");
+    let mut step = LogBuilder::extend(runtime_events.clone());
+    step.response(Some("r-now")).tool_call("c-now", "shell", json!({"cmd": "cat big.log"}));
+    step.response(None).tool_result("c-now", "shell", json!("y".repeat(12_000)));
+    runtime.append(step.events()[runtime_events.len()..].to_vec()).await.expect("append step");
+    let mid = runtime.evaluate_mid_turn().await.expect("evaluate");
+    let mid = mid.expect("the step pushed the projection over capacity");
+    assert_eq!(mid.trigger, Trigger::MidTurn);
+    assert!(
+        matches!(mid.outcome.outcome, OutcomeKind::Recorded | OutcomeKind::Exhausted),
+        "{:?}",
+        mid.outcome
+    );
+    let overflow = runtime.recover_from_overflow().await.expect("overflow");
+    assert_eq!(overflow.trigger, Trigger::Overflow);
+    assert!(!matches!(overflow.outcome.outcome, OutcomeKind::Cancelled));
+    let outcomes = store.agent_run_events("s").expect("ledger");
+    let triggers: Vec<&str> = outcomes
+        .iter()
+        .filter(|r| r.kind == agent_run_kind::COMPACTION_OUTCOME)
+        .filter_map(|r| r.payload["trigger"].as_str())
+        .collect();
+    assert_eq!(triggers, ["mid_turn", "overflow"]);
+}
+
+#[tokio::test]
+async fn manual_compaction_is_its_own_run_and_refused_during_a_turn() {
+    let (_dir, store, runtime) = runtime(ExtractiveSummarizer);
+    let mut builder = history(6);
+    runtime.append(builder.events().to_vec()).await.expect("append");
+    runtime.begin_turn("t-active").expect("begin");
+    let error = runtime.compact_manually(&StopSignal::new()).await.expect_err("refused");
+    assert_eq!(error.code(), "turn_active");
+    runtime.end_turn().expect("end");
+    let events_before = store.load_events("s").expect("load").len();
+    let report = runtime.compact_manually(&StopSignal::new()).await.expect("manual");
+    assert_eq!(report.outcome.outcome, OutcomeKind::Recorded, "{:?}", report.outcome);
+    assert!(report.run_id.starts_with("run-compact-"));
+    assert_eq!(store.load_events("s").expect("load").len(), events_before, "no fabricated message");
+    let run: Vec<String> = store
+        .agent_run_events("s")
+        .expect("ledger")
+        .into_iter()
+        .filter(|r| r.run_id == report.run_id)
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        run,
+        [
+            agent_run_kind::RUN_STARTED,
+            agent_run_kind::CHECKPOINT_RECORDED,
+            agent_run_kind::COMPACTION_OUTCOME,
+            agent_run_kind::RUN_COMPLETED
+        ]
+    );
+    start_turn(&runtime, &mut builder, "t-next").await;
+    runtime.end_turn().expect("end");
+}
+
+/// A summarizer that never answers (a provider that hangs).
+struct Hanging;
+
+impl Summarizer for Hanging {
+    async fn summarize(
+        &self,
+        _request: &SummaryRequest,
+        _effect: &SummarizeEffect,
+        _events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        tokio::time::sleep(Duration::from_secs(3_600)).await;
+        Err(ProviderFailure { kind: ProviderFailureKind::Unavailable, message: "timeout".into() })
+    }
+}
+
+#[tokio::test]
+async fn stopping_a_manual_compaction_persists_nothing() {
+    let (_dir, store, runtime) = runtime(Hanging);
+    let builder = history(6);
+    runtime.append(builder.events().to_vec()).await.expect("append");
+    let stop = StopSignal::new();
+    let stopper = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            stop.stop();
+        })
+    };
+    let report = runtime.compact_manually(&stop).await.expect("manual");
+    stopper.await.expect("stopper");
+    assert_eq!(report.outcome.outcome, OutcomeKind::Cancelled);
+    assert!(store.recorded_checkpoints("s").expect("records").is_empty());
+    assert!(store.current_checkpoint("s").expect("lookup").checkpoint.is_none());
+    assert_eq!(store.load_events("s").expect("load").len(), builder.events().len());
+    let kinds: Vec<String> =
+        store.agent_run_events("s").expect("ledger").into_iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [agent_run_kind::RUN_STARTED, agent_run_kind::RUN_CANCELLED]);
+    runtime.begin_turn("t-after").expect("the next turn is not poisoned");
+}
+
+/// A summarizer whose provider is down.
+struct Down;
+
+impl Summarizer for Down {
+    async fn summarize(
+        &self,
+        _request: &SummaryRequest,
+        _effect: &SummarizeEffect,
+        _events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        Err(ProviderFailure { kind: ProviderFailureKind::Unavailable, message: "503".into() })
+    }
+}
+
+#[tokio::test]
+async fn failed_manual_compaction_appends_one_visible_note() {
+    let (_dir, store, runtime) = runtime(Down);
+    let builder = history(6);
+    runtime.append(builder.events().to_vec()).await.expect("append");
+    let report = runtime.compact_manually(&StopSignal::new()).await.expect("manual");
+    assert_eq!(report.outcome.outcome, OutcomeKind::FailedOpen, "{:?}", report.outcome);
+    let events = store.load_events("s").expect("load");
+    assert_eq!(events.len(), builder.events().len() + 1);
+    let note = events.last().expect("note");
+    assert!(
+        matches!(&note.content, EventContent::RuntimeNote { code, .. } if code == "context_compaction_failed_open"),
+        "{note:?}"
+    );
+    assert_eq!(note.run_id, report.run_id);
+    assert!(store.recorded_checkpoints("s").expect("records").is_empty());
+}
