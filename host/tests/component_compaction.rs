@@ -58,6 +58,7 @@ fn request(checkpoint_id: &str, window: u64) -> CompactRequest {
         compactor: CompactorKind::TextSummary,
         checkpoint_id: checkpoint_id.into(),
         now_ms: 1_800_000_000_000,
+        provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit_json: None,
     }
@@ -79,6 +80,7 @@ fn native_outcome(events: Vec<RuntimeEvent>, checkpoint_id: &str, window: u64) -
         compactor: Compactor::TextSummary,
         new_checkpoint_id: checkpoint_id.into(),
         now_ms: 1_800_000_000_000,
+        provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit: MalformedInputCircuit::new(),
     })

@@ -51,6 +51,7 @@ fn input(compactor: Compactor, provider: ProviderIdentity) -> CompactInput {
         compactor,
         new_checkpoint_id: "cp-e2e-1".into(),
         now_ms: 1_800_000_000_000,
+        provider_options: None,
         summarizer_label: None,
         circuit: MalformedInputCircuit::new(),
     }

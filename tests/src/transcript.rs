@@ -105,6 +105,7 @@ pub fn compact_input(input: &Value) -> Result<CompactInput, String> {
         compactor,
         new_checkpoint_id: input["checkpointId"].as_str().unwrap_or_default().to_owned(),
         now_ms: input["nowMs"].as_u64().unwrap_or(0),
+        provider_options: None,
         summarizer_label: input["summarizerLabel"].as_str().map(str::to_owned),
         circuit,
     })

@@ -63,6 +63,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             compactor: self.config.compactor,
             new_checkpoint_id: format!("cp-{ordinal:05}-{now_ms}"),
             now_ms,
+            provider_options: None,
             summarizer_label: self.summarizer.label(),
             circuit: self.state().circuit.clone(),
         };

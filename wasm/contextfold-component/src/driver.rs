@@ -44,6 +44,7 @@ pub(crate) fn start(
         compactor: convert::compactor(params.compactor),
         new_checkpoint_id: params.checkpoint_id,
         now_ms: params.now_ms,
+        provider_options: None,
         summarizer_label: params.summarizer_label,
         circuit,
     };

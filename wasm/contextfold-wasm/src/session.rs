@@ -114,6 +114,7 @@ impl CompactionSession {
             compactor: input.compactor.unwrap_or(Compactor::TextSummary),
             new_checkpoint_id: input.checkpoint_id,
             now_ms: input.now_ms,
+            provider_options: None,
             summarizer_label: input.summarizer_label,
             circuit: input.circuit.unwrap_or_default(),
         };
