@@ -58,7 +58,6 @@ fn request(checkpoint_id: &str, window: u64) -> CompactRequest {
         compactor: CompactorKind::TextSummary,
         checkpoint_id: checkpoint_id.into(),
         now_ms: 1_800_000_000_000,
-        provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit_json: None,
     }

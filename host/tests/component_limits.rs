@@ -77,7 +77,6 @@ fn a_panic_is_a_trap_and_a_loop_after_an_import_call_is_stopped() {
         compactor: CompactorKind::TextSummary,
         checkpoint_id: "cp".into(),
         now_ms: 1,
-        provider_options: None,
         summarizer_label: None,
         circuit_json: None,
     };

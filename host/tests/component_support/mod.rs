@@ -199,7 +199,6 @@ pub fn session_input(input: &Value) -> SessionInput {
         },
         checkpoint_id: input["checkpointId"].as_str().unwrap_or_default().into(),
         now_ms: input["nowMs"].as_u64().unwrap_or(0),
-        provider_options: None,
         summarizer_label: input["summarizerLabel"].as_str().map(str::to_owned),
         circuit_json: optional_text(&input["circuit"]),
     }

@@ -110,6 +110,7 @@ fn case(
         compactor: Compactor::TextSummary,
         new_checkpoint_id: checkpoint_id.clone(),
         now_ms,
+        provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit: Default::default(),
     };
