@@ -99,10 +99,10 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
     for index in 0..6u64 {
         let turns = 3 + prng.below(5);
         let mut events = session(&mut prng, index, turns);
-        if index == 5 {
-            if let Some(last) = events.last_mut() {
-                last.pinned = true;
-            }
+        if index == 5
+            && let Some(last) = events.last_mut()
+        {
+            last.pinned = true;
         }
         let values = to_values(&events);
         let current = format!("t{turns}");
