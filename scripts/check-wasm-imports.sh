@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q -p contextfold-core --target wasm32-wasip2
 cargo build -q -p contextfold-core --release --target wasm32-unknown-unknown --example wasm_probe
-module=target/wasm32-unknown-unknown/release/examples/wasm_probe.wasm
+module="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/examples/wasm_probe.wasm"
 found=$(python3 scripts/wasm_imports.py "$module")
 if [ -n "$found" ]; then
   echo "FAIL: the core's wasm build imports from its host:"
