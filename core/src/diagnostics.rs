@@ -138,6 +138,9 @@ reason_codes! {
     ToolResultMoved = "tool_result_moved",
     /// A second call reusing an earlier call id was left out of the projection.
     DuplicateToolCallDropped = "duplicate_tool_call_dropped",
+    /// A call reusing the id of an earlier, answered call was given a unique id in the
+    /// projection (`<id>_r<n>`, its results follow it), so both exchanges are kept.
+    ToolCallIdRenamed = "tool_call_id_renamed",
     /// Two recorded checkpoints claim different coverage at the same largest event count.
     CheckpointFork = "checkpoint_fork",
     /// An archive read named a session other than the one it was made in.

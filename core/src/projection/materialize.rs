@@ -26,7 +26,10 @@
 //!   ([`interrupted_output`], `isError: true`), placed like a recorded one;
 //! - a second result for a call id is dropped (the first is kept);
 //! - a result with no earlier call of the same kind (ordinary/hosted) in the projection is
-//!   dropped, and so is a second call reusing a call id;
+//!   dropped, and so is a second call reusing the id of a call still unanswered;
+//! - a call reusing the id of an earlier, answered call (some providers number calls per
+//!   turn) is kept under a unique projected id `<id>_r<n>`, and the results that follow it
+//!   carry that id too, so every exchange survives and ids stay unique in one request;
 //! - a result recorded after a later message opened is moved up to follow its call (a hosted one
 //!   right after its call part).
 //!
@@ -151,6 +154,8 @@ struct Projector {
     slots: Vec<Slot>,
     open: Option<OpenStep>,
     calls: HashMap<String, CallSite>,
+    /// Recorded call id → the projected id its latest call was given (only for reused ids).
+    renamed: HashMap<String, String>,
     repairs: Vec<Repair>,
 }
 
@@ -224,14 +229,29 @@ impl Projector {
         input: &Value,
         hosted: bool,
     ) {
-        if self.calls.contains_key(call_id) {
-            self.repairs.push(Repair::DuplicateToolCallDropped {
-                call_id: call_id.to_owned(),
-                runtime_event_id: event.runtime_event_id.clone(),
-                hosted,
-            });
-            return;
-        }
+        let projected = match self.calls.get(self.projected_id(call_id)) {
+            None => call_id.to_owned(),
+            Some(site) if !site.answered => {
+                self.repairs.push(Repair::DuplicateToolCallDropped {
+                    call_id: call_id.to_owned(),
+                    runtime_event_id: event.runtime_event_id.clone(),
+                    hosted,
+                });
+                return;
+            }
+            Some(_) => {
+                let projected = self.fresh_id(call_id);
+                self.renamed.insert(call_id.to_owned(), projected.clone());
+                self.repairs.push(Repair::ToolCallIdRenamed {
+                    call_id: call_id.to_owned(),
+                    projected_call_id: projected.clone(),
+                    runtime_event_id: event.runtime_event_id.clone(),
+                    hosted,
+                });
+                projected
+            }
+        };
+        let call_id = projected.as_str();
         let part = Part::ToolCall {
             call_id: call_id.to_owned(),
             tool_name: tool_name.to_owned(),
@@ -264,6 +284,8 @@ impl Projector {
         hosted: bool,
     ) {
         let runtime_event_id = event.runtime_event_id.clone();
+        let call_id = self.projected_id(call_id).to_owned();
+        let call_id = call_id.as_str();
         let call_id_owned = call_id.to_owned();
         let Some(site) = self.calls.get(call_id).filter(|site| site.hosted == hosted) else {
             self.repairs.push(Repair::OrphanToolResultDropped {
@@ -315,6 +337,19 @@ impl Projector {
         if let Some(site) = self.calls.get_mut(&call_id_owned) {
             site.answered = true;
         }
+    }
+
+    /// The id under which the latest call with the recorded `call_id` is projected.
+    fn projected_id<'a>(&'a self, call_id: &'a str) -> &'a str {
+        self.renamed.get(call_id).map_or(call_id, String::as_str)
+    }
+
+    /// A projected id `<call_id>_r<n>` used by no call so far.
+    fn fresh_id(&self, call_id: &str) -> String {
+        (2..)
+            .map(|n| format!("{call_id}_r{n}"))
+            .find(|candidate| !self.calls.contains_key(candidate))
+            .unwrap_or_else(|| call_id.to_owned())
     }
 
     /// Synthesizes results for unanswered calls and lays the slots out as messages.

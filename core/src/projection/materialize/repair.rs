@@ -46,11 +46,23 @@ pub enum Repair {
         /// The result is provider-executed.
         hosted: bool,
     },
-    /// A second call reusing an earlier call id was dropped.
+    /// A call reusing the id of an earlier call that is still unanswered was dropped.
     DuplicateToolCallDropped {
         /// The reused call id.
         call_id: String,
         /// The dropped call event.
+        runtime_event_id: String,
+        /// The call is provider-executed.
+        hosted: bool,
+    },
+    /// A call reusing the id of an earlier, answered call got a unique projected id; its
+    /// results are projected under that id too.
+    ToolCallIdRenamed {
+        /// The reused call id, as recorded.
+        call_id: String,
+        /// The id used in the projection.
+        projected_call_id: String,
+        /// The renamed call event.
         runtime_event_id: String,
         /// The call is provider-executed.
         hosted: bool,
@@ -66,6 +78,7 @@ impl Repair {
             Repair::OrphanToolResultDropped { .. } => ReasonCode::OrphanToolResultDropped,
             Repair::ToolResultMoved { .. } => ReasonCode::ToolResultMoved,
             Repair::DuplicateToolCallDropped { .. } => ReasonCode::DuplicateToolCallDropped,
+            Repair::ToolCallIdRenamed { .. } => ReasonCode::ToolCallIdRenamed,
         }
     }
 
@@ -81,7 +94,8 @@ impl Repair {
             | Repair::DuplicateToolResultDropped { call_id, .. }
             | Repair::OrphanToolResultDropped { call_id, .. }
             | Repair::ToolResultMoved { call_id, .. }
-            | Repair::DuplicateToolCallDropped { call_id, .. } => call_id,
+            | Repair::DuplicateToolCallDropped { call_id, .. }
+            | Repair::ToolCallIdRenamed { call_id, .. } => call_id,
         }
     }
 
@@ -92,7 +106,8 @@ impl Repair {
             | Repair::DuplicateToolResultDropped { runtime_event_id, .. }
             | Repair::OrphanToolResultDropped { runtime_event_id, .. }
             | Repair::ToolResultMoved { runtime_event_id, .. }
-            | Repair::DuplicateToolCallDropped { runtime_event_id, .. } => runtime_event_id,
+            | Repair::DuplicateToolCallDropped { runtime_event_id, .. }
+            | Repair::ToolCallIdRenamed { runtime_event_id, .. } => runtime_event_id,
         }
     }
 

@@ -209,16 +209,36 @@ fn late_result_moves_up_to_follow_its_call() {
 }
 
 #[test]
-fn duplicate_call_id_is_dropped() {
+fn reused_id_of_an_answered_call_is_renamed_and_both_exchanges_kept() {
     let mut log = LogBuilder::new("s");
     log.user("a").tool_call("c1", "t", json!({"n": 1})).tool_result("c1", "t", json!(1));
-    log.tool_call("c1", "t", json!({"n": 2})).tool_result("c1", "t", json!(2));
+    log.user("b").tool_call("c1", "t", json!({"n": 1})).tool_result("c1", "t", json!(2));
+    log.user("c").tool_call("c1", "t", json!({"n": 1})).tool_result("c1", "t", json!(3));
     let out = materialize(None, log.events(), &[]);
-    assert_eq!(
-        codes(&out.repairs),
-        ["duplicate_tool_call_dropped", "duplicate_tool_result_dropped"]
-    );
+    assert_eq!(codes(&out.repairs), ["tool_call_id_renamed", "tool_call_id_renamed"]);
+    assert_eq!(roles(&out.messages), [Role::User, Role::Assistant, Role::Tool].repeat(3),);
+    assert_eq!(out.messages[1].parts, [call("c1", false)]);
+    assert_eq!(out.messages[2].parts, [result("c1", json!(1), false, false)]);
+    assert_eq!(out.messages[4].parts, [call("c1_r2", false)]);
+    assert_eq!(out.messages[5].parts, [result("c1_r2", json!(2), false, false)]);
+    assert_eq!(out.messages[7].parts, [call("c1_r3", false)]);
+    assert_eq!(out.messages[8].parts, [result("c1_r3", json!(3), false, false)]);
+    let Repair::ToolCallIdRenamed { call_id, projected_call_id, .. } = &out.repairs[1] else {
+        panic!("expected a rename, got {:?}", out.repairs[1]);
+    };
+    assert_eq!((call_id.as_str(), projected_call_id.as_str()), ("c1", "c1_r3"));
+}
+
+#[test]
+fn reused_id_of_an_unanswered_call_is_dropped() {
+    let mut log = LogBuilder::new("s");
+    log.user("a").tool_call("c1", "t", json!({"n": 1}));
+    log.tool_call("c1", "t", json!({"n": 2})).tool_result("c1", "t", json!(1));
+    let out = materialize(None, log.events(), &[]);
+    assert_eq!(codes(&out.repairs), ["duplicate_tool_call_dropped"]);
     assert_eq!(roles(&out.messages), [Role::User, Role::Assistant, Role::Tool]);
+    assert_eq!(out.messages[1].parts, [call("c1", false)]);
+    assert_eq!(out.messages[2].parts, [result("c1", json!(1), false, false)]);
 }
 
 #[test]
