@@ -43,4 +43,5 @@ echo "component exports: $exports"
 CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-conformance --test behaviour -- --nocapture
 CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-host \
   --test component_conformance --test component_limits --test component_compaction \
+  --test component_forgery \
   -- --ignored --nocapture
