@@ -3,6 +3,8 @@
 # component new`, no WASI), checks that it imports exactly the `compactor` world's interfaces,
 # and runs the component tests: shared vectors replayed natively and in wasmtime, limits
 # against a hostile plugin, the blocking compaction through an in-memory ledger.
+# `--build-only`: build and check the components into target/components, run no tests
+# (scripts/conformance.sh and bench/component.sh use it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,8 +41,12 @@ exports=$(wasm-tools component wit "$out/contextfold_compactor.wasm" \
   | sed -n 's/^ *export \([^;]*\);$/\1/p' | sort | tr '\n' ' ')
 echo "component imports: $(echo "$actual" | tr '\n' ' ')(no WASI)"
 echo "component exports: $exports"
+if [ "${1:-}" = "--build-only" ]; then
+  exit 0
+fi
 
 CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-conformance --test behaviour -- --nocapture
 CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-host \
   --test component_conformance --test component_limits --test component_compaction \
+  --test component_forgery \
   -- --ignored --nocapture

@@ -152,7 +152,10 @@ fn a_failed_append_fails_open_and_writes_nothing() {
     assert_eq!(result.reason, "append_failed");
     assert!(ledger.records().is_empty());
     assert!(ledger.latest(SESSION).is_none());
-    let below = plugin.compact(&request("cp-1", 200_000)).expect("compacts");
+    // A capacity trigger (unlike a manual one) compacts only over budget.
+    let mut roomy = request("cp-1", 200_000);
+    roomy.trigger = Trigger::PreTurn;
+    let below = plugin.compact(&roomy).expect("compacts");
     assert_eq!((below.outcome, below.reason.as_str()), (OutcomeKind::Skipped, "below_high_water"));
 }
 

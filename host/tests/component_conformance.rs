@@ -1,5 +1,5 @@
 //! Replays every shared vector (`tests/vectors/*.json`) through the component in wasmtime and
-//! prints `component: N/N vectors passed`. Any difference from the native expectation fails.
+//! prints `component (wasmtime): N/N vectors passed`. Any difference from the native expectation fails.
 //! Needs the built component: run `scripts/test-component.sh`.
 
 mod component_support;
@@ -39,7 +39,7 @@ fn component_replays_every_vector() {
             }
         }
     }
-    println!("component: {}/{total} vectors passed", total - failed.len());
+    println!("component (wasmtime): {}/{total} vectors passed", total - failed.len());
     assert_eq!(plugin.traps(), 0, "no vector may trap the plugin");
     assert!(total > 200, "only {total} vectors");
     assert!(failed.is_empty(), "component mismatches: {failed:?}");

@@ -1,15 +1,16 @@
 //! The store data of one plugin instance: the host's ledger and provider behind the generated
 //! import traits, and the resource limiter.
 
+use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
 use contextfold_core::compaction::{ProviderFailure as CoreFailure, ProviderFailureKind};
-use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use wasmtime::{ResourceLimiter, StoreLimits};
 
 use crate::component::bindings::contextfold::compaction::types::{
     AppendError, FinishReason, LedgerError, ProviderFailure, SummarizeRequest, SummaryResponse,
 };
 use crate::component::bindings::contextfold::compaction::{ledger, provider, types};
+use crate::component::checkpoint_guard::{CheckpointRejection, verify_candidate};
 use crate::component::traits::{Ledger, LedgerReadError, Provider, SummarizeCall};
 
 /// `StoreLimits` that remembers whether it refused a memory growth, so a trap caused by the
@@ -67,6 +68,8 @@ pub struct HostState {
     pub(crate) ledger: Box<dyn Ledger>,
     pub(crate) provider: Box<dyn Provider>,
     pub(crate) limiter: PluginLimiter,
+    /// Checkpoints the host refused to append, oldest first (kept across traps).
+    pub(crate) rejections: Vec<CheckpointRejection>,
 }
 
 impl std::fmt::Debug for HostState {
@@ -154,9 +157,15 @@ impl ledger::Host for HostState {
         session_id: String,
         checkpoint: String,
     ) -> Result<(), AppendError> {
-        let parsed = HistoryCompactCheckpoint::from_json(&checkpoint).map_err(|e| {
-            AppendError::Failed(format!("the plugin sent an invalid checkpoint: {e}"))
-        })?;
+        let parsed = match verify_candidate(self.ledger.as_mut(), &session_id, &checkpoint) {
+            Ok(parsed) => parsed,
+            Err(rejection) => {
+                let message =
+                    format!("the host refused the checkpoint ({}): {rejection}", rejection.code());
+                self.rejections.push(rejection);
+                return Err(AppendError::Failed(message));
+            }
+        };
         self.ledger.append_checkpoint(&session_id, &parsed).map_err(|failure| {
             if failure.conflict {
                 AppendError::Conflict(failure.message)

@@ -8,6 +8,9 @@
 //!   forever stops with [`ComponentError::FuelExhausted`];
 //! - memory: a `StoreLimitsBuilder` cap of [`RunnerLimits::memory_bytes`]; a plugin that
 //!   allocates without bound stops with [`ComponentError::MemoryLimit`];
+//! - no trust in the plugin's output: a checkpoint it asks to append is re-verified with the
+//!   core's prefix match and successor rules first; a forged coverage is refused (the guest
+//!   sees `append-error.failed`, nothing is written, [`Plugin::rejected_checkpoints`] says why);
 //! - a fresh instance after any trap: instances come from one `InstancePre`, and a [`Plugin`]
 //!   whose call trapped throws its store away and instantiates again on the next call, so the
 //!   host goes on serving.
@@ -23,6 +26,7 @@
 //! # Ok::<(), contextfold_host::component::ComponentError>(())
 //! ```
 
+mod checkpoint_guard;
 mod error;
 mod host_state;
 mod memory_ledger;
@@ -40,6 +44,7 @@ pub mod bindings {
     });
 }
 
+pub use checkpoint_guard::CheckpointRejection;
 pub use error::{ComponentError, GuestError};
 pub use host_state::{HostState, failure_to_wit, finish_to_wit};
 pub use memory_ledger::MemoryLedger;

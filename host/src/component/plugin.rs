@@ -15,6 +15,7 @@ use crate::component::bindings::exports::contextfold::compaction::projection::{
     PrefixOptions, ProjectRequest, ReplayDecision, ReplayRequest, SafePrefix, SummaryDefect,
 };
 use crate::component::bindings::{Compactor, CompactorPre};
+use crate::component::checkpoint_guard::CheckpointRejection;
 use crate::component::error::{ComponentError, GuestError};
 use crate::component::host_state::{HostState, PluginLimiter};
 use crate::component::runner::RunnerLimits;
@@ -67,7 +68,10 @@ impl Plugin {
                 .trap_on_grow_failure(true)
                 .build(),
         );
-        let store = Self::new_store(&engine, HostState { ledger, provider, limiter });
+        let store = Self::new_store(
+            &engine,
+            HostState { ledger, provider, limiter, rejections: Vec::new() },
+        );
         Self { engine, pre, limits, store: Some(store), bindings: None, generation: 0, traps: 0 }
     }
 
@@ -82,19 +86,21 @@ impl Plugin {
         self.traps
     }
 
+    /// Checkpoints the plugin asked to append and the host refused (forged coverage, wrong
+    /// session, illegitimate successor), oldest first.
+    pub fn rejected_checkpoints(&self) -> &[CheckpointRejection] {
+        self.store.as_ref().map_or(&[], |store| &store.data().rejections)
+    }
+
     /// Runs one exported call under the limits; a trap replaces the instance.
     fn call<R>(
         &mut self,
         f: impl FnOnce(&Compactor, &mut Store<HostState>) -> CallResult<R>,
     ) -> Result<R, ComponentError> {
-        let store = self.store.as_mut().ok_or(ComponentError::SessionLost)?;
         if self.bindings.is_none() {
-            let bindings = self
-                .pre
-                .instantiate(&mut *store)
-                .map_err(|e| ComponentError::Instantiate(format!("{e:#}")))?;
-            self.bindings = Some(bindings);
+            self.instantiate()?;
         }
+        let store = self.store.as_mut().ok_or(ComponentError::SessionLost)?;
         store
             .set_fuel(self.limits.fuel_per_call)
             .map_err(|e| ComponentError::Instantiate(format!("{e:#}")))?;
@@ -104,6 +110,32 @@ impl Plugin {
             Ok(value) => Ok(value),
             Err(error) => {
                 let classified = self.classify(&error);
+                self.replace_instance();
+                Err(classified)
+            }
+        }
+    }
+
+    /// Instantiates the component in the current store. A fresh store holds no fuel, and
+    /// instantiation runs guest code (data initialisation, start functions), so it gets its own
+    /// full budget first; a failed instantiation replaces the store like a trapped call.
+    fn instantiate(&mut self) -> Result<(), ComponentError> {
+        let store = self.store.as_mut().ok_or(ComponentError::SessionLost)?;
+        store
+            .set_fuel(self.limits.fuel_per_call)
+            .map_err(|e| ComponentError::Instantiate(format!("{e:#}")))?;
+        store.data_mut().limiter.memory_denied = false;
+        match self.pre.instantiate(&mut *store) {
+            Ok(bindings) => {
+                self.bindings = Some(bindings);
+                Ok(())
+            }
+            Err(error) => {
+                let classified = match self.classify(&error) {
+                    trap @ (ComponentError::FuelExhausted { .. }
+                    | ComponentError::MemoryLimit { .. }) => trap,
+                    _ => ComponentError::Instantiate(format!("{error:#}")),
+                };
                 self.replace_instance();
                 Err(classified)
             }

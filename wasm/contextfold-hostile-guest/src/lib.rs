@@ -7,7 +7,9 @@
 //! - anything else: returns `"sha256:hostile"`, so the host can check it still serves.
 //!
 //! `compaction.compact` loops forever after calling the ledger, to show that a plugin stuck
-//! after an import call is stopped too. Every other export returns an `invalid-input` error.
+//! after an import call is stopped too; when its `summarizer-label` is `forge:<checkpoint JSON>`
+//! it instead asks the host to append that (forged) checkpoint and returns the host's answer as
+//! a `driver` error (`hostile_append_refused` or `hostile_append_accepted`). Every other export returns an `invalid-input` error.
 
 // The code wit-bindgen generates (canonical-ABI glue) is `unsafe`; this crate's own code has none.
 #![allow(unsafe_code)]
@@ -113,8 +115,27 @@ impl exports::contextfold::compaction::compaction::Guest for Hostile {
             let _ = contextfold::compaction::ledger::append_checkpoint("append", "{}");
             let _ = contextfold::compaction::provider::compact_natively("{}");
         }
+        if let Some(forged) =
+            request.summarizer_label.as_deref().and_then(|l| l.strip_prefix("forge:"))
+        {
+            return Err(forge(&request.session_id, forged));
+        }
         spin()
     }
+}
+
+/// Asks the host to append `checkpoint` (a forgery the test wrote) and reports the host's
+/// answer as a `driver` error: `hostile_append_refused` with the host's message, or
+/// `hostile_append_accepted`.
+fn forge(session_id: &str, checkpoint: &str) -> CompactionError {
+    let (code, message) =
+        match contextfold::compaction::ledger::append_checkpoint(session_id, checkpoint) {
+            Ok(()) => ("hostile_append_accepted", String::new()),
+            Err(AppendError::Failed(message) | AppendError::Conflict(message)) => {
+                ("hostile_append_refused", message)
+            }
+        };
+    CompactionError::Driver(ErrorDetail { code: code.into(), message })
 }
 
 /// A session that never does anything.
