@@ -1,0 +1,460 @@
+//! Importing AI SDK `ModelMessage[]` (v5/v6 shapes) as [`RuntimeEvent`]s.
+//!
+//! Accepted input: a `ModelMessage[]` array, or an object with a `messages` array. Identity
+//! follows the Chat Completions import exactly ([`ImportContext`]): one event per part, `seq`
+//! counting from `first_seq`, one turn per user message, and all events of one assistant
+//! message sharing the response id `<response_id_prefix><seq of its first event>`.
+//!
+//! Mapping: system → `system_note`; user text (a string or text parts) → `user_text`, one event
+//! per part; assistant `text` → `assistant_text`, `reasoning` → `reasoning` with the part's
+//! `providerOptions` as `providerData`, `tool-call` → `tool_call` (or `hosted_tool_call` when
+//! `providerExecuted`), `tool-result` → `hosted_tool_result`; tool `tool-result` →
+//! `tool_result`. Tool outputs: `text`/`json` keep their value, `error-text`/`error-json` set
+//! `isError`, and `content` and `execution-denied` are kept whole (the latter with `isError`) so
+//! they map back unchanged ([`crate::projection::ai_sdk::tool_output`]). Every other part's and
+//! message's `providerOptions` is kept in the event's `metadata` (`providerOptions`,
+//! `messageProviderOptions`). Parts the event model cannot hold (images, files, approvals,
+//! custom parts) and malformed shapes are typed errors: nothing is dropped silently.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::event::{EventContent, RuntimeEvent};
+use crate::projection::ai_sdk::{CONTENT_OUTPUT, DENIED_OUTPUT, copy_provider_options};
+use crate::projection::openai_chat::ImportContext;
+
+/// Why `ModelMessage[]` could not be imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelMessageImportError {
+    /// A value does not have the expected shape.
+    #[error("{path}: expected {expected}")]
+    Shape {
+        /// JSON path of the value.
+        path: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A message role other than system, user, assistant or tool.
+    #[error("messages[{index}]: unknown role `{role}`")]
+    UnknownRole {
+        /// Message index.
+        index: usize,
+        /// The role.
+        role: String,
+    },
+    /// A part the event model cannot hold (image, file, approval, custom).
+    #[error("{path}: `{part_type}` parts cannot be imported into the event log")]
+    UnsupportedPart {
+        /// JSON path of the part.
+        path: String,
+        /// Its `type`.
+        part_type: String,
+    },
+    /// A tool result answers no earlier call (of the same hostedness).
+    #[error("messages[{index}]: tool result for unknown call `{call_id}`")]
+    UnknownToolCallId {
+        /// Message index.
+        index: usize,
+        /// The call id.
+        call_id: String,
+    },
+    /// Two calls share an id.
+    #[error("messages[{index}]: tool call id `{call_id}` is used twice")]
+    DuplicateToolCallId {
+        /// Message index.
+        index: usize,
+        /// The call id.
+        call_id: String,
+    },
+    /// A call is answered twice.
+    #[error("messages[{index}]: second result for call `{call_id}`")]
+    DuplicateToolResult {
+        /// Message index.
+        index: usize,
+        /// The call id.
+        call_id: String,
+    },
+}
+
+impl ModelMessageImportError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Shape { .. } => "ai_sdk_invalid_shape",
+            Self::UnknownRole { .. } => "ai_sdk_unknown_role",
+            Self::UnsupportedPart { .. } => "ai_sdk_unsupported_part",
+            Self::UnknownToolCallId { .. } => "ai_sdk_unknown_tool_call_id",
+            Self::DuplicateToolCallId { .. } => "ai_sdk_duplicate_tool_call_id",
+            Self::DuplicateToolResult { .. } => "ai_sdk_duplicate_tool_result",
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, ModelMessageImportError>;
+
+fn shape(path: impl Into<String>, expected: &'static str) -> ModelMessageImportError {
+    ModelMessageImportError::Shape { path: path.into(), expected }
+}
+
+/// Imports `ModelMessage[]` (see the module docs for the rules).
+///
+/// ```
+/// use contextfold_core::projection::ai_sdk::import_model_messages;
+/// use contextfold_core::projection::openai_chat::ImportContext;
+/// let messages = serde_json::json!([{ "role": "user", "content": "hi" }]);
+/// let events = import_model_messages(&messages, &ImportContext::new("s")).unwrap();
+/// assert_eq!(events[0].runtime_event_id, "evt-1");
+/// ```
+pub fn import_model_messages(messages: &Value, ids: &ImportContext) -> Result<Vec<RuntimeEvent>> {
+    let list = match messages {
+        Value::Array(list) => list,
+        Value::Object(body) => match body.get("messages") {
+            Some(Value::Array(list)) => list,
+            _ => return Err(shape("messages", "an array of ModelMessages")),
+        },
+        _ => return Err(shape("$", "an array of ModelMessages or an object with `messages`")),
+    };
+    let mut importer = Importer {
+        ids,
+        events: Vec::new(),
+        turn: ids.first_turn,
+        turn_has_user: false,
+        calls: HashMap::new(),
+        answered: HashSet::new(),
+    };
+    for (index, message) in list.iter().enumerate() {
+        importer.message(index, message)?;
+    }
+    Ok(importer.events)
+}
+
+struct Importer<'a> {
+    ids: &'a ImportContext,
+    events: Vec<RuntimeEvent>,
+    turn: u64,
+    turn_has_user: bool,
+    /// Tool name and hostedness of every call seen so far, by call id.
+    calls: HashMap<String, (String, bool)>,
+    answered: HashSet<String>,
+}
+
+/// One message being imported: its index, JSON path and object.
+struct Source<'m> {
+    index: usize,
+    path: String,
+    message: &'m Map<String, Value>,
+}
+
+impl Importer<'_> {
+    fn next_seq(&self) -> u64 {
+        self.ids.first_seq + self.events.len() as u64
+    }
+
+    fn emit(
+        &mut self,
+        source: &Source<'_>,
+        part: Option<&Map<String, Value>>,
+        content: EventContent,
+        response_id: Option<String>,
+    ) {
+        let mut metadata = Map::new();
+        copy_provider_options(&mut metadata, "messageProviderOptions", source.message);
+        if let Some(part) = part
+            && !matches!(content, EventContent::Reasoning { .. })
+        {
+            copy_provider_options(&mut metadata, "providerOptions", part);
+        }
+        let mut event = self.ids.event(self.next_seq(), self.turn, content, response_id);
+        event.metadata = (!metadata.is_empty()).then_some(metadata);
+        self.events.push(event);
+    }
+
+    fn message(&mut self, index: usize, value: &Value) -> Result<()> {
+        let path = format!("messages[{index}]");
+        let message = value.as_object().ok_or_else(|| shape(&path, "a message object"))?;
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .ok_or_else(|| shape(format!("{path}.role"), "a string"))?;
+        let source = Source { index, path, message };
+        match role {
+            "system" => {
+                let text = string_field(message, "content", &source.path)?;
+                self.emit(&source, None, EventContent::SystemNote { text }, None);
+            }
+            "user" => self.user(&source)?,
+            "assistant" => self.assistant(&source)?,
+            "tool" => self.tool(&source)?,
+            other => {
+                return Err(ModelMessageImportError::UnknownRole { index, role: other.into() });
+            }
+        }
+        Ok(())
+    }
+
+    fn user(&mut self, source: &Source<'_>) -> Result<()> {
+        if self.turn_has_user {
+            self.turn += 1;
+        }
+        self.turn_has_user = true;
+        if let Some(Value::String(text)) = source.message.get("content") {
+            self.emit(source, None, EventContent::UserText { text: text.clone() }, None);
+            return Ok(());
+        }
+        for (position, part, part_type) in parts(source)? {
+            let path = format!("{}.content[{position}]", source.path);
+            match part_type {
+                "text" => {
+                    let text = string_field(part, "text", &path)?;
+                    self.emit(source, Some(part), EventContent::UserText { text }, None);
+                }
+                other => return Err(unsupported(&path, other)),
+            }
+        }
+        Ok(())
+    }
+
+    fn assistant(&mut self, source: &Source<'_>) -> Result<()> {
+        let response_id = Some(format!("{}{}", self.ids.response_id_prefix, self.next_seq()));
+        if let Some(Value::String(text)) = source.message.get("content") {
+            let content = EventContent::AssistantText { text: text.clone() };
+            self.emit(source, None, content, response_id);
+            return Ok(());
+        }
+        for (position, part, part_type) in parts(source)? {
+            let path = format!("{}.content[{position}]", source.path);
+            let content = match part_type {
+                "text" => EventContent::AssistantText { text: string_field(part, "text", &path)? },
+                "reasoning" => EventContent::Reasoning {
+                    text: string_field(part, "text", &path)?,
+                    provider_data: part.get("providerOptions").filter(|v| !v.is_null()).cloned(),
+                },
+                "tool-call" => self.tool_call(source.index, part, &path)?,
+                "tool-result" => self.tool_result(source.index, part, &path, true)?,
+                other => return Err(unsupported(&path, other)),
+            };
+            self.emit(source, Some(part), content, response_id.clone());
+        }
+        Ok(())
+    }
+
+    fn tool(&mut self, source: &Source<'_>) -> Result<()> {
+        for (position, part, part_type) in parts(source)? {
+            let path = format!("{}.content[{position}]", source.path);
+            match part_type {
+                "tool-result" => {
+                    let content = self.tool_result(source.index, part, &path, false)?;
+                    self.emit(source, Some(part), content, None);
+                }
+                other => return Err(unsupported(&path, other)),
+            }
+        }
+        Ok(())
+    }
+
+    fn tool_call(
+        &mut self,
+        index: usize,
+        part: &Map<String, Value>,
+        path: &str,
+    ) -> Result<EventContent> {
+        let call_id = string_field(part, "toolCallId", path)?;
+        let tool_name = string_field(part, "toolName", path)?;
+        let input = part.get("input").cloned().unwrap_or(Value::Null);
+        let hosted = part.get("providerExecuted").and_then(Value::as_bool).unwrap_or(false);
+        if self.calls.insert(call_id.clone(), (tool_name.clone(), hosted)).is_some() {
+            return Err(ModelMessageImportError::DuplicateToolCallId { index, call_id });
+        }
+        Ok(if hosted {
+            EventContent::HostedToolCall { call_id, tool_name, input }
+        } else {
+            EventContent::ToolCall { call_id, tool_name, input }
+        })
+    }
+
+    fn tool_result(
+        &mut self,
+        index: usize,
+        part: &Map<String, Value>,
+        path: &str,
+        hosted: bool,
+    ) -> Result<EventContent> {
+        let call_id = string_field(part, "toolCallId", path)?;
+        let tool_name = match self.calls.get(&call_id) {
+            Some((name, was_hosted)) if *was_hosted == hosted => name.clone(),
+            _ => return Err(ModelMessageImportError::UnknownToolCallId { index, call_id }),
+        };
+        if !self.answered.insert(call_id.clone()) {
+            return Err(ModelMessageImportError::DuplicateToolResult { index, call_id });
+        }
+        let (output, is_error) = tool_output(part.get("output"), &format!("{path}.output"))?;
+        Ok(if hosted {
+            EventContent::HostedToolResult { call_id, tool_name, output, is_error }
+        } else {
+            EventContent::ToolResult { call_id, tool_name, output, is_error }
+        })
+    }
+}
+
+/// Reads a tool-result `output` (v5/v6 kinds) as `(output, is_error)`.
+fn tool_output(output: Option<&Value>, path: &str) -> Result<(Value, bool)> {
+    let object =
+        output.and_then(Value::as_object).ok_or_else(|| shape(path, "an output object"))?;
+    let kind = object.get("type").and_then(Value::as_str).unwrap_or_default();
+    let value = || object.get("value").cloned().unwrap_or(Value::Null);
+    match kind {
+        "text" => Ok((Value::String(string_field(object, "value", path)?), false)),
+        "error-text" => Ok((Value::String(string_field(object, "value", path)?), true)),
+        "json" => Ok((value(), false)),
+        "error-json" => Ok((value(), true)),
+        CONTENT_OUTPUT if object.get("value").is_some_and(Value::is_array) => {
+            Ok((Value::Object(object.clone()), false))
+        }
+        DENIED_OUTPUT => Ok((Value::Object(object.clone()), true)),
+        _ => Err(shape(
+            path,
+            "an output of type text, json, error-text, error-json, content or execution-denied",
+        )),
+    }
+}
+
+/// One part of a message: its position, its object and its `type`.
+type PartRef<'m> = (usize, &'m Map<String, Value>, &'m str);
+
+/// The parts of a message's `content` array, with their `type`.
+fn parts<'m>(source: &Source<'m>) -> Result<Vec<PartRef<'m>>> {
+    let path = format!("{}.content", source.path);
+    let list = source
+        .message
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| shape(&path, "a string or an array of parts"))?;
+    list.iter()
+        .enumerate()
+        .map(|(position, part)| {
+            let part_path = format!("{path}[{position}]");
+            let object = part.as_object().ok_or_else(|| shape(&part_path, "a part object"))?;
+            let kind = object
+                .get("type")
+                .and_then(Value::as_str)
+                .ok_or_else(|| shape(format!("{part_path}.type"), "a string"))?;
+            Ok((position, object, kind))
+        })
+        .collect()
+}
+
+fn string_field(object: &Map<String, Value>, key: &str, path: &str) -> Result<String> {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| shape(format!("{path}.{key}"), "a string"))
+}
+
+fn unsupported(path: &str, part_type: &str) -> ModelMessageImportError {
+    ModelMessageImportError::UnsupportedPart { path: path.into(), part_type: part_type.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn import(messages: Value) -> Result<Vec<RuntimeEvent>> {
+        import_model_messages(&messages, &ImportContext::new("s"))
+    }
+
+    #[test]
+    fn ids_turns_and_response_ids_follow_the_chat_import() {
+        let events = import(json!({ "messages": [
+            { "role": "user", "content": "one" },
+            { "role": "assistant", "content": [{ "type": "text", "text": "a" }, { "type": "text", "text": "b" }] },
+            { "role": "user", "content": [{ "type": "text", "text": "two" }] },
+        ] }))
+        .expect("import");
+        let ids: Vec<(&str, &str, Option<&str>)> = events
+            .iter()
+            .map(|e| (e.runtime_event_id.as_str(), e.turn_id.as_str(), e.response_id.as_deref()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("evt-1", "turn-0", None),
+                ("evt-2", "turn-0", Some("resp-2")),
+                ("evt-3", "turn-0", Some("resp-2")),
+                ("evt-4", "turn-1", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn outputs_errors_and_provider_options_are_kept() {
+        let events = import(json!([
+            { "role": "user", "content": "go", "providerOptions": { "x": { "y": 1 } } },
+            { "role": "assistant", "content": [
+                { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {}, "providerOptions": { "p": {} } },
+                { "type": "tool-call", "toolCallId": "b", "toolName": "t", "input": {} },
+            ] },
+            { "role": "tool", "content": [
+                { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "error-json", "value": { "e": 1 } } },
+                { "type": "tool-result", "toolCallId": "b", "toolName": "t", "output": { "type": "execution-denied", "reason": "no" } },
+            ] },
+        ]))
+        .expect("import");
+        let metadata = events[0].metadata.as_ref().expect("metadata");
+        assert_eq!(metadata["messageProviderOptions"], json!({ "x": { "y": 1 } }));
+        assert_eq!(
+            events[1].metadata.as_ref().expect("part")["providerOptions"],
+            json!({ "p": {} })
+        );
+        assert!(
+            matches!(&events[3].content, EventContent::ToolResult { is_error: true, output, .. } if output == &json!({ "e": 1 }))
+        );
+        assert!(
+            matches!(&events[4].content, EventContent::ToolResult { is_error: true, output, .. } if output["type"] == "execution-denied")
+        );
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error() {
+        let cases = [
+            (json!("nope"), "ai_sdk_invalid_shape"),
+            (json!([{ "role": "critic", "content": "x" }]), "ai_sdk_unknown_role"),
+            (
+                json!([{ "role": "user", "content": [{ "type": "image", "image": "x" }] }]),
+                "ai_sdk_unsupported_part",
+            ),
+            (
+                json!([{ "role": "tool", "content": [{ "type": "tool-result", "toolCallId": "z", "toolName": "t", "output": { "type": "text", "value": "" } }] }]),
+                "ai_sdk_unknown_tool_call_id",
+            ),
+            (
+                json!([{ "role": "assistant", "content": [
+                    { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} },
+                    { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] }]),
+                "ai_sdk_duplicate_tool_call_id",
+            ),
+            (
+                json!([
+                    { "role": "assistant", "content": [{ "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] },
+                    { "role": "tool", "content": [
+                        { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "text", "value": "1" } },
+                        { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "text", "value": "2" } }] }]),
+                "ai_sdk_duplicate_tool_result",
+            ),
+            (
+                json!([
+                    { "role": "assistant", "content": [{ "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] },
+                    { "role": "tool", "content": [{ "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "media" } }] }]),
+                "ai_sdk_invalid_shape",
+            ),
+        ];
+        for (input, code) in cases {
+            let error = import(input.clone()).expect_err("must fail");
+            assert_eq!(error.code(), code, "{input}: {error}");
+        }
+    }
+}
