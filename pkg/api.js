@@ -173,6 +173,54 @@ export function createApi(raw) {
   }
 
   /**
+   * A session's events kept in wasm memory: each event crosses into wasm once, when appended;
+   * `digest()` is kept incrementally and `project()` sends no events across.
+   */
+  class EventLog {
+    #raw = new raw.EventLog();
+
+    /** Appends events (validated with the whole log; nothing is appended on error). */
+    append(events) {
+      return this.#call(() => this.#raw.append(encode(Array.isArray(events) ? events : [events])));
+    }
+
+    /** The number of events. */
+    get length() {
+      return this.#call(() => this.#raw.length);
+    }
+
+    /** `digestPrefix(events)` of the whole log, without rehashing. */
+    digest() {
+      return this.#call(() => this.#raw.digest());
+    }
+
+    /** A copy of the events. */
+    events() {
+      return this.#call(() => decode(this.#raw.events()));
+    }
+
+    /** `project()` over the log: the same options, without `events`. */
+    project(options = {}) {
+      return this.#call(() => decode(this.#raw.project(encode(options))));
+    }
+
+    /** Frees the wasm memory of the log (idempotent). */
+    free() {
+      if (this.#raw) this.#raw.free();
+      this.#raw = undefined;
+    }
+
+    #call(fn) {
+      if (!this.#raw) throw new ContextfoldError('log_freed', 'the event log has been freed');
+      try {
+        return fn();
+      } catch (error) {
+        throw convertError(error);
+      }
+    }
+  }
+
+  /**
    * Runs one compaction transaction, performing its effects with `host`.
    * Resolves to the core's outcome `{ outcome, reason, checkpoint?, diagnostics, attempts,
    * failureNote?, tokens }`, the same values as the native CLI's `compact --json`.
@@ -263,6 +311,7 @@ export function createApi(raw) {
   return {
     ContextfoldError,
     CompactionSession,
+    EventLog,
     compact,
     project,
     providerFailure,

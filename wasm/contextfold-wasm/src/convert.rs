@@ -134,6 +134,23 @@ pub fn json_to_js(json: Value, what: &str) -> Result<JsValue, BindingError> {
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })
 }
 
+/// Writes a result for the wrapper straight to JSON text, unless `exact` (the input held a
+/// `BigInt`, so the result may hold integers beyond 2^53): then as [`json_to_js`] does. When the
+/// input was JSON text, every integer in it came from a JS number, and `JSON.parse` of the
+/// result gives back that same number.
+pub fn output_to_js<T: Serialize>(
+    value: &T,
+    exact: bool,
+    what: &str,
+) -> Result<JsValue, BindingError> {
+    if exact {
+        return to_js(value, what);
+    }
+    serde_json::to_string(value)
+        .map(JsValue::from)
+        .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })
+}
+
 /// Builds the JS value of `json` with integers beyond 2^53 as `BigInt`s.
 fn exact_js(json: &Value) -> Result<JsValue, serde_wasm_bindgen::Error> {
     Ok(match json {

@@ -8,11 +8,12 @@
 //! stable `code`) and drives [`CompactionSession`] with an async loop.
 
 pub mod convert;
+pub mod event_log;
+pub mod project;
 pub mod session;
 
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
 use contextfold_core::compaction::extractive::extractive_summary as core_extractive;
-use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::summary_validation::{
     FinishReason, validate_summary as core_validate,
 };
@@ -21,15 +22,9 @@ use contextfold_core::digest::{
 };
 use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
 use contextfold_core::prefix_match::match_checkpoint_prefix;
-use contextfold_core::projection::ai_sdk::{import_model_messages, to_model_messages};
-use contextfold_core::projection::anthropic::{
-    import_anthropic as core_import_anthropic, to_anthropic,
-};
-use contextfold_core::projection::openai_chat::{
-    ImportContext, import_openai_chat, to_openai_chat,
-};
-use contextfold_core::projection::openai_responses::to_openai_responses;
-use contextfold_core::projection::{ProjectInput, project as core_project};
+use contextfold_core::projection::ai_sdk::import_model_messages;
+use contextfold_core::projection::anthropic::import_anthropic as core_import_anthropic;
+use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
 use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -37,6 +32,8 @@ use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, from_js, json_from_js, json_to_js, to_js};
+pub use crate::event_log::EventLog;
+pub use crate::project::project;
 pub use crate::session::CompactionSession;
 use crate::session::checkpoint_from_json;
 
@@ -156,90 +153,6 @@ pub fn import_anthropic(body: JsValue, options: JsValue) -> Result<JsValue, JsVa
     let body = json_from_js(body, "messages")?;
     let events = core_import_anthropic(&body, &ids).map_err(|e| BindingError::core(e.code(), e))?;
     Ok(events_to_js(&events)?)
-}
-
-/// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ProjectArgs<E> {
-    events: Vec<E>,
-    #[serde(default)]
-    checkpoint: Option<Value>,
-    #[serde(default)]
-    model: Option<ModelFacts>,
-    #[serde(default)]
-    current_turn_id: Option<String>,
-    #[serde(default)]
-    format: Option<String>,
-    #[serde(default)]
-    provider: Option<ProviderIdentity>,
-    #[serde(default)]
-    fail_open: Option<bool>,
-}
-
-/// Projects the next request's history: `{ events, checkpoint?, model?, currentTurnId?,
-/// format?, provider?, failOpen? }` → `{ messages, system?, estimatedTokens, historyBudget,
-/// fits, checkpoint, omittedEvents, diagnostics }`. `format`: `ai-sdk` (default),
-/// `openai-chat`, `openai-responses`, `anthropic` or `neutral`.
-#[wasm_bindgen]
-pub fn project(input: JsValue) -> Result<JsValue, JsValue> {
-    let args: ProjectArgs<RuntimeEvent> =
-        read_with_events(input, "project input", |args: ProjectArgs<Value>| {
-            Ok(ProjectArgs {
-                events: events_from_json(args.events)?,
-                checkpoint: args.checkpoint,
-                model: args.model,
-                current_turn_id: args.current_turn_id,
-                format: args.format,
-                provider: args.provider,
-                fail_open: args.fail_open,
-            })
-        })?;
-    let events = args.events;
-    let checkpoint =
-        args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
-    let model = args.model.unwrap_or_default();
-    let projection = core_project(
-        &ProjectInput {
-            events: &events,
-            current_turn_id: args.current_turn_id.as_deref(),
-            checkpoint: checkpoint.as_ref(),
-            model: &model,
-            provider: args.provider.as_ref(),
-            fail_open: args.fail_open.unwrap_or(false),
-        },
-        &CharEstimator,
-    )
-    .map_err(|e| BindingError::core(e.code(), e))?;
-    let mut out = serde_json::to_value(&projection)
-        .map_err(|e| BindingError::Output { what: "projection".into(), detail: e.to_string() })?;
-    let format = args.format.as_deref().unwrap_or("ai-sdk");
-    let messages = match format {
-        "ai-sdk" => Value::Array(to_model_messages(&projection.messages)),
-        "openai-chat" => Value::Array(
-            to_openai_chat(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?,
-        ),
-        "openai-responses" => Value::Array(to_openai_responses(&projection.messages)),
-        "anthropic" => {
-            let history =
-                to_anthropic(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?;
-            out["system"] = history.system.map_or(Value::Null, Value::String);
-            Value::Array(history.messages)
-        }
-        "neutral" => out["messages"].clone(),
-        other => {
-            return Err(BindingError::invalid(
-                "format",
-                format!("`{other}` (expected ai-sdk, openai-chat, openai-responses, anthropic or neutral)"),
-            )
-            .into());
-        }
-    };
-    out["messages"] = messages;
-    if out.get("checkpoint").is_none() {
-        out["checkpoint"] = Value::Null;
-    }
-    Ok(json_to_js(out, "projection")?)
 }
 
 /// Checks that `events` starts with exactly the prefix `checkpoint` covers: `{ covered }`, or
