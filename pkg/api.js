@@ -32,6 +32,26 @@ function convertError(error) {
   return error;
 }
 
+/**
+ * Encodes a structured argument for the wasm exports: JSON text (one cheap copy across the
+ * boundary), or the value itself when it holds a BigInt, which JSON cannot write; the Rust side
+ * then reads it exactly through serde-wasm-bindgen.
+ */
+function encode(value) {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof TypeError) return value;
+    throw error;
+  }
+}
+
+/** Decodes a structured result: JSON text, or a value holding BigInts (counts beyond 2^53). */
+function decode(result) {
+  return typeof result === 'string' ? JSON.parse(result) : result;
+}
+
 function guard(fn) {
   return (...args) => {
     try {
@@ -92,7 +112,113 @@ function randomCheckpointId() {
 
 /** Builds the public API over a raw wasm-bindgen module. */
 export function createApi(raw) {
-  const project = guard((input) => raw.project(input));
+  const project = guard((input) => decode(raw.project(encode(input))));
+
+  /** The core's step-by-step compaction transaction (what `compact()` drives). */
+  class CompactionSession {
+    #raw;
+
+    constructor(input) {
+      try {
+        this.#raw = new raw.CompactionSession(encode(input));
+      } catch (error) {
+        throw convertError(error);
+      }
+    }
+
+    /** The next step: `{ type: 'summarize' | 'compact-natively' | 'append-checkpoint' | 'done', ... }`. */
+    poll() {
+      return this.#call(() => decode(this.#raw.poll()));
+    }
+
+    /** Reports a summary `{ text, finishReason }` or `{ error }`. */
+    handleSummary(result) {
+      this.#call(() => this.#raw.handleSummary(encode(result)));
+    }
+
+    /** Reports native compaction output `{ items }` or `{ error }`. */
+    handleNative(result) {
+      this.#call(() => this.#raw.handleNative(encode(result)));
+    }
+
+    /** Reports the append: `{}` once durable, or `{ error: { conflict, message } }`. */
+    handleAppend(result) {
+      this.#call(() => this.#raw.handleAppend(encode(result)));
+    }
+
+    /** Cancels before the commit point; true when the transaction will end `cancelled`. */
+    cancel() {
+      return this.#call(() => this.#raw.cancel());
+    }
+
+    /** Ends the session and returns the malformed-input circuit for the next compaction. */
+    takeCircuit() {
+      return this.#call(() => decode(this.#raw.takeCircuit()));
+    }
+
+    /** Frees the wasm memory of the session (idempotent). */
+    free() {
+      if (this.#raw) this.#raw.free();
+      this.#raw = undefined;
+    }
+
+    #call(fn) {
+      if (!this.#raw) throw new ContextfoldError('session_finished', 'the compaction session has been freed');
+      try {
+        return fn();
+      } catch (error) {
+        throw convertError(error);
+      }
+    }
+  }
+
+  /**
+   * A session's events kept in wasm memory: each event crosses into wasm once, when appended;
+   * `digest()` is kept incrementally and `project()` sends no events across.
+   */
+  class EventLog {
+    #raw = new raw.EventLog();
+
+    /** Appends events (validated with the whole log; nothing is appended on error). */
+    append(events) {
+      return this.#call(() => this.#raw.append(encode(Array.isArray(events) ? events : [events])));
+    }
+
+    /** The number of events. */
+    get length() {
+      return this.#call(() => this.#raw.length);
+    }
+
+    /** `digestPrefix(events)` of the whole log, without rehashing. */
+    digest() {
+      return this.#call(() => this.#raw.digest());
+    }
+
+    /** A copy of the events. */
+    events() {
+      return this.#call(() => decode(this.#raw.events()));
+    }
+
+    /** `project()` over the log: the same options, without `events`. */
+    project(options = {}) {
+      return this.#call(() => decode(this.#raw.project(encode(options))));
+    }
+
+    /** Frees the wasm memory of the log (idempotent). */
+    free() {
+      if (this.#raw) this.#raw.free();
+      this.#raw = undefined;
+    }
+
+    #call(fn) {
+      if (!this.#raw) throw new ContextfoldError('log_freed', 'the event log has been freed');
+      try {
+        return fn();
+      } catch (error) {
+        throw convertError(error);
+      }
+    }
+  }
 
   /**
    * Runs one compaction transaction, performing its effects with `host`.
@@ -107,7 +233,7 @@ export function createApi(raw) {
     const { providerOptions, signal: _signal, checkpointId, nowMs, compactor, ...rest } = input;
     let session;
     try {
-      session = new raw.CompactionSession({
+      session = new CompactionSession({
         ...rest,
         compactor: compactor ?? (typeof host.compactNatively === 'function' ? 'openai-codex-native' : 'text-summary'),
         checkpointId: checkpointId ?? randomCheckpointId(),
@@ -184,24 +310,25 @@ export function createApi(raw) {
 
   return {
     ContextfoldError,
-    CompactionSession: raw.CompactionSession,
+    CompactionSession,
+    EventLog,
     compact,
     project,
     providerFailure,
-    digestPrefix: guard((events) => raw.digestPrefix(events)),
-    prefixDigests: guard((events) => raw.prefixDigests(events)),
-    canonicalEventJson: guard((event) => raw.canonicalEventJson(event)),
-    validateLog: guard((events) => raw.validateLog(events)),
-    importModelMessages: guard((messages, options) => raw.importModelMessages(messages, options)),
-    importOpenAIChat: guard((messages, options) => raw.importOpenAIChat(messages, options)),
-    importAnthropic: guard((body, options) => raw.importAnthropic(body, options)),
-    matchCheckpoint: guard((checkpoint, events) => raw.matchCheckpoint(checkpoint, events)),
-    parseCheckpoint: guard((checkpoint) => raw.parseCheckpoint(checkpoint)),
-    validateSummary: guard((text, finishReason, foldTokens = 0) => raw.validateSummary(text, finishReason ?? 'stop', foldTokens)),
-    recoverCheckpoint: guard((sessionId, records) => raw.recoverCheckpoint(sessionId, records)),
+    digestPrefix: guard((events) => raw.digestPrefix(encode(events))),
+    prefixDigests: guard((events) => raw.prefixDigests(encode(events))),
+    canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
+    validateLog: guard((events) => raw.validateLog(encode(events))),
+    importModelMessages: guard((messages, options) => decode(raw.importModelMessages(encode(messages), encode(options)))),
+    importOpenAIChat: guard((messages, options) => decode(raw.importOpenAIChat(encode(messages), encode(options)))),
+    importAnthropic: guard((body, options) => decode(raw.importAnthropic(encode(body), encode(options)))),
+    matchCheckpoint: guard((checkpoint, events) => decode(raw.matchCheckpoint(encode(checkpoint), encode(events)))),
+    parseCheckpoint: guard((checkpoint) => decode(raw.parseCheckpoint(encode(checkpoint)))),
+    validateSummary: guard((text, finishReason, foldTokens = 0) => decode(raw.validateSummary(text, finishReason ?? 'stop', foldTokens))),
+    recoverCheckpoint: guard((sessionId, records) => decode(raw.recoverCheckpoint(sessionId, encode(records)))),
     extractiveSummary: guard((previousSummary, events, targetTokens) =>
-      raw.extractiveSummary(previousSummary ?? undefined, events, targetTokens)),
-    contextBudget: guard((model) => raw.contextBudget(model ?? null)),
-    estimateEvents: guard((events) => raw.estimateEvents(events)),
+      raw.extractiveSummary(previousSummary ?? undefined, encode(events), targetTokens)),
+    contextBudget: guard((model) => decode(raw.contextBudget(encode(model ?? null)))),
+    estimateEvents: guard((events) => raw.estimateEvents(encode(events))),
   };
 }

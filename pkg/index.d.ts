@@ -7,8 +7,9 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
- * A 64-bit count or id number (`seq`, `createdAtMs`, token counts). Numbers beyond 2^53 are
- * read and written as the nearest double, like `JSON.parse`; a `bigint` input is read exactly.
+ * A 64-bit count or id number (`seq`, `createdAtMs`, token counts): a JS number. A `bigint`
+ * input is read exactly, and a result beyond 2^53 from such an input comes back as a `bigint`
+ * (exact); integral numbers beyond 2^53 written as numbers are read as the nearest integer.
  */
 export type Count = number;
 
@@ -260,6 +261,26 @@ export class CompactionSession {
 export interface ProviderFailure {
   kind: 'rejected' | 'overflow' | 'auth' | 'billing' | 'rate_limited' | 'unavailable' | 'cancelled';
   message: string;
+}
+
+/**
+ * A session's events held in wasm memory: each event crosses into wasm once, when appended;
+ * the digest is kept incrementally and `project()` sends no events across.
+ */
+export class EventLog {
+  constructor();
+  /** Appends events (one or an array); the whole log must stay valid (`log_*` codes). Returns the new length. */
+  append(events: RuntimeEvent | RuntimeEvent[]): number;
+  /** The number of events. */
+  readonly length: number;
+  /** `digestPrefix` of the whole log, kept incrementally. */
+  digest(): string;
+  /** A copy of the events. */
+  events(): RuntimeEvent[];
+  /** {@link project} over the log's events. */
+  project<F extends ProjectionFormat = 'ai-sdk'>(options?: Omit<ProjectInput<F>, 'events'>): Projection<F>;
+  /** Frees the wasm memory (idempotent). */
+  free(): void;
 }
 
 /** Runs one compaction transaction with the host's provider and storage. */

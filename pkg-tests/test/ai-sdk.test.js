@@ -146,10 +146,10 @@ test('a V3 checkpoint projects as the OpenAI compaction part, never as text', ()
 test('unsupported parts are typed errors, never dropped', () => {
   assert.throws(
     () => importModelMessages([{ role: 'user', content: [{ type: 'image', image: 'AAAA' }] }], { sessionId: 's' }),
-    (error) => error instanceof ContextfoldError && error.code === 'model_message_unsupported_part',
+    (error) => error instanceof ContextfoldError && error.code === 'ai_sdk_unsupported_part',
   );
   assert.throws(
     () => importModelMessages([{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x', toolName: 't', output: { type: 'text', value: '' } }] }], { sessionId: 's' }),
-    (error) => error.code === 'model_message_unknown_tool_call_id',
+    (error) => error.code === 'ai_sdk_unknown_tool_call_id',
   );
 });

@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ContextfoldError, contextBudget, estimateEvents, importAnthropic, matchCheckpoint, parseCheckpoint,
+  ContextfoldError, canonicalEventJson, contextBudget, estimateEvents, importAnthropic, importModelMessages,
+  matchCheckpoint, parseCheckpoint,
   project, recoverCheckpoint, validateLog, validateSummary,
 } from 'contextfold';
 import { compactionFixture } from './helpers.js';
@@ -89,13 +90,56 @@ test('Anthropic import and projection', () => {
   assert.deepEqual(imported.map((e) => e.content.type), ['system_note', 'user_text', 'reasoning', 'tool_call', 'tool_result', 'assistant_text']);
   const projection = project({ events: imported, format: 'anthropic' });
   assert.equal(projection.system, 'Be brief.');
+  // The core writes `is_error` on every tool_result block.
   assert.deepEqual(projection.messages, body.messages.map((m) => ({
     role: m.role,
-    content: typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content,
+    content: typeof m.content === 'string'
+      ? [{ type: 'text', text: m.content }]
+      : m.content.map((block) => (block.type === 'tool_result' ? { ...block, is_error: false } : block)),
   })));
-  throwsCode(() => importAnthropic([{ role: 'user', content: [{ type: 'image', source: {} }] }], { sessionId: 's' }), 'anthropic_unsupported_block');
+  throwsCode(() => importAnthropic([{ role: 'user', content: [{ type: 'image', source: {} }] }], { sessionId: 's' }), 'anthropic_import_unsupported_block');
 });
 
 test('an unknown format is an invalid_argument error', () => {
   throwsCode(() => project({ events, format: 'xml' }), 'invalid_argument');
+});
+
+/** Every object in `value` is a plain object or array (never a Map, Set or class instance). */
+function assertPlain(value, path = '$') {
+  if (value === null || typeof value !== 'object') return;
+  const proto = Object.getPrototypeOf(value);
+  assert.ok(proto === Object.prototype || proto === Array.prototype, `${path} is ${value.constructor?.name}`);
+  for (const [key, item] of Object.entries(value)) assertPlain(item, `${path}.${key}`);
+}
+
+test('JSON-like values come out as plain objects, never Maps', () => {
+  const withOptions = [
+    { role: 'user', content: 'hi', providerOptions: { openai: { user: 'u1', nested: { list: [1, { a: 2 }] } } } },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c', toolName: 't', input: { deep: { x: [true, null] } } }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'json', value: { rows: [{ id: 1 }] } } }] },
+  ];
+  const imported = importModelMessages(withOptions, { sessionId: 'plain' });
+  assertPlain(imported);
+  assert.deepEqual(imported[0].metadata.messageProviderOptions, withOptions[0].providerOptions);
+  for (const format of ['ai-sdk', 'openai-chat', 'openai-responses', 'anthropic', 'neutral']) {
+    assertPlain(project({ events: imported, format }), format);
+  }
+  assertPlain(recoverCheckpoint(checkpoint.sessionId, [
+    { eventId: 'e1', sessionId: checkpoint.sessionId, recordedAtMs: 1, payload: checkpoint },
+  ]));
+});
+
+test('64-bit counts never lose precision: BigInt in, BigInt out beyond 2^53', () => {
+  const big = 2n ** 60n + 1n;
+  const [event] = importModelMessages([{ role: 'user', content: 'hi' }], { sessionId: 's', firstSeq: big });
+  assert.equal(typeof event.seq, 'bigint');
+  assert.equal(event.seq, big);
+  assert.equal(event.runtimeEventId, `evt-${big}`);
+  const [small] = importModelMessages([{ role: 'user', content: 'hi' }], { sessionId: 's', firstSeq: 7 });
+  assert.equal(small.seq, 7);
+  // Round trip of a checkpoint with a count beyond 2^53: exact.
+  const huge = { ...checkpoint, createdAtMs: 2n ** 63n + 5n };
+  assert.equal(parseCheckpoint(huge).createdAtMs, 2n ** 63n + 5n);
+  // The digest writes numbers as doubles (docs/digest.md), so it equals the rounded number's.
+  assert.equal(canonicalEventJson(event), canonicalEventJson({ ...event, seq: Number(big) }));
 });

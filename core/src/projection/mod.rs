@@ -1,6 +1,8 @@
 //! Projection: checkpoint + uncovered raw tail + current turn, as provider-neutral messages,
 //! and their mapping to provider wire formats.
 
+pub mod ai_sdk;
+pub mod ai_sdk_import;
 pub mod anthropic;
 pub mod materialize;
 pub mod message;

@@ -1,15 +1,19 @@
 //! Conversion between JavaScript values and the core's serde types, and error mapping.
 //!
-//! Inputs go JS → [`serde_json::Value`] (through `serde-wasm-bindgen`) → core type. On the
-//! way in, every integral JS number is read as an integer, so a `seq` or `createdAtMs` beyond
-//! 2^53 (already rounded by `JSON.parse`) still fits the core's `u64` fields: `2^64` reads as
-//! `u64::MAX`. This never changes a digest, because the digest writes every number as the
-//! nearest double (see `docs/digest.md`). `BigInt` values are read exactly.
+//! Fast path: the package's JavaScript wrapper passes every structured argument as JSON text
+//! (`JSON.stringify`), read here with `serde_json` straight into the core's types, and results
+//! come back as JSON text for `JSON.parse`. Crossing the boundary as one string is far cheaper
+//! than building or walking a JS object graph field by field.
 //!
-//! Outputs go core type → [`serde_json::Value`] → JS with
-//! [`serde_wasm_bindgen::Serializer::json_compatible`], so objects come out as plain objects
-//! (never `Map`s). Integers beyond ±2^53 come out as the nearest double, exactly what
-//! `JSON.parse` of the core's JSON would give; counts in practice stay far below 2^53.
+//! Exact path: `JSON.stringify` cannot write a `BigInt`, so an argument holding one is passed as
+//! the JS value itself and read through `serde-wasm-bindgen` (BigInts exactly). Results holding an
+//! integer beyond 2^53 come back as JS objects with that integer as a `BigInt` instead of JSON
+//! text, so 64-bit counts never lose precision. Every other number is a plain JS number.
+//!
+//! On the way in, every integral number is read as an integer, so a `seq` or `createdAtMs`
+//! beyond 2^53 written as a double (`1e21`, or `2^64` rounded by `JSON.parse`) still fits the
+//! core's `u64` fields: `2^64` reads as `u64::MAX`. This never changes a digest, because the
+//! digest writes every number as the nearest double (see `docs/digest.md`).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -82,16 +86,27 @@ impl From<BindingError> for JsValue {
     }
 }
 
-/// Reads a JS value as JSON, with integral numbers as integers.
+/// Reads a JS argument as JSON: JSON text from the wrapper, or a JS value holding a `BigInt`.
+/// Integral numbers are read as integers.
 pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
-    let mut json: Value =
-        serde_wasm_bindgen::from_value(value).map_err(|e| BindingError::invalid(what, e))?;
+    let mut json: Value = match value.as_string() {
+        Some(text) => serde_json::from_str(&text).map_err(|e| BindingError::invalid(what, e))?,
+        None => {
+            serde_wasm_bindgen::from_value(value).map_err(|e| BindingError::invalid(what, e))?
+        }
+    };
     integral_numbers_as_integers(&mut json);
     Ok(json)
 }
 
-/// Reads a JS value as a core type.
+/// Reads a JS argument as a core type: straight from the JSON text when it parses as one,
+/// else through [`json_from_js`] (integral doubles as integers, BigInts).
 pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, BindingError> {
+    if let Some(text) = value.as_string()
+        && let Ok(parsed) = serde_json::from_str(&text)
+    {
+        return Ok(parsed);
+    }
     from_json(json_from_js(value, what)?, what)
 }
 
@@ -100,18 +115,82 @@ pub fn from_json<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, Bin
     serde_json::from_value(value).map_err(|e| BindingError::invalid(what, e))
 }
 
-/// Writes a core type as a plain JS value.
+/// Writes a core type for the wrapper (JSON text, or a JS value when it holds a large integer).
 pub fn to_js<T: Serialize>(value: &T, what: &str) -> Result<JsValue, BindingError> {
     let json = serde_json::to_value(value)
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })?;
     json_to_js(json, what)
 }
 
-/// Writes a JSON value as a plain JS value (objects, never `Map`s).
-pub fn json_to_js(mut json: Value, what: &str) -> Result<JsValue, BindingError> {
-    large_integers_as_doubles(&mut json);
-    json.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+/// Writes a JSON value for the wrapper: JSON text, or — when it holds an integer beyond 2^53 —
+/// a plain JS value with that integer as a `BigInt` (objects, never `Map`s).
+pub fn json_to_js(json: Value, what: &str) -> Result<JsValue, BindingError> {
+    if has_large_integer(&json) {
+        return exact_js(&json)
+            .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() });
+    }
+    serde_json::to_string(&json)
+        .map(JsValue::from)
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })
+}
+
+/// Writes a result for the wrapper straight to JSON text, unless `exact` (the input held a
+/// `BigInt`, so the result may hold integers beyond 2^53): then as [`json_to_js`] does. When the
+/// input was JSON text, every integer in it came from a JS number, and `JSON.parse` of the
+/// result gives back that same number.
+pub fn output_to_js<T: Serialize>(
+    value: &T,
+    exact: bool,
+    what: &str,
+) -> Result<JsValue, BindingError> {
+    if exact {
+        return to_js(value, what);
+    }
+    serde_json::to_string(value)
+        .map(JsValue::from)
+        .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })
+}
+
+/// Builds the JS value of `json` with integers beyond 2^53 as `BigInt`s.
+fn exact_js(json: &Value) -> Result<JsValue, serde_wasm_bindgen::Error> {
+    Ok(match json {
+        Value::Number(number) if is_large(number) => match (number.as_u64(), number.as_i64()) {
+            (Some(n), _) => js_sys::BigInt::from(n).into(),
+            (None, Some(n)) => js_sys::BigInt::from(n).into(),
+            _ => JsValue::from_f64(number.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::Array(items) => {
+            let array = js_sys::Array::new();
+            for item in items {
+                array.push(&exact_js(item)?);
+            }
+            array.into()
+        }
+        Value::Object(map) => {
+            let object = js_sys::Object::new();
+            for (key, item) in map {
+                js_sys::Reflect::set(&object, &key.into(), &exact_js(item)?)
+                    .map_err(serde_wasm_bindgen::Error::from)?;
+            }
+            object.into()
+        }
+        other => other.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?,
+    })
+}
+
+fn is_large(number: &Number) -> bool {
+    number.as_u64().is_some_and(|n| n > MAX_SAFE)
+        || number.as_i64().is_some_and(|n| n.unsigned_abs() > MAX_SAFE)
+}
+
+/// Whether `json` holds an integer beyond ±2^53 (which a JS number cannot hold exactly).
+pub fn has_large_integer(json: &Value) -> bool {
+    match json {
+        Value::Number(number) => is_large(number),
+        Value::Array(items) => items.iter().any(has_large_integer),
+        Value::Object(map) => map.values().any(has_large_integer),
+        _ => false,
+    }
 }
 
 /// Rewrites every integral double as an integer (saturating at `u64::MAX` for `2^64`).
@@ -134,25 +213,6 @@ pub fn integral_numbers_as_integers(value: &mut Value) {
     }
 }
 
-/// Rewrites every integer beyond ±2^53 as the nearest double, as `JSON.parse` reads it.
-pub fn large_integers_as_doubles(value: &mut Value) {
-    match value {
-        Value::Number(number) => {
-            let large = number.as_u64().is_some_and(|n| n > MAX_SAFE)
-                || number.as_i64().is_some_and(|n| n.unsigned_abs() > MAX_SAFE);
-            if large
-                && let Some(x) = number.as_f64()
-                && let Some(double) = Number::from_f64(x)
-            {
-                *number = double;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(large_integers_as_doubles),
-        Value::Object(map) => map.values_mut().for_each(large_integers_as_doubles),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,9 +223,7 @@ mod tests {
         let mut value = json!([1.0, 2.5, 18446744073709551616.0, -3.0, 9007199254740994.0]);
         integral_numbers_as_integers(&mut value);
         assert_eq!(value, json!([1, 2.5, u64::MAX, -3, 9007199254740994u64]));
-        large_integers_as_doubles(&mut value);
-        assert_eq!(value[2].as_f64(), Some(TWO_POW_64));
-        assert!(value[2].is_f64());
-        assert_eq!(value[0], json!(1));
+        assert!(has_large_integer(&value));
+        assert!(!has_large_integer(&json!({ "seq": 9007199254740992u64, "x": [1.5, -3] })));
     }
 }

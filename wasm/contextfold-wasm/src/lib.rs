@@ -1,24 +1,19 @@
 //! # contextfold-wasm
 //!
 //! The thin wasm-bindgen binding of `contextfold-core` whose build output is the npm package
-//! `contextfold` (see `docs/npm.md`). It converts values and maps errors; every decision is the
-//! core's. The package's JavaScript wrapper renames these exports, turns the thrown errors into
-//! `ContextfoldError` (with the core's stable `code`) and drives [`CompactionSession`] with an
-//! async loop.
-//!
-//! Pure mappings the core does not have yet live here, ready to move into the core:
-//! [`ai_sdk`] (AI SDK `ModelMessage` ↔ events and messages), [`wire`] (OpenAI Responses and
-//! Anthropic projections) and [`anthropic_import`].
+//! `contextfold` (see `docs/npm.md`). It converts values and maps errors; every decision and
+//! every wire mapping (AI SDK `ModelMessage`, OpenAI Chat and Responses, Anthropic) is the
+//! core's. The package's JavaScript wrapper passes arguments as JSON text (see [`convert`]),
+//! renames these exports, turns the thrown errors into `ContextfoldError` (with the core's
+//! stable `code`) and drives [`CompactionSession`] with an async loop.
 
-pub mod ai_sdk;
-pub mod anthropic_import;
 pub mod convert;
+pub mod event_log;
+pub mod project;
 pub mod session;
-pub mod wire;
 
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
 use contextfold_core::compaction::extractive::extractive_summary as core_extractive;
-use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::summary_validation::{
     FinishReason, validate_summary as core_validate,
 };
@@ -27,16 +22,18 @@ use contextfold_core::digest::{
 };
 use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
 use contextfold_core::prefix_match::match_checkpoint_prefix;
-use contextfold_core::projection::openai_chat::{
-    ImportContext, import_openai_chat, to_openai_chat,
-};
-use contextfold_core::projection::{ProjectInput, project as core_project};
+use contextfold_core::projection::ai_sdk::import_model_messages;
+use contextfold_core::projection::anthropic::import_anthropic as core_import_anthropic;
+use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
 use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, from_js, json_from_js, json_to_js, to_js};
+pub use crate::event_log::EventLog;
+pub use crate::project::project;
 pub use crate::session::CompactionSession;
 use crate::session::checkpoint_from_json;
 
@@ -45,15 +42,32 @@ pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, Binding
     values
         .into_iter()
         .enumerate()
-        .map(|(index, value)| {
+        .map(|(index, mut value)| {
+            convert::integral_numbers_as_integers(&mut value);
             RuntimeEvent::from_value(value)
                 .map_err(|e| BindingError::core(e.code(), format!("events[{index}]: {e}")))
         })
         .collect()
 }
 
+/// Reads an argument that holds events: straight into the typed `Fast` form when the JSON text
+/// parses as one (the common case), else through `Slow` (events as JSON values) and `convert`,
+/// which reports the first bad event with the core's code.
+pub fn read_with_events<Fast: DeserializeOwned, Slow: DeserializeOwned>(
+    value: JsValue,
+    what: &str,
+    convert: impl FnOnce(Slow) -> Result<Fast, BindingError>,
+) -> Result<Fast, BindingError> {
+    if let Some(text) = value.as_string()
+        && let Ok(fast) = serde_json::from_str::<Fast>(&text)
+    {
+        return Ok(fast);
+    }
+    convert(from_js::<Slow>(value, what)?)
+}
+
 fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
-    events_from_json(from_js(value, "events")?)
+    read_with_events(value, "events", events_from_json)
 }
 
 fn events_to_js(events: &[RuntimeEvent]) -> Result<JsValue, BindingError> {
@@ -112,13 +126,13 @@ fn import_context(options: JsValue) -> Result<ImportContext, BindingError> {
     Ok(ids)
 }
 
-/// Imports AI SDK `ModelMessage[]` as RuntimeEvents (see [`ai_sdk::import`]).
+/// Imports AI SDK `ModelMessage[]` as RuntimeEvents (the core's `import_model_messages`).
 #[wasm_bindgen(js_name = importModelMessages)]
-pub fn import_model_messages(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+pub fn import_ai_sdk(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let ids = import_context(options)?;
     let messages = json_from_js(messages, "messages")?;
-    let events = ai_sdk::import::import_model_messages(&messages, &ids)
-        .map_err(|e| BindingError::core(e.code(), e))?;
+    let events =
+        import_model_messages(&messages, &ids).map_err(|e| BindingError::core(e.code(), e))?;
     Ok(events_to_js(&events)?)
 }
 
@@ -132,84 +146,13 @@ pub fn import_chat(messages: JsValue, options: JsValue) -> Result<JsValue, JsVal
     Ok(events_to_js(&events)?)
 }
 
-/// Imports an Anthropic Messages conversation (see [`anthropic_import`]).
+/// Imports an Anthropic Messages conversation (the core's `import_anthropic`).
 #[wasm_bindgen(js_name = importAnthropic)]
 pub fn import_anthropic(body: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let ids = import_context(options)?;
     let body = json_from_js(body, "messages")?;
-    Ok(events_to_js(&anthropic_import::import_anthropic(&body, &ids)?)?)
-}
-
-/// Input of [`project`].
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ProjectArgs {
-    events: Vec<Value>,
-    #[serde(default)]
-    checkpoint: Option<Value>,
-    #[serde(default)]
-    model: Option<ModelFacts>,
-    #[serde(default)]
-    current_turn_id: Option<String>,
-    #[serde(default)]
-    format: Option<String>,
-    #[serde(default)]
-    provider: Option<ProviderIdentity>,
-    #[serde(default)]
-    fail_open: Option<bool>,
-}
-
-/// Projects the next request's history: `{ events, checkpoint?, model?, currentTurnId?,
-/// format?, provider?, failOpen? }` → `{ messages, system?, estimatedTokens, historyBudget,
-/// fits, checkpoint, omittedEvents, diagnostics }`. `format`: `ai-sdk` (default),
-/// `openai-chat`, `openai-responses`, `anthropic` or `neutral`.
-#[wasm_bindgen]
-pub fn project(input: JsValue) -> Result<JsValue, JsValue> {
-    let args: ProjectArgs = from_js(input, "project input")?;
-    let events = events_from_json(args.events)?;
-    let checkpoint =
-        args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
-    let model = args.model.unwrap_or_default();
-    let projection = core_project(
-        &ProjectInput {
-            events: &events,
-            current_turn_id: args.current_turn_id.as_deref(),
-            checkpoint: checkpoint.as_ref(),
-            model: &model,
-            provider: args.provider.as_ref(),
-            fail_open: args.fail_open.unwrap_or(false),
-        },
-        &CharEstimator,
-    )
-    .map_err(|e| BindingError::core(e.code(), e))?;
-    let mut out = serde_json::to_value(&projection)
-        .map_err(|e| BindingError::Output { what: "projection".into(), detail: e.to_string() })?;
-    let format = args.format.as_deref().unwrap_or("ai-sdk");
-    let messages = match format {
-        "ai-sdk" => Value::Array(ai_sdk::to_model_messages(&projection.messages)),
-        "openai-chat" => Value::Array(
-            to_openai_chat(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?,
-        ),
-        "openai-responses" => Value::Array(wire::to_openai_responses(&projection.messages)),
-        "anthropic" => {
-            let body = wire::to_anthropic(&projection.messages)?;
-            out["system"] = body["system"].clone();
-            body["messages"].clone()
-        }
-        "neutral" => out["messages"].clone(),
-        other => {
-            return Err(BindingError::invalid(
-                "format",
-                format!("`{other}` (expected ai-sdk, openai-chat, openai-responses, anthropic or neutral)"),
-            )
-            .into());
-        }
-    };
-    out["messages"] = messages;
-    if out.get("checkpoint").is_none() {
-        out["checkpoint"] = Value::Null;
-    }
-    Ok(json_to_js(out, "projection")?)
+    let events = core_import_anthropic(&body, &ids).map_err(|e| BindingError::core(e.code(), e))?;
+    Ok(events_to_js(&events)?)
 }
 
 /// Checks that `events` starts with exactly the prefix `checkpoint` covers: `{ covered }`, or

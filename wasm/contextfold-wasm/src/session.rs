@@ -13,20 +13,21 @@ use contextfold_core::compaction::{
     AppendFailure, CompactInput, Compaction, Compactor, Effect, ProviderFailure, Step,
     SummaryResponse, Trigger,
 };
-use contextfold_core::{HistoryCompactCheckpoint, ModelFacts};
+use contextfold_core::projection::ai_sdk::to_model_messages;
+use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::ai_sdk::to_model_messages;
 use crate::convert::{BindingError, from_js, json_to_js, to_js};
-use crate::events_from_json;
+use crate::{events_from_json, read_with_events};
 
-/// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time).
+/// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time), with
+/// events typed (`E = RuntimeEvent`) or as JSON values.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SessionInput {
-    events: Vec<Value>,
+struct SessionInput<E> {
+    events: Vec<E>,
     #[serde(default)]
     checkpoint: Option<Value>,
     #[serde(default)]
@@ -93,8 +94,23 @@ impl CompactionSession {
     /// compactor?, currentTurnId?, checkpointId, nowMs, summarizerLabel?, circuit? }`.
     #[wasm_bindgen(constructor)]
     pub fn new(input: JsValue) -> Result<CompactionSession, JsValue> {
-        let input: SessionInput = from_js(input, "compaction input")?;
-        let events = events_from_json(input.events)?;
+        let input: SessionInput<RuntimeEvent> =
+            read_with_events(input, "compaction input", |input: SessionInput<Value>| {
+                Ok(SessionInput {
+                    events: events_from_json(input.events)?,
+                    checkpoint: input.checkpoint,
+                    model: input.model,
+                    trigger: input.trigger,
+                    provider: input.provider,
+                    compactor: input.compactor,
+                    current_turn_id: input.current_turn_id,
+                    checkpoint_id: input.checkpoint_id,
+                    now_ms: input.now_ms,
+                    summarizer_label: input.summarizer_label,
+                    circuit: input.circuit,
+                })
+            })?;
+        let events = input.events;
         let checkpoint = match input.checkpoint.filter(|v| !v.is_null()) {
             Some(value) => Some(checkpoint_from_json(value)?),
             None => None,

@@ -1,10 +1,11 @@
 //! Wire formats of the CLI: imports into RuntimeEvents and mappings of the core's neutral
 //! [`Message`](contextfold_core::projection::Message)s to provider requests.
 //!
-//! OpenAI Chat Completions comes from the core (`projection::openai_chat`); Anthropic Messages,
-//! the AI SDK `ModelMessage` and OpenAI Responses input items are implemented here. Each import
-//! is lossless for what its format carries and refuses anything it cannot carry (images, files,
-//! unknown parts) with a [`FormatError`] instead of dropping it. Rules: `docs/cli.md`.
+//! Every mapping is the core's (`contextfold_core::projection::{openai_chat, openai_responses,
+//! anthropic, ai_sdk}`), shared with the npm package; these modules only adapt ids
+//! ([`EventSink`]) and errors ([`FormatError`]) to the CLI. Each import is lossless for what its
+//! format carries and refuses anything it cannot carry (images, files, unknown parts) with a
+//! typed error instead of dropping it. Rules: `docs/cli.md`.
 
 pub mod ai_sdk;
 pub mod anthropic;
@@ -33,17 +34,4 @@ impl FormatError {
     ) -> Self {
         Self { code, path: path.into(), detail: detail.into() }
     }
-}
-
-/// Reads an object field as a string, or fails with `code`.
-pub(crate) fn str_field<'a>(
-    value: &'a serde_json::Value,
-    field: &str,
-    path: &str,
-    code: &'static str,
-) -> Result<&'a str, FormatError> {
-    value
-        .get(field)
-        .and_then(serde_json::Value::as_str)
-        .ok_or_else(|| FormatError::new(code, format!("{path}.{field}"), "expected a string"))
 }

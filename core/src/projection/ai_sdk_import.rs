@@ -1,27 +1,28 @@
-//! Importing AI SDK `ModelMessage[]` (v5/v6) as [`RuntimeEvent`]s.
+//! Importing AI SDK `ModelMessage[]` (v5/v6 shapes) as [`RuntimeEvent`]s.
 //!
-//! Identity follows the core's Chat Completions import exactly ([`ImportContext`]): one event
-//! per part, `seq` counting from `first_seq`, one turn per user message, and all events of one
-//! assistant message sharing the response id `<response_id_prefix><seq of its first event>`.
+//! Accepted input: a `ModelMessage[]` array, or an object with a `messages` array. Identity
+//! follows the Chat Completions import exactly ([`ImportContext`]): one event per part, `seq`
+//! counting from `first_seq`, one turn per user message, and all events of one assistant
+//! message sharing the response id `<response_id_prefix><seq of its first event>`.
 //!
-//! Mapping: system → `system_note`; user text (a string or text parts) → `user_text`, one
-//! event per part; assistant `text` → `assistant_text`, `reasoning` → `reasoning` with the part's
+//! Mapping: system → `system_note`; user text (a string or text parts) → `user_text`, one event
+//! per part; assistant `text` → `assistant_text`, `reasoning` → `reasoning` with the part's
 //! `providerOptions` as `providerData`, `tool-call` → `tool_call` (or `hosted_tool_call` when
-//! `providerExecuted`), `tool-result` → `hosted_tool_result`; tool `tool-result` → `tool_result`.
-//! Tool outputs: `text`/`json` keep their value, `error-text`/`error-json` set `isError`, and
-//! `content` and `execution-denied` are kept whole (the latter with `isError`) so they project
-//! back unchanged. Every other part's and message's `providerOptions` is kept in the event's
-//! `metadata` (`providerOptions`, `messageProviderOptions`). Parts the event model cannot hold
-//! (images, files, approvals, custom parts) and malformed shapes are typed errors: nothing is
-//! dropped silently.
+//! `providerExecuted`), `tool-result` → `hosted_tool_result`; tool `tool-result` →
+//! `tool_result`. Tool outputs: `text`/`json` keep their value, `error-text`/`error-json` set
+//! `isError`, and `content` and `execution-denied` are kept whole (the latter with `isError`) so
+//! they map back unchanged ([`crate::projection::ai_sdk::tool_output`]). Every other part's and
+//! message's `providerOptions` is kept in the event's `metadata` (`providerOptions`,
+//! `messageProviderOptions`). Parts the event model cannot hold (images, files, approvals,
+//! custom parts) and malformed shapes are typed errors: nothing is dropped silently.
 
 use std::collections::{HashMap, HashSet};
 
-use contextfold_core::event::{EventContent, RuntimeEvent};
-use contextfold_core::projection::openai_chat::ImportContext;
 use serde_json::{Map, Value};
 
-use super::{CONTENT_OUTPUT, DENIED_OUTPUT, provider_options_metadata};
+use crate::event::{EventContent, RuntimeEvent};
+use crate::projection::ai_sdk::{CONTENT_OUTPUT, DENIED_OUTPUT, copy_provider_options};
+use crate::projection::openai_chat::ImportContext;
 
 /// Why `ModelMessage[]` could not be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,7 +34,7 @@ pub enum ModelMessageImportError {
         /// JSON path of the value.
         path: String,
         /// What was expected.
-        expected: String,
+        expected: &'static str,
     },
     /// A message role other than system, user, assistant or tool.
     #[error("messages[{index}]: unknown role `{role}`")]
@@ -43,7 +44,7 @@ pub enum ModelMessageImportError {
         /// The role.
         role: String,
     },
-    /// A part the event model cannot hold.
+    /// A part the event model cannot hold (image, file, approval, custom).
     #[error("{path}: `{part_type}` parts cannot be imported into the event log")]
     UnsupportedPart {
         /// JSON path of the part.
@@ -51,7 +52,7 @@ pub enum ModelMessageImportError {
         /// Its `type`.
         part_type: String,
     },
-    /// A tool result answers no earlier call.
+    /// A tool result answers no earlier call (of the same hostedness).
     #[error("messages[{index}]: tool result for unknown call `{call_id}`")]
     UnknownToolCallId {
         /// Message index.
@@ -81,25 +82,40 @@ impl ModelMessageImportError {
     /// Stable machine-readable reason code.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::Shape { .. } => "model_message_shape",
-            Self::UnknownRole { .. } => "model_message_unknown_role",
-            Self::UnsupportedPart { .. } => "model_message_unsupported_part",
-            Self::UnknownToolCallId { .. } => "model_message_unknown_tool_call_id",
-            Self::DuplicateToolCallId { .. } => "model_message_duplicate_tool_call_id",
-            Self::DuplicateToolResult { .. } => "model_message_duplicate_tool_result",
+            Self::Shape { .. } => "ai_sdk_invalid_shape",
+            Self::UnknownRole { .. } => "ai_sdk_unknown_role",
+            Self::UnsupportedPart { .. } => "ai_sdk_unsupported_part",
+            Self::UnknownToolCallId { .. } => "ai_sdk_unknown_tool_call_id",
+            Self::DuplicateToolCallId { .. } => "ai_sdk_duplicate_tool_call_id",
+            Self::DuplicateToolResult { .. } => "ai_sdk_duplicate_tool_result",
         }
     }
 }
 
 type Result<T> = std::result::Result<T, ModelMessageImportError>;
 
-fn shape(path: &str, expected: &str) -> ModelMessageImportError {
-    ModelMessageImportError::Shape { path: path.to_owned(), expected: expected.to_owned() }
+fn shape(path: impl Into<String>, expected: &'static str) -> ModelMessageImportError {
+    ModelMessageImportError::Shape { path: path.into(), expected }
 }
 
 /// Imports `ModelMessage[]` (see the module docs for the rules).
+///
+/// ```
+/// use contextfold_core::projection::ai_sdk::import_model_messages;
+/// use contextfold_core::projection::openai_chat::ImportContext;
+/// let messages = serde_json::json!([{ "role": "user", "content": "hi" }]);
+/// let events = import_model_messages(&messages, &ImportContext::new("s")).unwrap();
+/// assert_eq!(events[0].runtime_event_id, "evt-1");
+/// ```
 pub fn import_model_messages(messages: &Value, ids: &ImportContext) -> Result<Vec<RuntimeEvent>> {
-    let list = messages.as_array().ok_or_else(|| shape("$", "an array of ModelMessages"))?;
+    let list = match messages {
+        Value::Array(list) => list,
+        Value::Object(body) => match body.get("messages") {
+            Some(Value::Array(list)) => list,
+            _ => return Err(shape("messages", "an array of ModelMessages")),
+        },
+        _ => return Err(shape("$", "an array of ModelMessages or an object with `messages`")),
+    };
     let mut importer = Importer {
         ids,
         events: Vec::new(),
@@ -124,7 +140,7 @@ struct Importer<'a> {
     answered: HashSet<String>,
 }
 
-/// One message being imported: its index, path and message-level provider options.
+/// One message being imported: its index, JSON path and object.
 struct Source<'m> {
     index: usize,
     path: String,
@@ -144,27 +160,15 @@ impl Importer<'_> {
         response_id: Option<String>,
     ) {
         let mut metadata = Map::new();
-        provider_options_metadata(&mut metadata, "messageProviderOptions", source.message);
+        copy_provider_options(&mut metadata, "messageProviderOptions", source.message);
         if let Some(part) = part
             && !matches!(content, EventContent::Reasoning { .. })
         {
-            provider_options_metadata(&mut metadata, "providerOptions", part);
+            copy_provider_options(&mut metadata, "providerOptions", part);
         }
-        let seq = self.next_seq();
-        let ids = self.ids;
-        self.events.push(RuntimeEvent {
-            session_id: ids.session_id.clone(),
-            run_id: format!("{}{}", ids.run_id_prefix, self.turn),
-            turn_id: format!("{}{}", ids.turn_id_prefix, self.turn),
-            runtime_event_id: format!("{}{}", ids.event_id_prefix, seq),
-            seq,
-            created_at_ms: None,
-            response_id,
-            partial: false,
-            pinned: false,
-            content,
-            metadata: (!metadata.is_empty()).then_some(metadata),
-        });
+        let mut event = self.ids.event(self.next_seq(), self.turn, content, response_id);
+        event.metadata = (!metadata.is_empty()).then_some(metadata);
+        self.events.push(event);
     }
 
     fn message(&mut self, index: usize, value: &Value) -> Result<()> {
@@ -173,7 +177,7 @@ impl Importer<'_> {
         let role = message
             .get("role")
             .and_then(Value::as_str)
-            .ok_or_else(|| shape(&format!("{path}.role"), "a string"))?;
+            .ok_or_else(|| shape(format!("{path}.role"), "a string"))?;
         let source = Source { index, path, message };
         match role {
             "system" => {
@@ -196,8 +200,7 @@ impl Importer<'_> {
         }
         self.turn_has_user = true;
         if let Some(Value::String(text)) = source.message.get("content") {
-            let content = EventContent::UserText { text: text.clone() };
-            self.emit(source, None, content, None);
+            self.emit(source, None, EventContent::UserText { text: text.clone() }, None);
             return Ok(());
         }
         for (position, part, part_type) in parts(source)? {
@@ -336,7 +339,7 @@ fn parts<'m>(source: &Source<'m>) -> Result<Vec<PartRef<'m>>> {
             let kind = object
                 .get("type")
                 .and_then(Value::as_str)
-                .ok_or_else(|| shape(&format!("{part_path}.type"), "a string"))?;
+                .ok_or_else(|| shape(format!("{part_path}.type"), "a string"))?;
             Ok((position, object, kind))
         })
         .collect()
@@ -347,9 +350,111 @@ fn string_field(object: &Map<String, Value>, key: &str, path: &str) -> Result<St
         .get(key)
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| shape(&format!("{path}.{key}"), "a string"))
+        .ok_or_else(|| shape(format!("{path}.{key}"), "a string"))
 }
 
 fn unsupported(path: &str, part_type: &str) -> ModelMessageImportError {
     ModelMessageImportError::UnsupportedPart { path: path.into(), part_type: part_type.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn import(messages: Value) -> Result<Vec<RuntimeEvent>> {
+        import_model_messages(&messages, &ImportContext::new("s"))
+    }
+
+    #[test]
+    fn ids_turns_and_response_ids_follow_the_chat_import() {
+        let events = import(json!({ "messages": [
+            { "role": "user", "content": "one" },
+            { "role": "assistant", "content": [{ "type": "text", "text": "a" }, { "type": "text", "text": "b" }] },
+            { "role": "user", "content": [{ "type": "text", "text": "two" }] },
+        ] }))
+        .expect("import");
+        let ids: Vec<(&str, &str, Option<&str>)> = events
+            .iter()
+            .map(|e| (e.runtime_event_id.as_str(), e.turn_id.as_str(), e.response_id.as_deref()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("evt-1", "turn-0", None),
+                ("evt-2", "turn-0", Some("resp-2")),
+                ("evt-3", "turn-0", Some("resp-2")),
+                ("evt-4", "turn-1", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn outputs_errors_and_provider_options_are_kept() {
+        let events = import(json!([
+            { "role": "user", "content": "go", "providerOptions": { "x": { "y": 1 } } },
+            { "role": "assistant", "content": [
+                { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {}, "providerOptions": { "p": {} } },
+                { "type": "tool-call", "toolCallId": "b", "toolName": "t", "input": {} },
+            ] },
+            { "role": "tool", "content": [
+                { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "error-json", "value": { "e": 1 } } },
+                { "type": "tool-result", "toolCallId": "b", "toolName": "t", "output": { "type": "execution-denied", "reason": "no" } },
+            ] },
+        ]))
+        .expect("import");
+        let metadata = events[0].metadata.as_ref().expect("metadata");
+        assert_eq!(metadata["messageProviderOptions"], json!({ "x": { "y": 1 } }));
+        assert_eq!(
+            events[1].metadata.as_ref().expect("part")["providerOptions"],
+            json!({ "p": {} })
+        );
+        assert!(
+            matches!(&events[3].content, EventContent::ToolResult { is_error: true, output, .. } if output == &json!({ "e": 1 }))
+        );
+        assert!(
+            matches!(&events[4].content, EventContent::ToolResult { is_error: true, output, .. } if output["type"] == "execution-denied")
+        );
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error() {
+        let cases = [
+            (json!("nope"), "ai_sdk_invalid_shape"),
+            (json!([{ "role": "critic", "content": "x" }]), "ai_sdk_unknown_role"),
+            (
+                json!([{ "role": "user", "content": [{ "type": "image", "image": "x" }] }]),
+                "ai_sdk_unsupported_part",
+            ),
+            (
+                json!([{ "role": "tool", "content": [{ "type": "tool-result", "toolCallId": "z", "toolName": "t", "output": { "type": "text", "value": "" } }] }]),
+                "ai_sdk_unknown_tool_call_id",
+            ),
+            (
+                json!([{ "role": "assistant", "content": [
+                    { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} },
+                    { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] }]),
+                "ai_sdk_duplicate_tool_call_id",
+            ),
+            (
+                json!([
+                    { "role": "assistant", "content": [{ "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] },
+                    { "role": "tool", "content": [
+                        { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "text", "value": "1" } },
+                        { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "text", "value": "2" } }] }]),
+                "ai_sdk_duplicate_tool_result",
+            ),
+            (
+                json!([
+                    { "role": "assistant", "content": [{ "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] },
+                    { "role": "tool", "content": [{ "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "media" } }] }]),
+                "ai_sdk_invalid_shape",
+            ),
+        ];
+        for (input, code) in cases {
+            let error = import(input.clone()).expect_err("must fail");
+            assert_eq!(error.code(), code, "{input}: {error}");
+        }
+    }
 }

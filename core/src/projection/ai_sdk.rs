@@ -1,0 +1,267 @@
+//! The Vercel AI SDK's `ModelMessage` (v5/v6 shapes): mapping projected [`Message`]s to
+//! `ModelMessage[]` ([`to_model_messages`]) and importing `ModelMessage[]` as events
+//! ([`import_model_messages`], rules in [`crate::projection::ai_sdk_import`]).
+//!
+//! Mapping rules of [`to_model_messages`]:
+//!
+//! - system → `{ role: "system", content }` (its texts joined by a blank line);
+//! - user → `{ role: "user", content }`: a string for one text part, else an array of parts;
+//! - assistant → parts `text`, `reasoning` (an object `providerData` becomes the part's
+//!   `providerOptions`), `tool-call` (`providerExecuted: true` when hosted) and, for a hosted
+//!   result, `tool-result`;
+//! - a V3 checkpoint's [`Part::ProviderState`] → the AI SDK's OpenAI compaction custom part
+//!   `{ type: "custom", kind: "openai.compaction", providerOptions: { openai: { itemId,
+//!   encryptedContent } } }`, never text;
+//! - tool → `tool-result` parts whose `output` is chosen by [`tool_output`]: an output imported
+//!   whole (`content`, `execution-denied`) comes back unchanged; a string is `text` (or
+//!   `error-text`), any other JSON `json` (or `error-json`).
+//!
+//! ```
+//! use contextfold_core::projection::ai_sdk::to_model_messages;
+//! use contextfold_core::projection::{Message, Role};
+//! let messages = to_model_messages(&[Message::text(Role::User, "hi")]);
+//! assert_eq!(messages[0], serde_json::json!({ "role": "user", "content": "hi" }));
+//! ```
+
+use serde_json::{Map, Value, json};
+
+use crate::checkpoint::ProviderState;
+use crate::projection::message::{Message, Part, Role};
+
+pub use crate::projection::ai_sdk_import::{ModelMessageImportError, import_model_messages};
+
+/// `type` of a tool output kept whole in the log as `{ type: "content", value: [...] }`.
+pub const CONTENT_OUTPUT: &str = "content";
+/// `type` of a tool output kept whole in the log as `{ type: "execution-denied", reason? }`.
+pub const DENIED_OUTPUT: &str = "execution-denied";
+/// `kind` of the AI SDK custom part carrying an OpenAI compaction item.
+pub const OPENAI_COMPACTION_KIND: &str = "openai.compaction";
+
+/// Writes projected messages as AI SDK `ModelMessage`s.
+pub fn to_model_messages(messages: &[Message]) -> Vec<Value> {
+    messages.iter().map(model_message).collect()
+}
+
+fn model_message(message: &Message) -> Value {
+    match message.role {
+        Role::System => {
+            let texts: Vec<&str> = message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            json!({ "role": "system", "content": texts.join("\n\n") })
+        }
+        Role::User => {
+            let content = match message.parts.as_slice() {
+                [Part::Text { text }] => Value::String(text.clone()),
+                parts => Value::Array(parts.iter().map(model_part).collect()),
+            };
+            json!({ "role": "user", "content": content })
+        }
+        Role::Assistant => {
+            json!({ "role": "assistant", "content": message.parts.iter().map(model_part).collect::<Vec<_>>() })
+        }
+        Role::Tool => {
+            json!({ "role": "tool", "content": message.parts.iter().map(model_part).collect::<Vec<_>>() })
+        }
+    }
+}
+
+fn model_part(part: &Part) -> Value {
+    match part {
+        Part::Text { text } => json!({ "type": "text", "text": text }),
+        Part::Reasoning { text, provider_data } => {
+            let mut out = json!({ "type": "reasoning", "text": text });
+            if let Some(Value::Object(options)) = provider_data {
+                out["providerOptions"] = reasoning_provider_options(options);
+            }
+            out
+        }
+        Part::ToolCall { call_id, tool_name, input, hosted } => {
+            let mut out = json!({
+                "type": "tool-call", "toolCallId": call_id, "toolName": tool_name, "input": input,
+            });
+            if *hosted {
+                out["providerExecuted"] = Value::Bool(true);
+            }
+            out
+        }
+        Part::ToolResult { call_id, tool_name, output, is_error, .. } => json!({
+            "type": "tool-result",
+            "toolCallId": call_id,
+            "toolName": tool_name,
+            "output": tool_output(output, *is_error),
+        }),
+        Part::ProviderState { state } => compaction_part(state),
+    }
+}
+
+/// The `providerOptions` of a reasoning part from its `providerData`: Anthropic replay data
+/// recorded flat by the Anthropic import (`{ signature }` or `{ redactedData }`) is nested under
+/// `anthropic`, where the AI SDK's Anthropic provider reads it; anything else is copied as is.
+pub fn reasoning_provider_options(provider_data: &Map<String, Value>) -> Value {
+    let anthropic_flat = ["signature", "redactedData"]
+        .iter()
+        .any(|key| provider_data.get(*key).is_some_and(Value::is_string))
+        && !provider_data.contains_key("anthropic");
+    if anthropic_flat {
+        json!({ "anthropic": provider_data })
+    } else {
+        Value::Object(provider_data.clone())
+    }
+}
+
+/// The AI SDK custom part carrying a V3 checkpoint's provider state.
+pub fn compaction_part(state: &ProviderState) -> Value {
+    match state {
+        ProviderState::OpenaiCodexRemoteV2 { item_id, encrypted_content, .. } => json!({
+            "type": "custom",
+            "kind": OPENAI_COMPACTION_KIND,
+            "providerOptions": {
+                "openai": { "itemId": item_id, "encryptedContent": encrypted_content }
+            },
+        }),
+        // A future state kind has no AI SDK part yet: an opaque custom part, never text.
+        #[allow(unreachable_patterns)]
+        other => json!({ "type": "custom", "kind": other.kind_name() }),
+    }
+}
+
+/// The `output` of a tool-result part (see the module docs).
+pub fn tool_output(output: &Value, is_error: bool) -> Value {
+    if is_whole_output(output) {
+        return output.clone();
+    }
+    match (output, is_error) {
+        (Value::String(text), false) => json!({ "type": "text", "value": text }),
+        (Value::String(text), true) => json!({ "type": "error-text", "value": text }),
+        (value, false) => json!({ "type": "json", "value": value }),
+        (value, true) => json!({ "type": "error-json", "value": value }),
+    }
+}
+
+/// Whether a logged output is an AI SDK `content` or `execution-denied` output kept whole.
+pub fn is_whole_output(output: &Value) -> bool {
+    let Some(map) = output.as_object() else { return false };
+    let only = |allowed: &[&str]| map.keys().all(|key| allowed.contains(&key.as_str()));
+    match map.get("type").and_then(Value::as_str) {
+        Some(CONTENT_OUTPUT) => {
+            map.get("value").is_some_and(Value::is_array)
+                && only(&["type", "value", "providerOptions"])
+        }
+        Some(DENIED_OUTPUT) => only(&["type", "reason", "providerOptions"]),
+        _ => false,
+    }
+}
+
+/// Copies the `providerOptions` of an AI SDK object into event metadata under `key`.
+pub(crate) fn copy_provider_options(
+    metadata: &mut Map<String, Value>,
+    key: &str,
+    source: &Map<String, Value>,
+) {
+    if let Some(options) = source.get("providerOptions").filter(|v| !v.is_null()) {
+        metadata.insert(key.to_owned(), options.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::projection::openai_chat::ImportContext;
+
+    fn state() -> ProviderState {
+        ProviderState::OpenaiCodexRemoteV2 {
+            connection_slug: "c".into(),
+            model_id: "m".into(),
+            item_id: "cmp_1".into(),
+            encrypted_content: "enc".into(),
+        }
+    }
+
+    #[test]
+    fn v3_state_is_the_openai_compaction_part_never_text() {
+        let messages = to_model_messages(&[Message {
+            role: Role::Assistant,
+            parts: vec![Part::ProviderState { state: state() }],
+        }]);
+        assert_eq!(
+            messages[0]["content"][0],
+            json!({ "type": "custom", "kind": "openai.compaction",
+                    "providerOptions": { "openai": { "itemId": "cmp_1", "encryptedContent": "enc" } } })
+        );
+        assert!(!messages.iter().any(|m| m.to_string().contains("\"type\":\"text\"")));
+    }
+
+    #[test]
+    fn user_and_system_shapes() {
+        let user = Message {
+            role: Role::User,
+            parts: vec![Part::Text { text: "a".into() }, Part::Text { text: "b".into() }],
+        };
+        let system = Message {
+            role: Role::System,
+            parts: vec![Part::Text { text: "x".into() }, Part::Text { text: "y".into() }],
+        };
+        let out = to_model_messages(&[system, user]);
+        assert_eq!(out[0], json!({ "role": "system", "content": "x\n\ny" }));
+        assert_eq!(out[1]["content"][1], json!({ "type": "text", "text": "b" }));
+    }
+
+    #[test]
+    fn anthropic_replay_data_is_nested_for_the_ai_sdk() {
+        let flat = json!({ "signature": "sig" });
+        let nested = json!({ "anthropic": { "signature": "sig" } });
+        let openai = json!({ "openai": { "itemId": "rs_1" } });
+        for (data, expected) in [(&flat, &nested), (&nested, &nested), (&openai, &openai)] {
+            let map = data.as_object().expect("object");
+            assert_eq!(&reasoning_provider_options(map), expected);
+        }
+    }
+
+    #[test]
+    fn tool_outputs_choose_their_kind() {
+        assert_eq!(tool_output(&json!("ok"), false)["type"], "text");
+        assert_eq!(tool_output(&json!("bad"), true)["type"], "error-text");
+        assert_eq!(tool_output(&json!({ "n": 1 }), false)["type"], "json");
+        assert_eq!(tool_output(&json!([1]), true)["type"], "error-json");
+        let denied = json!({ "type": "execution-denied", "reason": "no" });
+        assert_eq!(tool_output(&denied, true), denied);
+        let content = json!({ "type": "content", "value": [{ "type": "text", "text": "t" }] });
+        assert_eq!(tool_output(&content, false), content);
+        // An object that merely has a `type` key is ordinary JSON.
+        let look_alike = json!({ "type": "content", "value": "not an array" });
+        assert_eq!(tool_output(&look_alike, false)["type"], "json");
+    }
+
+    #[test]
+    fn import_then_export_keeps_every_part() {
+        let messages = json!([
+            { "role": "system", "content": "be brief" },
+            { "role": "user", "content": "hi" },
+            { "role": "assistant", "content": [
+                { "type": "reasoning", "text": "think", "providerOptions": { "openai": { "itemId": "rs_1" } } },
+                { "type": "tool-call", "toolCallId": "c1", "toolName": "ls", "input": { "p": "." } },
+                { "type": "tool-call", "toolCallId": "h1", "toolName": "web", "input": {}, "providerExecuted": true },
+                { "type": "tool-result", "toolCallId": "h1", "toolName": "web", "output": { "type": "json", "value": { "hits": 2 } } },
+            ] },
+            { "role": "tool", "content": [
+                { "type": "tool-result", "toolCallId": "c1", "toolName": "ls",
+                  "output": { "type": "content", "value": [{ "type": "text", "text": "a.rs" }] } },
+            ] },
+        ]);
+        let events = import_model_messages(&messages, &ImportContext::new("s")).expect("import");
+        assert_eq!(events.len(), 7);
+        let projected = crate::projection::materialize::materialize(None, &events, &[]);
+        let back = to_model_messages(&projected.messages);
+        assert_eq!(back[0], messages[0]);
+        assert_eq!(back[1], messages[1]);
+        assert_eq!(back[2]["content"][0], messages[2]["content"][0]);
+        assert_eq!(back[2]["content"][2]["providerExecuted"], json!(true));
+        assert_eq!(back[3]["content"][0]["output"], messages[3]["content"][0]["output"]);
+    }
+}

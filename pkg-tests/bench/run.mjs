@@ -1,0 +1,74 @@
+// Benchmark of the npm package `contextfold` in Node against the native core and a plain
+// JavaScript implementation of the same digest and projection (bench/plain-js.js).
+//
+//   node bench/run.mjs [--events 10000] [--native path/to/native_bench]
+//
+// Generates a seeded session (large unicode tool outputs), writes it as JSONL for the native
+// example (wasm/contextfold-wasm/examples/native_bench.rs), checks that all three agree on the
+// digest and the projected messages, and prints the ratios. `bench/npm.sh` builds everything
+// and runs it.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { digestPrefix, project } from 'contextfold';
+import { plainDigest, plainProject } from './plain-js.js';
+import { generateSession } from './session.js';
+
+function option(name, fallback) {
+  const index = process.argv.indexOf(name);
+  return index > 0 ? process.argv[index + 1] : fallback;
+}
+
+/** Milliseconds per call of `fn`: one warm-up call, then at least `minMs` and 3 calls. */
+function timeIt(fn, minMs = 1500) {
+  fn();
+  let runs = 0;
+  const start = process.hrtime.bigint();
+  let elapsed = 0n;
+  while (elapsed < BigInt(minMs) * 1_000_000n || runs < 3) {
+    fn();
+    runs += 1;
+    elapsed = process.hrtime.bigint() - start;
+  }
+  return Number(elapsed) / runs / 1e6;
+}
+
+const count = Number(option('--events', '10000'));
+const contextWindow = 100_000_000;
+const events = generateSession(count);
+const bytes = events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0);
+console.log(`session: ${events.length} events, ${(bytes / 1e6).toFixed(1)} MB of JSON`);
+
+// Agreement first: the package, the plain implementation and the native core.
+const digest = digestPrefix(events);
+assert.equal(plainDigest(events), digest, 'plain JS and wasm digests agree');
+const projected = project({ events, model: { contextWindow }, format: 'ai-sdk' });
+const plain = plainProject(events, contextWindow);
+assert.deepEqual(plain.messages, projected.messages, 'plain JS and wasm projections agree');
+
+const wasmDigestMs = timeIt(() => digestPrefix(events));
+const plainDigestMs = timeIt(() => plainDigest(events));
+const wasmProjectMs = timeIt(() => project({ events, model: { contextWindow }, format: 'ai-sdk' }));
+const plainProjectMs = timeIt(() => plainProject(events, contextWindow));
+
+console.log(`digest:     node(wasm) ${wasmDigestMs.toFixed(1)} ms   plain JS ${plainDigestMs.toFixed(1)} ms`);
+console.log(`projection: node(wasm) ${wasmProjectMs.toFixed(1)} ms   plain JS ${plainProjectMs.toFixed(1)} ms`);
+
+const nativeBin = option('--native');
+if (nativeBin) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'contextfold-bench-'));
+  const file = path.join(dir, 'session.jsonl');
+  writeFileSync(file, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+  const out = execFileSync(nativeBin, [file, String(contextWindow)], { encoding: 'utf8' });
+  const native = Object.fromEntries(out.trim().split('\n').map((l) => l.split('=')));
+  assert.equal(native.digest, digest, 'native and wasm digests agree');
+  assert.equal(Number(native.messages), projected.messages.length, 'native and wasm project the same messages');
+  const n = (key) => Number(native[key]);
+  console.log(`native:     parse+digest ${n('parse_digest_ms').toFixed(1)} ms (digest alone ${n('digest_ms').toFixed(1)} ms)   parse+project ${n('parse_project_ms').toFixed(1)} ms (alone ${n('project_ms').toFixed(1)} ms)`);
+  console.log(`node/native digest ratio: ${(wasmDigestMs / n('parse_digest_ms')).toFixed(2)} (goal <= 2.5; native digest alone: ${(wasmDigestMs / n('digest_ms')).toFixed(2)})`);
+  console.log(`node/native projection ratio: ${(wasmProjectMs / n('parse_project_ms')).toFixed(2)} (goal <= 2.5; native projection alone: ${(wasmProjectMs / n('project_ms')).toFixed(2)})`);
+}
+console.log(`node vs plain-js digest: ${(wasmDigestMs / plainDigestMs).toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js projection: ${(wasmProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0)`);

@@ -1,0 +1,74 @@
+//! Native half of `pkg-tests/bench/run.mjs`: times the core on the same generated session the
+//! Node benchmark uses, and prints one `key=value` line per figure.
+//!
+//! `cargo run --release -p contextfold-wasm --example native_bench -- SESSION.jsonl CONTEXT_WINDOW`
+//!
+//! - `parse_digest_ms`: JSON text → events → source digest (what `digestPrefix` does in Node);
+//! - `digest_ms`: the digest alone, over parsed events;
+//! - `parse_project_ms`: JSON text → events → projection → AI SDK `ModelMessage[]` as JSON text
+//!   (what `project({ format: "ai-sdk" })` does in Node);
+//! - `project_ms`: projection and mapping alone;
+//! - `digest=` and `messages=`: the results, which the Node side checks against its own.
+
+use std::time::{Duration, Instant};
+
+use contextfold_core::RuntimeEvent;
+use contextfold_core::budget::{CharEstimator, ModelFacts};
+use contextfold_core::digest::digest_prefix;
+use contextfold_core::projection::ai_sdk::to_model_messages;
+use contextfold_core::projection::{ProjectInput, project};
+
+/// Milliseconds per run of `f`, after one warm-up run, over at least `min` (and 3 runs).
+fn time_ms<T>(min: Duration, mut f: impl FnMut() -> T) -> f64 {
+    std::hint::black_box(f());
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while start.elapsed() < min || runs < 3 {
+        std::hint::black_box(f());
+        runs += 1;
+    }
+    start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs)
+}
+
+fn parse(text: &str) -> Vec<RuntimeEvent> {
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).expect("valid event"))
+        .collect()
+}
+
+/// The projection as AI SDK messages: their count and their JSON text.
+fn project_to_json(events: &[RuntimeEvent], model: &ModelFacts) -> (usize, String) {
+    let input = ProjectInput {
+        events,
+        current_turn_id: None,
+        checkpoint: None,
+        model,
+        provider: None,
+        fail_open: false,
+    };
+    let projection = project(&input, &CharEstimator).expect("projects");
+    let messages = to_model_messages(&projection.messages);
+    (messages.len(), serde_json::to_string(&messages).expect("serializable"))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: native_bench SESSION.jsonl CONTEXT_WINDOW");
+    let window: u64 = args.next().and_then(|w| w.parse().ok()).expect("a context window");
+    let text = std::fs::read_to_string(&path).expect("session readable");
+    let events = parse(&text);
+    let model = ModelFacts { context_window: Some(window), ..ModelFacts::default() };
+    let min = Duration::from_millis(1500);
+
+    println!("events={}", events.len());
+    println!("digest={}", digest_prefix(&events));
+    println!("messages={}", project_to_json(&events, &model).0);
+    println!("parse_digest_ms={:.3}", time_ms(min, || digest_prefix(&parse(&text))));
+    println!("digest_ms={:.3}", time_ms(min, || digest_prefix(&events)));
+    println!(
+        "parse_project_ms={:.3}",
+        time_ms(min, || project_to_json(&parse(&text), &model).1.len())
+    );
+    println!("project_ms={:.3}", time_ms(min, || project_to_json(&events, &model).1.len()));
+}

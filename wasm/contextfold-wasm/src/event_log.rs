@@ -1,0 +1,84 @@
+//! [`EventLog`]: a session's events kept in wasm memory, for agents that append as they go.
+//!
+//! Each event crosses the JS/wasm boundary once, when appended; the source digest is kept
+//! incrementally by the core's [`PrefixHasher`], so [`EventLog::digest`] costs nothing however
+//! long the log, and [`EventLog::project`] sends no events across the boundary. The log only
+//! holds events and hands them to the core: every append is checked by the core's
+//! [`validate_log`] over the whole log (one hash-set pass, like every projection does).
+
+use contextfold_core::digest::PrefixHasher;
+use contextfold_core::event::{RuntimeEvent, validate_log};
+use wasm_bindgen::prelude::*;
+
+use serde_json::Value;
+
+use crate::convert::{BindingError, from_js, to_js};
+use crate::events_from_js;
+use crate::project::{ProjectArgs, project_events};
+
+/// An append-only event log held in wasm memory, with its running source digest.
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct EventLog {
+    events: Vec<RuntimeEvent>,
+    hasher: PrefixHasher,
+}
+
+#[wasm_bindgen]
+impl EventLog {
+    /// An empty log.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> EventLog {
+        EventLog::default()
+    }
+
+    /// Appends events (JSON text of an array, from the wrapper). The whole log must stay valid
+    /// (`validateLog`'s rules); otherwise nothing is appended and the core's code is thrown.
+    /// Returns the new length.
+    pub fn append(&mut self, events: JsValue) -> Result<u32, JsValue> {
+        let events = events_from_js(events)?;
+        let first_new = self.events.len();
+        self.events.extend(events);
+        if let Err(error) = validate_log(&self.events) {
+            self.events.truncate(first_new);
+            return Err(BindingError::core(error.code(), error).into());
+        }
+        for event in &self.events[first_new..] {
+            self.hasher.push(event);
+        }
+        Ok(self.len())
+    }
+
+    /// The number of events.
+    #[wasm_bindgen(getter, js_name = length)]
+    pub fn len(&self) -> u32 {
+        u32::try_from(self.events.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Whether the log holds no event.
+    #[wasm_bindgen(js_name = isEmpty)]
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The source digest of the whole log (`digestPrefix(events)`), kept incrementally.
+    pub fn digest(&self) -> String {
+        self.hasher.digest()
+    }
+
+    /// The events (JSON text for the wrapper).
+    pub fn events(&self) -> Result<JsValue, JsValue> {
+        Ok(to_js(&self.events, "events")?)
+    }
+
+    /// Projects the log: the options of `project()` without `events`.
+    pub fn project(&self, options: JsValue) -> Result<JsValue, JsValue> {
+        let exact = !options.is_string();
+        let args: ProjectArgs<Value> = from_js(options, "project options")?;
+        if !args.events.is_empty() {
+            let detail = "an EventLog projects its own events; leave `events` out";
+            return Err(BindingError::invalid("project options", detail).into());
+        }
+        Ok(project_events(&self.events, args.with_events(Vec::new()), exact)?)
+    }
+}

@@ -1,0 +1,147 @@
+//! [`project`]: the next request's history in one of the core's wire formats.
+
+use contextfold_core::budget::{CharEstimator, ModelFacts};
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::diagnostics::Diagnostic;
+use contextfold_core::event::RuntimeEvent;
+use contextfold_core::projection::ai_sdk::to_model_messages;
+use contextfold_core::projection::anthropic::to_anthropic;
+use contextfold_core::projection::openai_chat::to_openai_chat;
+use contextfold_core::projection::openai_responses::to_openai_responses;
+use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project as core_project};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use crate::convert::{self, BindingError};
+use crate::session::checkpoint_from_json;
+use crate::{events_from_json, read_with_events};
+
+/// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ProjectArgs<E> {
+    #[serde(default = "Vec::new")]
+    pub(crate) events: Vec<E>,
+    #[serde(default)]
+    checkpoint: Option<Value>,
+    #[serde(default)]
+    model: Option<ModelFacts>,
+    #[serde(default)]
+    current_turn_id: Option<String>,
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    provider: Option<ProviderIdentity>,
+    #[serde(default)]
+    fail_open: Option<bool>,
+}
+
+impl<E> ProjectArgs<E> {
+    /// The same options with other events.
+    pub(crate) fn with_events<F>(self, events: Vec<F>) -> ProjectArgs<F> {
+        ProjectArgs {
+            events,
+            checkpoint: self.checkpoint,
+            model: self.model,
+            current_turn_id: self.current_turn_id,
+            format: self.format,
+            provider: self.provider,
+            fail_open: self.fail_open,
+        }
+    }
+}
+
+/// Projects the next request's history: `{ events, checkpoint?, model?, currentTurnId?,
+/// format?, provider?, failOpen? }` → `{ messages, system?, estimatedTokens, historyBudget,
+/// fits, checkpoint, omittedEvents, diagnostics }`. `format`: `ai-sdk` (default),
+/// `openai-chat`, `openai-responses`, `anthropic` or `neutral`.
+#[wasm_bindgen]
+pub fn project(input: JsValue) -> Result<JsValue, JsValue> {
+    let exact = !input.is_string();
+    let mut args: ProjectArgs<RuntimeEvent> =
+        read_with_events(input, "project input", |args: ProjectArgs<Value>| {
+            let events = events_from_json(args.events.clone())?;
+            Ok(args.with_events(events))
+        })?;
+    let events = std::mem::take(&mut args.events);
+    Ok(project_events(&events, args, exact)?)
+}
+
+/// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
+/// the input held a `BigInt` (see [`convert::output_to_js`]).
+pub(crate) fn project_events(
+    events: &[RuntimeEvent],
+    args: ProjectArgs<RuntimeEvent>,
+    exact: bool,
+) -> Result<JsValue, BindingError> {
+    let checkpoint =
+        args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
+    let model = args.model.unwrap_or_default();
+    let projection = core_project(
+        &ProjectInput {
+            events,
+            current_turn_id: args.current_turn_id.as_deref(),
+            checkpoint: checkpoint.as_ref(),
+            model: &model,
+            provider: args.provider.as_ref(),
+            fail_open: args.fail_open.unwrap_or(false),
+        },
+        &CharEstimator,
+    )
+    .map_err(|e| BindingError::core(e.code(), e))?;
+    let format = args.format.as_deref().unwrap_or("ai-sdk");
+    let mut system = None;
+    let messages = match format {
+        "ai-sdk" => Value::Array(to_model_messages(&projection.messages)),
+        "openai-chat" => Value::Array(
+            to_openai_chat(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?,
+        ),
+        "openai-responses" => Value::Array(to_openai_responses(&projection.messages)),
+        "anthropic" => {
+            let history =
+                to_anthropic(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?;
+            system = Some(history.system);
+            Value::Array(history.messages)
+        }
+        "neutral" => serde_json::to_value(&projection.messages).map_err(|e| {
+            BindingError::Output { what: "projection".into(), detail: e.to_string() }
+        })?,
+        other => {
+            return Err(BindingError::invalid(
+                "format",
+                format!(
+                    "`{other}` (expected ai-sdk, openai-chat, openai-responses, anthropic or neutral)"
+                ),
+            ));
+        }
+    };
+    let output = ProjectOutput {
+        messages: &messages,
+        system,
+        estimated_tokens: projection.estimated_tokens,
+        history_budget: projection.history_budget,
+        fits: projection.fits,
+        checkpoint: &projection.checkpoint,
+        omitted_events: projection.omitted_events,
+        diagnostics: &projection.diagnostics,
+    };
+    convert::output_to_js(&output, exact, "projection")
+}
+
+/// The result of [`project`], borrowing the projection (nothing is copied twice).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectOutput<'a> {
+    messages: &'a Value,
+    /// Anthropic only: the top-level `system` text, or `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Option<String>>,
+    estimated_tokens: u64,
+    history_budget: u64,
+    fits: bool,
+    /// `null` when no checkpoint replays.
+    checkpoint: &'a Option<ReplayedCheckpoint>,
+    omitted_events: u64,
+    diagnostics: &'a [Diagnostic],
+}
