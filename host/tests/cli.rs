@@ -1,107 +1,19 @@
 //! The built `contextfold` binary, run on real SQLite files with `--json`.
 
-use std::path::{Path, PathBuf};
+mod cli_support;
+
 use std::process::Command;
 
-use contextfold_core::LogBuilder;
-use serde_json::{Value, json};
-
-struct Run {
-    code: i32,
-    json: Value,
-    stderr: String,
-}
-
-fn contextfold(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_contextfold"))
-        .args(args)
-        .arg("--json")
-        .output()
-        .expect("run");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        json: serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}")),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn ok(args: &[&str]) -> Value {
-    let run = contextfold(args);
-    assert_eq!(run.code, 0, "{args:?}: {}\n{}", run.json, run.stderr);
-    run.json
-}
-
-fn fails(args: &[&str], code: &str) -> Run {
-    let run = contextfold(args);
-    assert_ne!(run.code, 0, "{args:?} should fail: {}", run.json);
-    assert_eq!(run.json["error"]["code"], json!(code), "{args:?}: {}\n{}", run.json, run.stderr);
-    run
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write");
-    path
-}
-
-fn session_jsonl() -> String {
-    let mut builder = LogBuilder::new("s");
-    for turn in 0..8 {
-        builder.turn(&format!("t{turn}")).user(&format!("fix test {turn} in src/parser.rs"));
-        builder.response(Some(&format!("r{turn}"))).tool_call(
-            &format!("c{turn}"),
-            "shell",
-            json!({"cmd": "cargo test"}),
-        );
-        builder.response(None).tool_result(
-            &format!("c{turn}"),
-            "shell",
-            json!("parser::case ... FAILED\n".repeat(200)),
-        );
-        builder.assistant("fixed");
-    }
-    builder.events().iter().map(|e| serde_json::to_string(e).expect("json") + "\n").collect()
-}
-
-fn event_count(db: &Path, session: &str) -> i64 {
-    let conn = rusqlite::Connection::open(db).expect("raw");
-    conn.query_row("SELECT count(*) FROM runtime_events WHERE session_id = ?1", [session], |r| {
-        r.get(0)
-    })
-    .expect("count")
-}
+use cli_support::{
+    SessionDb, contextfold, fails, fails_with_env, import_args, ok, project_args, write,
+};
+use serde_json::json;
 
 #[test]
 fn every_command_round_trips_a_session() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("cli.sqlite");
-    let db = db.to_str().expect("utf8");
-    let file = write(dir.path(), "s.jsonl", &session_jsonl());
-    let imported = ok(&[
-        "import",
-        "--db",
-        db,
-        "--session",
-        "s",
-        "--format",
-        "events-jsonl",
-        file.to_str().expect("utf8"),
-    ]);
-    assert_eq!(imported["imported"], json!(32));
-
-    let projected = ok(&[
-        "project",
-        "--db",
-        db,
-        "--session",
-        "s",
-        "--context-window",
-        "8000",
-        "--format",
-        "openai-chat",
-    ]);
+    let session = SessionDb::new("cli.sqlite");
+    let db = session.db();
+    let projected = ok(&project_args(db, "s", "8000", "openai-chat"));
     assert_eq!(projected["fits"], json!(false));
     assert!(projected["messages"].as_array().is_some_and(|m| m.len() > 8));
     for key in ["estimatedTokens", "historyBudget", "checkpoint", "diagnostics"] {
@@ -125,31 +37,11 @@ fn every_command_round_trips_a_session() {
     assert!(checkpoint_id.is_string());
 
     for format in ["neutral", "openai-chat", "openai-responses", "anthropic", "ai-sdk"] {
-        let projected = ok(&[
-            "project",
-            "--db",
-            db,
-            "--session",
-            "s",
-            "--context-window",
-            "8000",
-            "--format",
-            format,
-        ]);
+        let projected = ok(&project_args(db, "s", "8000", format));
         assert_eq!(projected["fits"], json!(true), "{format}: {projected}");
         assert_eq!(projected["checkpoint"]["checkpointId"], checkpoint_id, "{format}");
     }
-    let anthropic = ok(&[
-        "project",
-        "--db",
-        db,
-        "--session",
-        "s",
-        "--context-window",
-        "8000",
-        "--format",
-        "anthropic",
-    ]);
+    let anthropic = ok(&project_args(db, "s", "8000", "anthropic"));
     assert!(
         anthropic["messages"]["system"].as_str().is_some_and(|s| s.contains("Goal")),
         "{anthropic}"
@@ -169,27 +61,14 @@ fn every_command_round_trips_a_session() {
 
 #[test]
 fn verify_reports_mismatches_with_reason_codes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db_path = dir.path().join("v.sqlite");
-    let db = db_path.to_str().expect("utf8");
-    let file = write(dir.path(), "s.jsonl", &session_jsonl());
-    ok(&[
-        "import",
-        "--db",
-        db,
-        "--session",
-        "s",
-        "--format",
-        "events-jsonl",
-        file.to_str().expect("utf8"),
-    ]);
+    let session = SessionDb::new("v.sqlite");
+    let db = session.db();
     let compacted = ok(&["compact", "--db", db, "--session", "s", "--context-window", "8000"]);
     let mut forged = compacted["checkpoint"].clone();
     forged["checkpointId"] = json!("forged");
     forged["previousCheckpointId"] = compacted["checkpoint"]["checkpointId"].clone();
     forged["coverage"]["sourceDigest"] = json!(format!("sha256:{}", "0".repeat(64)));
-    let conn = rusqlite::Connection::open(&db_path).expect("raw");
-    conn.execute(
+    session.raw().execute(
         "INSERT INTO agent_run_events (event_id, session_id, run_id, kind, recorded_at_ms, payload_json) \
          VALUES ('forged', 's', 'r', 'history_compact_checkpoint_recorded', 1, ?1)",
         [forged.to_string()],
@@ -207,22 +86,10 @@ fn verify_reports_mismatches_with_reason_codes() {
 
 #[test]
 fn projection_damage_is_reported_and_recover_rebuilds_it() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db_path = dir.path().join("r.sqlite");
-    let db = db_path.to_str().expect("utf8");
-    let file = write(dir.path(), "s.jsonl", &session_jsonl());
-    ok(&[
-        "import",
-        "--db",
-        db,
-        "--session",
-        "s",
-        "--format",
-        "events-jsonl",
-        file.to_str().expect("utf8"),
-    ]);
+    let session = SessionDb::new("r.sqlite");
+    let db = session.db();
     let compacted = ok(&["compact", "--db", db, "--session", "s", "--context-window", "8000"]);
-    let conn = rusqlite::Connection::open(&db_path).expect("raw");
+    let conn = session.raw();
     conn.execute("UPDATE checkpoint_projection SET checkpoint_json = 'garbage'", [])
         .expect("damage");
     let recovered = ok(&["recover", "--db", db, "--session", "s"]);
@@ -268,16 +135,7 @@ fn imports_each_format() {
         ("sdk", "ai-sdk", ai_sdk, 5),
     ] {
         let file = write(dir.path(), &format!("{session}.json"), &doc.to_string());
-        let imported = ok(&[
-            "import",
-            "--db",
-            db,
-            "--session",
-            session,
-            "--format",
-            format,
-            file.to_str().expect("utf8"),
-        ]);
+        let imported = ok(&import_args(db, session, format, file.to_str().expect("utf8")));
         assert_eq!(imported["imported"], json!(count), "{format}: {imported}");
         let exported = ok(&["export", "--db", db, "--session", session]);
         let kinds: Vec<&str> = exported["events"]
@@ -290,17 +148,7 @@ fn imports_each_format() {
             kinds.contains(&"tool_call") && kinds.contains(&"tool_result"),
             "{format}: {kinds:?}"
         );
-        let projected = ok(&[
-            "project",
-            "--db",
-            db,
-            "--session",
-            session,
-            "--context-window",
-            "100000",
-            "--format",
-            format,
-        ]);
+        let projected = ok(&project_args(db, session, "100000", format));
         assert_eq!(projected["fits"], json!(true));
     }
     let exported = ok(&["export", "--db", db, "--session", "sdk"]);
@@ -315,52 +163,17 @@ fn imports_each_format() {
 
 #[test]
 fn bad_input_gets_a_clear_error_and_changes_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db_path = dir.path().join("bad.sqlite");
-    let db = db_path.to_str().expect("utf8");
-    let good = write(dir.path(), "s.jsonl", &session_jsonl());
-    ok(&[
-        "import",
-        "--db",
-        db,
-        "--session",
-        "s",
-        "--format",
-        "events-jsonl",
-        good.to_str().expect("utf8"),
-    ]);
-    let before = event_count(&db_path, "s");
-
-    let mut lines = session_jsonl();
+    let session = SessionDb::new("bad.sqlite");
+    let db = session.db();
+    let dir = &session.dir;
+    let good = dir.path().join("s.jsonl");
+    let before = session.ledger_rows("s");
+    let mut lines = cli_support::session_jsonl();
     lines.push_str("{\"truncated\": ");
     let truncated = write(dir.path(), "t.jsonl", &lines);
-    fails(
-        &[
-            "import",
-            "--db",
-            db,
-            "--session",
-            "s",
-            "--format",
-            "events-jsonl",
-            truncated.to_str().expect("utf8"),
-        ],
-        "event_syntax",
-    );
+    fails(&import_args(db, "s", "events-jsonl", truncated.to_str().expect("utf8")), "event_syntax");
     let broken = write(dir.path(), "b.json", "[{\"role\": \"user\", \"content\": ");
-    fails(
-        &[
-            "import",
-            "--db",
-            db,
-            "--session",
-            "s",
-            "--format",
-            "openai-chat",
-            broken.to_str().expect("utf8"),
-        ],
-        "input_syntax",
-    );
+    fails(&import_args(db, "s", "openai-chat", broken.to_str().expect("utf8")), "input_syntax");
     let image = write(
         dir.path(),
         "i.json",
@@ -368,16 +181,7 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
             .to_string(),
     );
     fails(
-        &[
-            "import",
-            "--db",
-            db,
-            "--session",
-            "s",
-            "--format",
-            "anthropic",
-            image.to_str().expect("utf8"),
-        ],
+        &import_args(db, "s", "anthropic", image.to_str().expect("utf8")),
         "anthropic_unsupported_block",
     );
     let file_part = write(
@@ -386,52 +190,22 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
         &json!([{"role": "user", "content": [{"type": "file", "data": "x"}]}]).to_string(),
     );
     fails(
-        &[
-            "import",
-            "--db",
-            db,
-            "--session",
-            "s",
-            "--format",
-            "ai-sdk",
-            file_part.to_str().expect("utf8"),
-        ],
+        &import_args(db, "s", "ai-sdk", file_part.to_str().expect("utf8")),
         "ai_sdk_unsupported_part",
     );
     // The same events again: their seq does not continue the ledger.
     fails(
-        &[
-            "import",
-            "--db",
-            db,
-            "--session",
-            "s",
-            "--format",
-            "events-jsonl",
-            good.to_str().expect("utf8"),
-        ],
+        &import_args(db, "s", "events-jsonl", good.to_str().expect("utf8")),
         "event_seq_not_increasing",
     );
     // Events of session `s` imported into another session.
     fails(
-        &[
-            "import",
-            "--db",
-            db,
-            "--session",
-            "other",
-            "--format",
-            "events-jsonl",
-            good.to_str().expect("utf8"),
-        ],
+        &import_args(db, "other", "events-jsonl", good.to_str().expect("utf8")),
         "event_session_mismatch",
     );
-    fails(
-        &["import", "--db", db, "--session", "s", "--format", "events-jsonl", "/nonexistent.jsonl"],
-        "input_unreadable",
-    );
-    assert_eq!(event_count(&db_path, "s"), before);
-    assert_eq!(event_count(&db_path, "other"), 0);
+    fails(&import_args(db, "s", "events-jsonl", "/nonexistent.jsonl"), "input_unreadable");
+    assert_eq!(session.ledger_rows("s"), before);
+    assert_eq!(session.event_count("other"), 0);
 
     let unknown = Command::new(env!("CARGO_BIN_EXE_contextfold"))
         .args([
@@ -463,29 +237,42 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
         ],
         "database_not_found",
     );
-    fails(
-        &[
-            "compact",
-            "--db",
-            db,
-            "--session",
-            "s",
-            "--context-window",
-            "8000",
-            "--summarizer",
-            "anthropic",
-        ],
-        "summarizer_unavailable",
+    let agent_run_before = session.count("agent_run_events");
+    let compact = |summarizer: &str| {
+        ["compact", "--db", db, "--session", "s", "--context-window", "8000", "--summarizer"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain([summarizer.to_owned()])
+            .collect::<Vec<_>>()
+    };
+    for summarizer in ["anthropic", "openai-chat", "openai-codex"] {
+        let args = compact(summarizer);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = fails(&args, "api_key_missing");
+        let var = if summarizer == "anthropic" { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
+        assert!(run.stderr.contains(var), "{summarizer}: {}", run.stderr);
+        fails_with_env(&args, &[(var, "  ")], "api_key_empty");
+    }
+    let mut bad_url = compact("openai-chat");
+    bad_url.extend(["--base-url".to_owned(), "ftp://127.0.0.1/v1".to_owned()]);
+    let bad_url: Vec<&str> = bad_url.iter().map(String::as_str).collect();
+    let run =
+        fails_with_env(&bad_url, &[("OPENAI_API_KEY", "sk-never-printed")], "invalid_base_url");
+    assert!(!run.stderr.contains("sk-never-printed") && !run.json.to_string().contains("sk-never"));
+    assert_eq!(
+        session.count("agent_run_events"),
+        agent_run_before,
+        "a refused provider writes nothing"
     );
 
-    let conn = rusqlite::Connection::open(&db_path).expect("raw");
+    let conn = session.raw();
     conn.execute(
         "INSERT INTO runtime_events (session_id, seq, runtime_event_id, event_json) VALUES ('s', 1000, 'x', '{\"seq\": 1000}')",
         [],
     )
     .expect("corrupt");
-    let checkpoints_before: i64 =
-        conn.query_row("SELECT count(*) FROM agent_run_events", [], |r| r.get(0)).expect("count");
+    let rows_before = session.ledger_rows("s");
+    let agent_run_before = session.count("agent_run_events");
     fails(
         &["project", "--db", db, "--session", "s", "--context-window", "8000"],
         "ledger_unreadable",
@@ -494,9 +281,8 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
         &["compact", "--db", db, "--session", "s", "--context-window", "8000"],
         "ledger_unreadable",
     );
-    let checkpoints_after: i64 =
-        conn.query_row("SELECT count(*) FROM agent_run_events", [], |r| r.get(0)).expect("count");
-    assert_eq!(checkpoints_before + 2, checkpoints_after, "only the failed Run's lifecycle events");
+    assert_eq!(session.ledger_rows("s"), rows_before);
+    assert_eq!(session.count("agent_run_events"), agent_run_before, "nothing written");
 }
 
 #[test]

@@ -1,78 +1,26 @@
 //! The session runtime on a real SQLite file with the extractive summarizer: every trigger,
 //! manual compaction as its own Run, refusal during a turn, cancellation, failure notes.
 
+mod runtime_support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::summary_request::SummaryRequest;
 use contextfold_core::compaction::{
-    Compactor, OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
-    Trigger,
+    OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse, Trigger,
 };
-use contextfold_core::{EventContent, LogBuilder, ModelFacts, RuntimeEvent};
+use contextfold_core::{EventContent, RuntimeEvent};
 use contextfold_host::runtime::{
-    ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime, StopSignal, Summarizer,
+    ExtractiveSummarizer, NoNativeCompactor, SessionRuntime, StopSignal, Summarizer,
 };
 use contextfold_host::storage::{Store, agent_run_kind};
-use serde_json::json;
-
-const WINDOW: u64 = 8_000;
-
-fn config() -> SessionConfig {
-    SessionConfig {
-        session_id: "s".into(),
-        model: ModelFacts { context_window: Some(WINDOW), ..Default::default() },
-        provider: ProviderIdentity {
-            provider: "local".into(),
-            connection_slug: "c".into(),
-            model_id: "m".into(),
-        },
-        compactor: Compactor::TextSummary,
-    }
-}
-
-/// `turns` completed turns, each with a large tool result (about 1,500 tokens).
-fn history(turns: usize) -> LogBuilder {
-    let mut builder = LogBuilder::new("s");
-    for turn in 0..turns {
-        builder
-            .turn(&format!("t{turn}"))
-            .user(&format!("fix the failing test number {turn} in src/lib.rs"));
-        builder.response(Some(&format!("r{turn}"))).tool_call(
-            &format!("c{turn}"),
-            "shell",
-            json!({"cmd": "cargo test"}),
-        );
-        builder.response(None);
-        builder.tool_result(
-            &format!("c{turn}"),
-            "shell",
-            json!("test lib::case ... FAILED\n".repeat(240)),
-        );
-        builder.assistant(&format!("turn {turn}: fixed src/lib.rs"));
-    }
-    builder
-}
+use runtime_support::{append_step, config, history, runtime_with, start_turn};
 
 fn runtime<S: Summarizer>(
     summarizer: S,
 ) -> (tempfile::TempDir, Arc<Store>, SessionRuntime<S, NoNativeCompactor>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(Store::open(dir.path().join("rt.sqlite")).expect("open"));
-    let runtime = SessionRuntime::new(Arc::clone(&store), config(), summarizer, NoNativeCompactor);
-    (dir, store, runtime)
-}
-
-async fn start_turn<S: Summarizer>(
-    runtime: &SessionRuntime<S, NoNativeCompactor>,
-    builder: &mut LogBuilder,
-    turn: &str,
-) {
-    runtime.begin_turn(turn).expect("begin");
-    let before = builder.events().len();
-    builder.turn(turn).user("continue with the next failure");
-    runtime.append(builder.events()[before..].to_vec()).await.expect("append");
+    runtime_with(config(), summarizer, NoNativeCompactor)
 }
 
 #[tokio::test]
@@ -109,11 +57,7 @@ async fn mid_turn_and_overflow_triggers_enter_the_same_transaction() {
     runtime.append(builder.events().to_vec()).await.expect("append");
     start_turn(&runtime, &mut builder, "t-now").await;
     assert!(runtime.evaluate_pre_turn().await.expect("evaluate").is_none(), "fits before the step");
-    let runtime_events: Vec<RuntimeEvent> = store.load_events("s").expect("load");
-    let mut step = LogBuilder::extend(runtime_events.clone());
-    step.response(Some("r-now")).tool_call("c-now", "shell", json!({"cmd": "cat big.log"}));
-    step.response(None).tool_result("c-now", "shell", json!("y".repeat(12_000)));
-    runtime.append(step.events()[runtime_events.len()..].to_vec()).await.expect("append step");
+    append_step(&runtime, &store, 12_000).await;
     let mid = runtime.evaluate_mid_turn().await.expect("evaluate");
     let mid = mid.expect("the step pushed the projection over capacity");
     assert_eq!(mid.trigger, Trigger::MidTurn);

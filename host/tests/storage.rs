@@ -241,6 +241,43 @@ fn archive_is_content_addressed_and_reads_are_bounded() {
 }
 
 #[test]
+fn active_pruning_archives_the_result_before_the_placeholder_is_used() {
+    let (_dir, _path, store) = store();
+    let events = log("s", 2);
+    store.append_events("s", &events).expect("append");
+    let result = events
+        .iter()
+        .find(|e| matches!(e.content, contextfold_core::EventContent::ToolResult { .. }))
+        .expect("a tool result");
+    let replacement = store.archive_tool_result(result).expect("archive").expect("a result");
+    assert_eq!(
+        (replacement.seq, &replacement.runtime_event_id),
+        (result.seq, &result.runtime_event_id)
+    );
+    let contextfold_core::EventContent::ToolResult { output, .. } = &replacement.content else {
+        panic!("{replacement:?}");
+    };
+    let placeholder = output.as_str().expect("placeholder text");
+    let uri = placeholder
+        .split_whitespace()
+        .find(|word| word.starts_with("contextfold://archive/"))
+        .map(|word| word.trim_end_matches(['.', ',']))
+        .expect("address in the placeholder");
+    let slice = store.archive_read("s", &json!({"address": uri, "mode": "inspect"})).expect("read");
+    let text =
+        serde_json::to_value(&slice).expect("json")["text"].as_str().expect("text").to_owned();
+    let contextfold_core::EventContent::ToolResult { output: original, .. } = &result.content
+    else {
+        unreachable!()
+    };
+    let original = original.as_str().map_or_else(|| original.to_string(), str::to_owned);
+    assert!(original.starts_with(&text), "the archived body is the raw result");
+    assert_eq!(store.load_events("s").expect("load"), events, "canonical events unchanged");
+    let user = events.first().expect("first event");
+    assert!(store.archive_tool_result(user).expect("not a result").is_none());
+}
+
+#[test]
 fn copying_a_session_copies_raw_events_without_provider_state() {
     let (_dir, _path, store) = store();
     let mut builder = LogBuilder::new("s");

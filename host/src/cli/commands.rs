@@ -1,10 +1,10 @@
-//! `import`, `project` and `compact`.
+//! `import` and `project`.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use contextfold_core::compaction::Compactor;
 use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::{Compactor, OutcomeKind};
 use contextfold_core::projection::openai_chat::{
     ImportContext, import_openai_chat, to_openai_chat,
 };
@@ -15,10 +15,10 @@ use super::formats::EventSink;
 use super::formats::ai_sdk::{import_ai_sdk, to_ai_sdk};
 use super::formats::anthropic::{import_anthropic, to_anthropic};
 use super::formats::openai_responses::to_openai_responses;
-use super::{CliError, ImportFormat, Output, ProjectFormat, SummarizerChoice, Target};
+use super::{CliError, ImportFormat, Output, ProjectFormat, Target};
 use crate::runtime::{
-    CompactionReport, ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime,
-    StopSignal,
+    ExtractiveSummarizer, NativeCompactor, NoNativeCompactor, SessionConfig, SessionRuntime,
+    Summarizer,
 };
 use crate::storage::Store;
 
@@ -99,12 +99,14 @@ fn parse_import(
     }
 }
 
-fn open_runtime(
+pub(crate) fn open_runtime<S: Summarizer, N: NativeCompactor>(
     target: &Target,
     context_window: u64,
     provider: ProviderIdentity,
     compactor: Compactor,
-) -> Result<SessionRuntime<ExtractiveSummarizer, NoNativeCompactor>, CliError> {
+    summarizer: S,
+    native: N,
+) -> Result<SessionRuntime<S, N>, CliError> {
     let store = Arc::new(Store::open_existing(&target.db)?);
     if store.event_count(&target.session)? == 0 {
         return Err(crate::storage::StoreError::UnknownSession {
@@ -118,7 +120,7 @@ fn open_runtime(
         provider,
         compactor,
     };
-    Ok(SessionRuntime::new(store, config, ExtractiveSummarizer, NoNativeCompactor))
+    Ok(SessionRuntime::new(store, config, summarizer, native))
 }
 
 /// `project`.
@@ -128,7 +130,14 @@ pub(crate) async fn project(
     format: ProjectFormat,
     provider: ProviderIdentity,
 ) -> Result<Output, CliError> {
-    let runtime = open_runtime(target, context_window, provider, Compactor::TextSummary)?;
+    let runtime = open_runtime(
+        target,
+        context_window,
+        provider,
+        Compactor::TextSummary,
+        ExtractiveSummarizer,
+        NoNativeCompactor,
+    )?;
     let report = runtime.project(false).await?;
     let projection = &report.projection;
     let (name, messages) = map_messages(format, &projection.messages)?;
@@ -190,81 +199,4 @@ fn map_messages(
             ("ai-sdk", Value::Array(to_ai_sdk(messages).map_err(mapping("ai-sdk"))?))
         }
     })
-}
-
-/// `compact`: a manual compaction Run; Ctrl-C stops it (nothing is persisted).
-pub(crate) async fn compact(
-    target: &Target,
-    context_window: u64,
-    summarizer: SummarizerChoice,
-    _base_url: Option<String>,
-    model: Option<String>,
-) -> Result<Output, CliError> {
-    let (name, provider, compactor) = match summarizer {
-        SummarizerChoice::Extractive => ("extractive", "local", Compactor::TextSummary),
-        SummarizerChoice::OpenaiChat => {
-            return Err(CliError::SummarizerUnavailable("openai-chat".into()));
-        }
-        SummarizerChoice::Anthropic => {
-            return Err(CliError::SummarizerUnavailable("anthropic".into()));
-        }
-        SummarizerChoice::OpenaiCodex => {
-            return Err(CliError::SummarizerUnavailable("openai-codex".into()));
-        }
-    };
-    let identity = ProviderIdentity {
-        provider: provider.into(),
-        connection_slug: "default".into(),
-        model_id: model.unwrap_or_else(|| "default".into()),
-    };
-    let runtime = open_runtime(target, context_window, identity, compactor)?;
-    let stop = StopSignal::new();
-    let watcher = {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("contextfold: stopping the compaction");
-                stop.stop();
-            }
-        })
-    };
-    eprintln!("contextfold: compacting session {} with the {name} summarizer", target.session);
-    let report = runtime.compact_manually(&stop).await;
-    watcher.abort();
-    let report = report?;
-    Ok(compact_output(&report))
-}
-
-pub(crate) fn compact_output(report: &CompactionReport) -> Output {
-    let outcome = &report.outcome;
-    let json = json!({
-        "outcome": outcome.outcome,
-        "reason": outcome.reason,
-        "checkpoint": outcome.checkpoint.as_ref().map(|c| c.to_value()),
-        "diagnostics": outcome.diagnostics,
-        "attempts": outcome.attempts,
-        "tokens": outcome.tokens,
-        "runId": report.run_id,
-        "lookupNotes": report.lookup_notes,
-    });
-    let checkpoint = outcome.checkpoint.as_ref().map_or(String::new(), |c| {
-        format!(", checkpoint {} covers {} events", c.checkpoint_id, c.coverage.event_count)
-    });
-    let text = format!(
-        "{}: {} (history {} -> {} tokens, budget {}){checkpoint}\n",
-        serde_json::to_value(outcome.outcome)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
-        outcome.reason,
-        outcome.tokens.before,
-        outcome.tokens.after,
-        outcome.tokens.budget,
-    );
-    let exit = match outcome.outcome {
-        OutcomeKind::Recorded | OutcomeKind::Skipped => 0,
-        OutcomeKind::Cancelled => 130,
-        _ => 3,
-    };
-    Output { json, text, exit }
 }

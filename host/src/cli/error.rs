@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::providers::{ApiKeyError, ProviderConfigError};
 use crate::runtime::RuntimeError;
 use crate::storage::StoreError;
 
@@ -53,9 +54,13 @@ pub enum CliError {
     /// The session runtime failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// The requested summarizer is not built into this binary yet.
-    #[error("summarizer `{0}` is not available in this build; use --summarizer extractive")]
-    SummarizerUnavailable(String),
+    /// The provider's API key could not be read from the environment (the message names the
+    /// variable, never a value).
+    #[error("cannot read the API key: {0}")]
+    ApiKey(#[from] ApiKeyError),
+    /// The provider client could not be configured (base URL, model, key format).
+    #[error("cannot configure the provider: {0}")]
+    ProviderConfig(#[from] ProviderConfigError),
     /// `verify` found checkpoints that do not match the ledger.
     #[error("{failures} checkpoint check(s) failed: {codes}")]
     VerifyFailed {
@@ -78,7 +83,8 @@ impl CliError {
             CliError::Import { code, .. } | CliError::Mapping { code, .. } => code,
             CliError::Store(error) => error.code(),
             CliError::Runtime(error) => error.code(),
-            CliError::SummarizerUnavailable(_) => "summarizer_unavailable",
+            CliError::ApiKey(error) => error.code(),
+            CliError::ProviderConfig(error) => error.code(),
             CliError::VerifyFailed { .. } => "verify_failed",
             CliError::Output(_) => "output_failed",
         }

@@ -2,6 +2,7 @@
 //! and prints a readable summary otherwise; progress goes to stderr. Reference: `docs/cli.md`.
 
 mod commands;
+mod compact;
 mod demo;
 mod demo_session;
 mod error;
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
+pub use compact::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_CODEX_MODEL, DEFAULT_OPENAI_CHAT_MODEL};
 pub use error::CliError;
 
 /// contextfold: LLM context compaction as a projection of an append-only event log.
@@ -126,12 +128,15 @@ pub enum Command {
         /// Which summarizer writes the checkpoint.
         #[arg(long, value_enum, default_value = "extractive")]
         summarizer: SummarizerChoice,
-        /// Provider base URL (non-extractive summarizers).
+        /// Provider base URL (default: the provider's public API).
         #[arg(long)]
         base_url: Option<String>,
-        /// Model id.
+        /// Model id (default: see docs/cli.md).
         #[arg(long)]
         model: Option<String>,
+        /// Connection slug a provider-native (V3) checkpoint is bound to.
+        #[arg(long, default_value = "default")]
+        connection: String,
     },
     /// List the recorded checkpoints of a session.
     Checkpoints {
@@ -214,8 +219,9 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
             };
             commands::project(&target, context_window, format, identity).await
         }
-        Command::Compact { target, context_window, summarizer, base_url, model } => {
-            commands::compact(&target, context_window, summarizer, base_url, model).await
+        Command::Compact { target, context_window, summarizer, base_url, model, connection } => {
+            let choice = compact::SummarizerArgs { summarizer, base_url, model, connection };
+            compact::compact(&target, context_window, choice).await
         }
         Command::Checkpoints { target } => inspect::checkpoints(&target),
         Command::Verify { target } => inspect::verify(&target),

@@ -10,20 +10,19 @@
 //! [`AnthropicSummarizer::with_max_tokens`] sets another; a `max_tokens` stop is a `Length`
 //! finish, which the core's validator rejects rather than admitting a partial summary.
 
-use std::fmt;
-
 use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{ProviderFailure, SummaryResponse};
-use contextfold_core::projection::{Message, Part, Role};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use contextfold_core::projection::Message;
+use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
-use super::classify::{ErrorDetail, classify_stream_error};
+use super::client::{
+    ClientBase, KeyHeader, client_builders, finish_reason, json_kind, parse_json, reported,
+    split_text_messages,
+};
 use super::error::{ProviderConfigError, ProviderError};
-use super::openai_chat::{DEFAULT_SUMMARY_TIMEOUT, json_kind};
-use super::transport::{Transport, secret_header, transport_builders};
+use super::openai_chat::DEFAULT_SUMMARY_TIMEOUT;
 
 /// Provider label of this client in captures.
 pub const ANTHROPIC_PROVIDER: &str = "anthropic";
@@ -65,28 +64,15 @@ pub fn anthropic_max_output_tokens(model: &str) -> u64 {
         .map_or(FALLBACK_ANTHROPIC_MAX_TOKENS, |(_, max)| *max)
 }
 
-/// An Anthropic Messages summarizer. Cheap to clone (the HTTP pool is shared).
-#[derive(Clone)]
+/// An Anthropic Messages summarizer. Cheap to clone (the HTTP pool is shared). Its `Debug`
+/// never shows the key.
+#[derive(Clone, Debug)]
 pub struct AnthropicSummarizer {
-    transport: Transport,
-    model: String,
-    key: ApiKey,
-    api_key_header: HeaderValue,
+    base: ClientBase,
     max_tokens: u64,
 }
 
-impl fmt::Debug for AnthropicSummarizer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicSummarizer")
-            .field("model", &self.model)
-            .field("timeout", &self.transport.timeout)
-            .field("max_tokens", &self.max_tokens)
-            .field("key", &self.key)
-            .finish_non_exhaustive()
-    }
-}
-
-transport_builders!(AnthropicSummarizer);
+client_builders!(AnthropicSummarizer);
 
 impl AnthropicSummarizer {
     /// A client for `model` at `base_url` (e.g. [`ANTHROPIC_BASE_URL`]); see the module docs.
@@ -95,21 +81,14 @@ impl AnthropicSummarizer {
         model: &str,
         api_key: impl Into<ApiKey>,
     ) -> Result<Self, ProviderConfigError> {
-        let key: ApiKey = api_key.into();
-        if model.trim().is_empty() {
-            return Err(ProviderConfigError::EmptyModel);
-        }
-        if key.expose().is_empty() {
-            return Err(ProviderConfigError::InvalidApiKey);
-        }
-        let api_key_header = secret_header(key.expose())?;
-        Ok(Self {
-            transport: Transport::new(base_url, DEFAULT_SUMMARY_TIMEOUT)?,
-            max_tokens: anthropic_max_output_tokens(model),
-            model: model.to_owned(),
-            key,
-            api_key_header,
-        })
+        let base = ClientBase::new(
+            base_url,
+            model,
+            api_key.into(),
+            KeyHeader::XApiKey,
+            DEFAULT_SUMMARY_TIMEOUT,
+        )?;
+        Ok(Self { base, max_tokens: anthropic_max_output_tokens(model) })
     }
 
     /// Sets `max_tokens` (default: [`anthropic_max_output_tokens`] of the model).
@@ -126,8 +105,7 @@ impl AnthropicSummarizer {
     /// The JSON body sent for `request`.
     pub fn request_body(&self, request: &SummaryRequest) -> Result<Value, ProviderError> {
         let (system, messages) = to_anthropic_messages(&request.messages)?;
-        let mut body =
-            json!({ "model": self.model, "max_tokens": self.max_tokens, "messages": messages });
+        let mut body = json!({ "model": self.base.model, "max_tokens": self.max_tokens, "messages": messages });
         if !system.is_empty() {
             body["system"] = json!(system);
         }
@@ -140,90 +118,41 @@ impl AnthropicSummarizer {
         request: &SummaryRequest,
     ) -> Result<SummaryResponse, ProviderFailure> {
         let body = self.request_body(request)?;
-        let mut headers = HeaderMap::new();
-        headers.insert(HeaderName::from_static("x-api-key"), self.api_key_header.clone());
-        headers.insert(
+        let version = (
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        let mut call =
-            self.transport.start(ANTHROPIC_PROVIDER, "/v1/messages", headers, body, &self.key);
-        let result = self
-            .transport
-            .guard(async {
-                let response = call.send().await?;
-                let body = call.read_body(response).await?;
-                parse_anthropic_message(&body)
-            })
-            .await;
-        call.finish(result)
+        self.base
+            .exchange_json(
+                ANTHROPIC_PROVIDER,
+                "/v1/messages",
+                &[version],
+                body,
+                parse_anthropic_message,
+            )
+            .await
     }
 }
 
 /// Splits neutral messages into the `system` string and user/assistant text messages.
 fn to_anthropic_messages(messages: &[Message]) -> Result<(String, Vec<Value>), ProviderError> {
-    let mut system = Vec::new();
-    let mut turns = Vec::new();
-    for (index, message) in messages.iter().enumerate() {
-        let mut texts = Vec::new();
-        for part in &message.parts {
-            match part {
-                Part::Text { text } => texts.push(text.as_str()),
-                Part::Reasoning { .. } => {}
-                other => {
-                    return Err(ProviderError::Unmappable(format!(
-                        "message {index} holds a {} part; summary requests carry text only",
-                        part_kind(other)
-                    )));
-                }
-            }
-        }
-        let role = match message.role {
-            Role::System => {
-                system.extend(texts);
-                continue;
-            }
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => {
-                return Err(ProviderError::Unmappable(format!(
-                    "message {index} has the tool role; summary requests carry text only"
-                )));
-            }
-        };
-        let content: Vec<Value> =
-            texts.iter().map(|text| json!({ "type": "text", "text": text })).collect();
-        if !content.is_empty() {
-            turns.push(json!({ "role": role, "content": content }));
-        }
-    }
-    if turns.is_empty() {
-        return Err(ProviderError::Unmappable("the request has no user message".into()));
-    }
-    Ok((system.join("\n\n"), turns))
-}
-
-fn part_kind(part: &Part) -> &'static str {
-    match part {
-        Part::Text { .. } => "text",
-        Part::Reasoning { .. } => "reasoning",
-        Part::ToolCall { .. } => "tool-call",
-        Part::ToolResult { .. } => "tool-result",
-        Part::ProviderState { .. } => "provider-state",
-    }
+    let (system, turns) = split_text_messages(messages)?;
+    let turns = turns
+        .into_iter()
+        .map(|turn| {
+            let content: Vec<Value> =
+                turn.texts.iter().map(|text| json!({ "type": "text", "text": text })).collect();
+            json!({ "role": turn.role, "content": content })
+        })
+        .collect();
+    Ok((system, turns))
 }
 
 /// Reads the text blocks and stop reason of a Messages response.
 pub(crate) fn parse_anthropic_message(body: &[u8]) -> Result<SummaryResponse, ProviderError> {
-    let value: Value = serde_json::from_slice(body).map_err(|error| {
-        ProviderError::MalformedResponse(format!("the body is not JSON ({error})"))
-    })?;
+    let value = parse_json(body)?;
     if value.get("type").and_then(Value::as_str) == Some("error") {
-        let detail = ErrorDetail::from_value(&value);
-        return Err(ProviderError::Reported {
-            kind: classify_stream_error(&detail),
-            detail: detail.summary(),
-        });
+        return Err(reported(&value));
     }
     let blocks = match value.get("content") {
         Some(Value::Array(blocks)) => blocks,
@@ -240,16 +169,14 @@ pub(crate) fn parse_anthropic_message(body: &[u8]) -> Result<SummaryResponse, Pr
         .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|block| block.get("text").and_then(Value::as_str))
         .collect();
-    let finish_reason = match value.get("stop_reason").and_then(Value::as_str) {
-        Some(reason) => FinishReason::parse(reason),
-        None => FinishReason::Unknown,
-    };
-    Ok(SummaryResponse { text, finish_reason })
+    Ok(SummaryResponse { text, finish_reason: finish_reason(&value, "stop_reason") })
 }
 
 #[cfg(test)]
 mod tests {
     use contextfold_core::compaction::ProviderFailureKind;
+    use contextfold_core::compaction::summary_validation::FinishReason;
+    use contextfold_core::projection::Role;
 
     use super::*;
 

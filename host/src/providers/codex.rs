@@ -25,19 +25,19 @@
 //!
 //! [`accept_native_output`]: contextfold_core::compaction::native::accept_native_output
 
-use std::fmt;
 use std::time::Duration;
 
 use contextfold_core::compaction::ProviderFailure;
 use contextfold_core::compaction::native::NativeRequest;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
 use super::classify::{ErrorDetail, classify_stream_error};
+use super::client::{ClientBase, KeyHeader, client_builders, parse_json, reported};
 use super::error::{ProviderConfigError, ProviderError};
 use super::sse::SseParser;
-use super::transport::{Call, MAX_RESPONSE_BYTES, Transport, secret_header, transport_builders};
+use super::transport::{Call, MAX_RESPONSE_BYTES};
 
 /// Provider label of this client in captures (the core's provider kind).
 pub const CODEX_PROVIDER: &str = contextfold_core::compaction::native::OPENAI_CODEX_PROVIDER;
@@ -48,26 +48,15 @@ pub const CODEX_BASE_URL: &str = "https://chatgpt.com/backend-api/codex";
 /// Default deadline of one native compaction call, stream included.
 pub const DEFAULT_NATIVE_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// A Codex remote-compaction client. Cheap to clone (the HTTP pool is shared).
-#[derive(Clone)]
+/// A Codex remote-compaction client. Cheap to clone (the HTTP pool is shared). Its `Debug`
+/// never shows the key. The same client also writes the portable text summary of the core's
+/// one fallback over the same connection (see [`CodexNativeCompactor::summarize`]).
+#[derive(Clone, Debug)]
 pub struct CodexNativeCompactor {
-    transport: Transport,
-    model: String,
-    key: ApiKey,
-    authorization: HeaderValue,
+    pub(crate) base: ClientBase,
 }
 
-impl fmt::Debug for CodexNativeCompactor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CodexNativeCompactor")
-            .field("model", &self.model)
-            .field("timeout", &self.transport.timeout)
-            .field("key", &self.key)
-            .finish_non_exhaustive()
-    }
-}
-
-transport_builders!(CodexNativeCompactor);
+client_builders!(CodexNativeCompactor);
 
 impl CodexNativeCompactor {
     /// A client for `model` at `base_url` (e.g. [`CODEX_BASE_URL`], or an OpenAI-compatible
@@ -77,36 +66,36 @@ impl CodexNativeCompactor {
         model: &str,
         api_key: impl Into<ApiKey>,
     ) -> Result<Self, ProviderConfigError> {
-        let key: ApiKey = api_key.into();
-        if model.trim().is_empty() {
-            return Err(ProviderConfigError::EmptyModel);
-        }
-        if key.expose().is_empty() {
-            return Err(ProviderConfigError::InvalidApiKey);
-        }
-        let authorization = secret_header(&format!("Bearer {}", key.expose()))?;
-        Ok(Self {
-            transport: Transport::new(base_url, DEFAULT_NATIVE_TIMEOUT)?,
-            model: model.to_owned(),
-            key,
-            authorization,
-        })
+        let base = ClientBase::new(
+            base_url,
+            model,
+            api_key.into(),
+            KeyHeader::Bearer,
+            DEFAULT_NATIVE_TIMEOUT,
+        )?;
+        Ok(Self { base })
     }
 
     /// The JSON body sent for `request`.
     pub fn request_body(&self, request: &NativeRequest) -> Value {
-        json!({ "model": self.model, "input": request.input, "store": false, "stream": true })
+        json!({ "model": self.base.model, "input": request.input, "store": false, "stream": true })
     }
 
     /// Sends the compaction request, consumes the whole stream and returns the output items of
     /// the completed response.
     pub async fn compact(&self, request: &NativeRequest) -> Result<Vec<Value>, ProviderFailure> {
-        let mut headers = HeaderMap::new();
-        headers.insert(AUTHORIZATION, self.authorization.clone());
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        let body = self.request_body(request);
-        let mut call = self.transport.start(CODEX_PROVIDER, "/responses", headers, body, &self.key);
-        let result = self.transport.guard(read_compaction(&mut call)).await;
+        self.stream_response(self.request_body(request)).await
+    }
+
+    /// POSTs `body` to `/responses` on the streaming path and returns the completed response's
+    /// output items.
+    pub(crate) async fn stream_response(&self, body: Value) -> Result<Vec<Value>, ProviderFailure> {
+        let accept = (ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let headers = self.base.headers(&[accept]);
+        let transport = &self.base.transport;
+        let mut call =
+            transport.start(CODEX_PROVIDER, "/responses", headers, body, self.base.key());
+        let result = transport.guard(read_response_output(&mut call)).await;
         call.finish(result)
     }
 }
@@ -119,7 +108,7 @@ struct StreamState {
     events: u64,
 }
 
-async fn read_compaction(call: &mut Call) -> Result<Vec<Value>, ProviderError> {
+async fn read_response_output(call: &mut Call) -> Result<Vec<Value>, ProviderError> {
     let mut response = call.send().await?;
     let is_json = response
         .headers()
@@ -128,9 +117,7 @@ async fn read_compaction(call: &mut Call) -> Result<Vec<Value>, ProviderError> {
         .is_some_and(|value| value.starts_with("application/json"));
     if is_json {
         let body = call.read_body(response).await?;
-        let value: Value = serde_json::from_slice(&body).map_err(|error| {
-            ProviderError::MalformedResponse(format!("the body is not JSON ({error})"))
-        })?;
+        let value = parse_json(&body)?;
         call.learn_secrets(&value);
         let response_object = value.get("response").unwrap_or(&value).clone();
         return match response_object.get("status").and_then(Value::as_str) {
@@ -208,13 +195,7 @@ fn apply_event(
         }
         "response.failed" => return Err(failed(value.get("response").unwrap_or(&value))),
         "response.incomplete" => return Err(incomplete(value.get("response").unwrap_or(&value))),
-        "error" => {
-            let detail = ErrorDetail::from_value(&value);
-            return Err(ProviderError::Reported {
-                kind: classify_stream_error(&detail),
-                detail: detail.summary(),
-            });
-        }
+        "error" => return Err(reported(&value)),
         _ => {}
     }
     Ok(())

@@ -12,6 +12,10 @@
 //! `compact(&NativeRequest) -> Result<Vec<Value>, ProviderFailure>`: exactly what
 //! `Compaction::handle_summary` and `Compaction::handle_native` take.
 //!
+//! The clients also implement the session runtime's [`crate::runtime::Summarizer`] and
+//! [`crate::runtime::NativeCompactor`]; a [`CodexNativeCompactor`] is both (its text summary is
+//! the core's one fallback over the same connection).
+//!
 //! Every failure is classified for the core's fallback rules ([`classify`], [`ProviderError`]);
 //! keys come from the environment ([`openai_api_key_from_env`], [`anthropic_api_key_from_env`])
 //! and never appear in `Debug` output, failure messages or captures ([`RequestCapture`]);
@@ -23,7 +27,10 @@ mod api_key;
 mod cancel;
 mod capture;
 pub mod classify;
+mod client;
 mod codex;
+mod codex_summary;
+mod compactors;
 mod error;
 mod openai_chat;
 mod sse;

@@ -8,20 +8,18 @@
 //! design gives compaction the model's normal output limit, and a `length` finish is rejected by
 //! the core's validator rather than admitted as a partial summary.
 
-use std::fmt;
 use std::time::Duration;
 
 use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{ProviderFailure, SummaryResponse};
 use contextfold_core::projection::openai_chat::to_openai_chat;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
-use super::classify::{ErrorDetail, classify_stream_error};
+use super::client::{
+    ClientBase, KeyHeader, client_builders, finish_reason, json_kind, parse_json, reported,
+};
 use super::error::{ProviderConfigError, ProviderError};
-use super::transport::{Transport, secret_header, transport_builders};
 
 /// Provider label of this client in captures.
 pub const OPENAI_CHAT_PROVIDER: &str = "openai-chat";
@@ -32,28 +30,15 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Default deadline of one summary call.
 pub const DEFAULT_SUMMARY_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// A Chat Completions summarizer. Cheap to clone (the HTTP pool is shared).
-#[derive(Clone)]
+/// A Chat Completions summarizer. Cheap to clone (the HTTP pool is shared). Its `Debug` never
+/// shows the key.
+#[derive(Clone, Debug)]
 pub struct OpenAiChatSummarizer {
-    transport: Transport,
-    model: String,
-    key: ApiKey,
-    authorization: HeaderValue,
+    base: ClientBase,
     max_output_tokens: Option<u64>,
 }
 
-impl fmt::Debug for OpenAiChatSummarizer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiChatSummarizer")
-            .field("model", &self.model)
-            .field("timeout", &self.transport.timeout)
-            .field("max_output_tokens", &self.max_output_tokens)
-            .field("key", &self.key)
-            .finish_non_exhaustive()
-    }
-}
-
-transport_builders!(OpenAiChatSummarizer);
+client_builders!(OpenAiChatSummarizer);
 
 impl OpenAiChatSummarizer {
     /// A client for `model` at `base_url` (e.g. [`OPENAI_BASE_URL`]); see the module docs.
@@ -62,21 +47,14 @@ impl OpenAiChatSummarizer {
         model: &str,
         api_key: impl Into<ApiKey>,
     ) -> Result<Self, ProviderConfigError> {
-        let key: ApiKey = api_key.into();
-        if model.trim().is_empty() {
-            return Err(ProviderConfigError::EmptyModel);
-        }
-        if key.expose().is_empty() {
-            return Err(ProviderConfigError::InvalidApiKey);
-        }
-        let authorization = secret_header(&format!("Bearer {}", key.expose()))?;
-        Ok(Self {
-            transport: Transport::new(base_url, DEFAULT_SUMMARY_TIMEOUT)?,
-            model: model.to_owned(),
-            key,
-            authorization,
-            max_output_tokens: None,
-        })
+        let base = ClientBase::new(
+            base_url,
+            model,
+            api_key.into(),
+            KeyHeader::Bearer,
+            DEFAULT_SUMMARY_TIMEOUT,
+        )?;
+        Ok(Self { base, max_output_tokens: None })
     }
 
     /// Caps the output (`max_completion_tokens`). `None`, the default, sends no cap.
@@ -89,7 +67,7 @@ impl OpenAiChatSummarizer {
     pub fn request_body(&self, request: &SummaryRequest) -> Result<Value, ProviderError> {
         let messages = to_openai_chat(&request.messages)
             .map_err(|error| ProviderError::Unmappable(format!("{}: {error}", error.code())))?;
-        let mut body = json!({ "model": self.model, "messages": messages, "stream": false });
+        let mut body = json!({ "model": self.base.model, "messages": messages, "stream": false });
         if let Some(max) = self.max_output_tokens {
             body["max_completion_tokens"] = json!(max);
         }
@@ -102,40 +80,25 @@ impl OpenAiChatSummarizer {
         request: &SummaryRequest,
     ) -> Result<SummaryResponse, ProviderFailure> {
         let body = self.request_body(request)?;
-        let mut headers = HeaderMap::new();
-        headers.insert(AUTHORIZATION, self.authorization.clone());
-        let mut call = self.transport.start(
-            OPENAI_CHAT_PROVIDER,
-            "/chat/completions",
-            headers,
-            body,
-            &self.key,
-        );
-        let result = self
-            .transport
-            .guard(async {
-                let response = call.send().await?;
-                let body = call.read_body(response).await?;
-                parse_chat_completion(&body)
-            })
-            .await;
-        call.finish(result)
+        self.base
+            .exchange_json(
+                OPENAI_CHAT_PROVIDER,
+                "/chat/completions",
+                &[],
+                body,
+                parse_chat_completion,
+            )
+            .await
     }
 }
 
 /// Reads the first choice of a Chat Completions response.
 pub(crate) fn parse_chat_completion(body: &[u8]) -> Result<SummaryResponse, ProviderError> {
-    let value: Value = serde_json::from_slice(body).map_err(|error| {
-        ProviderError::MalformedResponse(format!("the body is not JSON ({error})"))
-    })?;
+    let value = parse_json(body)?;
     let Some(choice) = value.get("choices").and_then(Value::as_array).and_then(|c| c.first())
     else {
         if value.get("error").is_some_and(|error| !error.is_null()) {
-            let detail = ErrorDetail::from_value(&value);
-            return Err(ProviderError::Reported {
-                kind: classify_stream_error(&detail),
-                detail: detail.summary(),
-            });
+            return Err(reported(&value));
         }
         return Err(ProviderError::MalformedResponse("the response has no choices".into()));
     };
@@ -155,28 +118,13 @@ pub(crate) fn parse_chat_completion(body: &[u8]) -> Result<SummaryResponse, Prov
             )));
         }
     };
-    let finish_reason = match choice.get("finish_reason").and_then(Value::as_str) {
-        Some(reason) => FinishReason::parse(reason),
-        None => FinishReason::Unknown,
-    };
-    Ok(SummaryResponse { text, finish_reason })
-}
-
-/// The JSON type name of `value`, for messages that must not quote provider text.
-pub(crate) fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+    Ok(SummaryResponse { text, finish_reason: finish_reason(choice, "finish_reason") })
 }
 
 #[cfg(test)]
 mod tests {
     use contextfold_core::compaction::ProviderFailureKind;
+    use contextfold_core::compaction::summary_validation::FinishReason;
 
     use super::*;
 

@@ -1,5 +1,6 @@
 //! Manual compaction as its own Run.
 //!
+//! - A session whose ledgers cannot be read is refused before the Run writes anything.
 //! - Refused while an ordinary turn is active ([`RuntimeError::TurnActive`]); while it runs, a
 //!   new turn is refused ([`RuntimeError::CompactionActive`]).
 //! - Writes no user message. Its Run is recorded in the AgentRun ledger: `run_started`, the
@@ -27,12 +28,11 @@ pub(crate) async fn run_manual<S: Summarizer, N: NativeCompactor>(
     runtime: &SessionRuntime<S, N>,
     stop: &StopSignal,
 ) -> Result<CompactionReport, RuntimeError> {
+    // An unreadable ledger stops here, before the Run writes anything.
+    runtime.load().await?;
     let session = runtime.config.session_id.clone();
     let store = Arc::clone(&runtime.store);
-    let count = {
-        let session = session.clone();
-        blocking(move || Ok(store.agent_run_events(&session)?.len())).await?
-    };
+    let count = blocking(move || Ok(store.agent_run_events(&session)?.len())).await?;
     let run_id = format!("run-compact-{:05}-{}", count + 1, runtime.now_ms());
     {
         let mut state = runtime.state();

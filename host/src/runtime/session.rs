@@ -216,7 +216,14 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         self.compact(request, None).await
     }
 
-    /// Manual compaction as its own Run (see [`super::manual`]).
+    /// Manual compaction as its own Run (trigger `manual`). Refused while an ordinary turn is
+    /// active ([`RuntimeError::TurnActive`]) and before anything is written when the ledgers
+    /// cannot be read; while it runs, [`SessionRuntime::begin_turn`] is refused. It writes no
+    /// user message: the AgentRun ledger gets `run_started`, the checkpoint (if any),
+    /// `compaction_outcome_recorded`, then `run_completed` or `run_cancelled`; a failed outcome
+    /// adds the core's failure note as one `runtime_note` event. Raising `stop` cancels the
+    /// transaction before its durable append (the provider call is dropped), persists nothing
+    /// but the Run's lifecycle, and leaves the session ready for the next turn.
     pub async fn compact_manually(
         &self,
         stop: &StopSignal,

@@ -1,8 +1,10 @@
 //! The tool-result archive for active pruning: raw results stored content-addressed per
 //! session before a placeholder replaces them in a request, and the `archive_read` handler.
 
+use contextfold_core::RuntimeEvent;
+use contextfold_core::budget::CharEstimator;
 use contextfold_core::prune::{
-    ArchiveAddress, ArchiveReadRequest, ArchiveSlice, read_archive_slice,
+    ArchiveAddress, ArchiveReadRequest, ArchiveSlice, archive_tool_result, read_archive_slice,
 };
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
@@ -31,6 +33,21 @@ impl Store {
         .map_err(StoreError::sqlite("archiving a tool result"))?;
         tx.commit().map_err(StoreError::sqlite("committing an archive write"))?;
         Ok(address)
+    }
+
+    /// Active pruning of one tool result of the current turn: archives the raw result durably
+    /// (content-addressed, in the event's session) and only then returns the event to send in
+    /// its place, whose output is the core's placeholder with the archive address and the
+    /// `archive_read` instructions. The canonical event is not changed. `Ok(None)` for an event
+    /// that is not a tool result.
+    pub fn archive_tool_result(
+        &self,
+        event: &RuntimeEvent,
+    ) -> Result<Option<RuntimeEvent>, ArchiveReadError> {
+        let Some(prune) = archive_tool_result(event, &CharEstimator)? else { return Ok(None) };
+        let stored = self.archive_put(&event.session_id, &prune.archive_bytes)?;
+        debug_assert_eq!(stored, prune.address, "the store and the core hash the same bytes");
+        Ok(Some(prune.replacement))
     }
 
     /// The `archive_read` tool: validates the request against `session_id` and the stored
