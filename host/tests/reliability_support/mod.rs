@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use contextfold_core::compaction::native::{NativeRequest, ProviderIdentity};
 use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{
-    Compactor, ProviderFailure, SummarizeEffect, SummaryResponse,
-};
+use contextfold_core::compaction::{Compactor, ProviderFailure, SummarizeEffect, SummaryResponse};
 use contextfold_core::{LogBuilder, ModelFacts, RuntimeEvent};
 use contextfold_host::providers::{CodexNativeCompactor, OpenAiChatSummarizer};
 use contextfold_host::runtime::{NativeCompactor, SessionConfig, SessionRuntime, Summarizer};
@@ -71,14 +69,20 @@ pub fn history(turns: usize) -> LogBuilder {
 
 /// Appends completed turn number `turn` to `builder`.
 pub fn extend(builder: &mut LogBuilder, turn: usize) {
-    builder.turn(&format!("t{turn}")).user(&format!("fix the failing test number {turn} in src/lib.rs"));
+    builder
+        .turn(&format!("t{turn}"))
+        .user(&format!("fix the failing test number {turn} in src/lib.rs"));
     builder.response(Some(&format!("r{turn}"))).tool_call(
         &format!("c{turn}"),
         "shell",
         json!({"cmd": format!("cargo test case_{turn}")}),
     );
     builder.response(None);
-    builder.tool_result(&format!("c{turn}"), "shell", json!("test lib::case ... FAILED\n".repeat(240)));
+    builder.tool_result(
+        &format!("c{turn}"),
+        "shell",
+        json!("test lib::case ... FAILED\n".repeat(240)),
+    );
     builder.assistant(&format!("turn {turn}: fixed src/lib.rs"));
 }
 

@@ -66,7 +66,9 @@ pub fn consistency(path: &Path, session: &str) -> Consistency {
     let mut events: Vec<RuntimeEvent> = Vec::new();
     for (seq, id, json) in &rows {
         match RuntimeEvent::from_json(json) {
-            Ok(event) if event.seq as i64 == *seq && &event.runtime_event_id == id => events.push(event),
+            Ok(event) if event.seq as i64 == *seq && &event.runtime_event_id == id => {
+                events.push(event)
+            }
             Ok(_) => found.problems.push(format!("event row {seq} disagrees with its columns")),
             Err(error) => found.problems.push(format!("event row {seq} does not parse: {error}")),
         }
@@ -85,7 +87,9 @@ pub fn consistency(path: &Path, session: &str) -> Consistency {
                 }
                 high = high.max(cp.coverage.event_count);
             }
-            Err(error) => found.problems.push(format!("{event_id}: checkpoint does not parse: {error}")),
+            Err(error) => {
+                found.problems.push(format!("{event_id}: checkpoint does not parse: {error}"))
+            }
         }
     }
     let conn = open(path);
@@ -98,12 +102,16 @@ pub fn consistency(path: &Path, session: &str) -> Consistency {
         .ok();
     if let Some((event_id, json)) = row {
         match recorded.iter().find(|(id, _)| *id == event_id) {
-            None => found.problems.push(format!("projection row names {event_id}, absent from the ledger")),
+            None => found
+                .problems
+                .push(format!("projection row names {event_id}, absent from the ledger")),
             Some((_, payload)) => {
                 let a = HistoryCompactCheckpoint::from_json(payload).ok();
                 let b = HistoryCompactCheckpoint::from_json(&json).ok();
                 if a.is_none() || a != b {
-                    found.problems.push(format!("projection row disagrees with ledger event {event_id}"));
+                    found
+                        .problems
+                        .push(format!("projection row disagrees with ledger event {event_id}"));
                 }
             }
         }
