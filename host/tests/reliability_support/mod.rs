@@ -4,6 +4,7 @@
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different part
 
 pub mod verify;
+pub mod worker;
 
 use std::sync::Arc;
 
