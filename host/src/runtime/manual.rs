@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{ActiveRun, SessionRuntime, blocking};
+use super::session::{ActiveRun, SessionRuntime, blocking, unique_tag};
 use super::stop::StopSignal;
 use super::transaction::{CompactionReport, Request};
 use crate::storage::{AgentRunRecord, agent_run_kind};
@@ -33,7 +33,7 @@ pub(crate) async fn run_manual<S: Summarizer, N: NativeCompactor>(
         let session = session.clone();
         blocking(move || Ok(store.agent_run_events(&session)?.len())).await?
     };
-    let run_id = format!("run-compact-{:05}-{}", count + 1, runtime.now_ms());
+    let run_id = format!("run-compact-{:05}-{}-{}", count + 1, runtime.now_ms(), unique_tag());
     {
         let mut state = runtime.state();
         match &state.active {
