@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{ActiveRun, SessionRuntime, blocking};
+use super::session::{ActiveRun, SessionRuntime, blocking, unique_tag};
 use super::stop::StopSignal;
 use super::transaction::{CompactionReport, Request};
 use crate::storage::{AgentRunRecord, agent_run_kind};
@@ -32,8 +32,11 @@ pub(crate) async fn run_manual<S: Summarizer, N: NativeCompactor>(
     runtime.load().await?;
     let session = runtime.config.session_id.clone();
     let store = Arc::clone(&runtime.store);
-    let count = blocking(move || Ok(store.agent_run_events(&session)?.len())).await?;
-    let run_id = format!("run-compact-{:05}-{}", count + 1, runtime.now_ms());
+    let count = {
+        let session = session.clone();
+        blocking(move || Ok(store.agent_run_events(&session)?.len())).await?
+    };
+    let run_id = format!("run-compact-{:05}-{}-{}", count + 1, runtime.now_ms(), unique_tag());
     {
         let mut state = runtime.state();
         match &state.active {

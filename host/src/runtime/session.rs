@@ -240,6 +240,15 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     }
 }
 
+/// A tag unique to this process and call. Run, AgentRun event and checkpoint ids built from
+/// the ledger's size and the clock alone collide when two processes compact one session in
+/// the same millisecond (a UNIQUE violation instead of the typed successor conflict).
+pub(crate) fn unique_tag() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let next = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{:x}.{next}", std::process::id())
+}
+
 /// Run id of an ordinary turn's events when the runtime writes on its behalf.
 fn run_of(turn_id: &str) -> String {
     format!("run-{turn_id}")

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{SessionRuntime, blocking};
+use super::session::{SessionRuntime, blocking, unique_tag};
 use super::stop::StopSignal;
 use crate::storage::{AgentRunRecord, LookupNote, agent_run_kind};
 
@@ -53,6 +53,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let session = self.config.session_id.clone();
         let ordinal = blocking(move || Ok(store.agent_run_events(&session)?.len())).await? + 1;
         let now_ms = self.now_ms();
+        let tag = unique_tag();
         let input = CompactInput {
             trigger: request.trigger,
             events: events.clone(),
@@ -61,7 +62,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             model: self.config.model.clone(),
             provider: self.config.provider.clone(),
             compactor: self.config.compactor,
-            new_checkpoint_id: format!("cp-{ordinal:05}-{now_ms}"),
+            new_checkpoint_id: format!("cp-{ordinal:05}-{now_ms}-{tag}"),
             now_ms,
             provider_options: None,
             summarizer_label: self.summarizer.label(),
@@ -93,7 +94,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
                 Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
                     let store = Arc::clone(&self.store);
                     let run_id = request.run_id.clone();
-                    let event_id = format!("ar-{ordinal:05}-{now_ms}-checkpoint");
+                    let event_id = format!("ar-{ordinal:05}-{now_ms}-{tag}-checkpoint");
                     let recorded_at = self.now_ms();
                     let result = tokio::task::spawn_blocking(move || {
                         store.append_checkpoint(&event_id, &run_id, recorded_at, &checkpoint)
@@ -110,7 +111,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         };
         self.state().circuit = tx.into_circuit();
         if outcome.outcome != contextfold_core::compaction::OutcomeKind::Cancelled {
-            self.record_outcome(&request, &outcome, ordinal).await?;
+            self.record_outcome(&request, &outcome, &format!("{ordinal:05}-{tag}")).await?;
         }
         Ok(CompactionReport {
             trigger: request.trigger,
@@ -124,10 +125,10 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         &self,
         request: &Request,
         outcome: &CompactionOutcome,
-        ordinal: usize,
+        ordinal: &str,
     ) -> Result<(), RuntimeError> {
         let record = AgentRunRecord {
-            event_id: format!("ar-{ordinal:05}-{}-outcome", self.now_ms()),
+            event_id: format!("ar-{ordinal}-{}-outcome", self.now_ms()),
             session_id: self.config.session_id.clone(),
             run_id: request.run_id.clone(),
             kind: agent_run_kind::COMPACTION_OUTCOME.to_owned(),

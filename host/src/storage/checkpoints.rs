@@ -239,6 +239,25 @@ fn read_projection(conn: &Connection, session_id: &str) -> ProjectionRow {
             "the row's columns disagree with its checkpoint JSON".into(),
         );
     }
+    // The row may never describe a fact absent from the canonical ledger.
+    let recorded = conn
+        .query_row(
+            "SELECT json_extract(payload_json, '$.checkpointId') FROM agent_run_events \
+             WHERE event_id = ?1 AND session_id = ?2 AND kind = ?3",
+            params![event_id, session_id, agent_run_kind::CHECKPOINT_RECORDED],
+            |row| row.get::<_, Option<String>>(0),
+        )
+        .optional();
+    match recorded {
+        Ok(Some(Some(id))) if id == checkpoint.checkpoint_id => {}
+        Ok(_) => {
+            return ProjectionRow::Damaged(
+                "projection_invalid",
+                format!("the row names AgentRun event `{event_id}`, which does not record it"),
+            );
+        }
+        Err(error) => return ProjectionRow::Damaged("projection_unreadable", error.to_string()),
+    }
     ProjectionRow::Valid(Box::new(checkpoint), event_id)
 }
 

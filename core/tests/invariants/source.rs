@@ -1,0 +1,52 @@
+//! Invariants 1 (source immutability) and 2 (projection coverage).
+
+use contextfold_core::HistoryCompactCheckpoint;
+use contextfold_core::digest::digest_prefix;
+use contextfold_core::prefix_match::match_checkpoint_prefix;
+use proptest::prelude::*;
+
+use crate::scenario::{Driver, scenario};
+
+proptest! {
+    #![proptest_config(crate::config())]
+
+    /// 1. Compaction never modifies or deletes a canonical event: the log after every
+    /// compaction equals the log before it, and every earlier log is a byte-identical prefix
+    /// of the final one.
+    #[test]
+    fn invariant_01_source_immutability(case in scenario()) {
+        let trace = Driver::run(case);
+        for record in &trace.compactions {
+            prop_assert_eq!(&record.log_after, &record.log_before, "compaction changed the log");
+            let n = record.log_before.len();
+            prop_assert!(trace.final_log.len() >= n);
+            prop_assert_eq!(&trace.final_log[..n], &record.log_before[..]);
+            prop_assert_eq!(digest_prefix(&trace.final_log[..n]), digest_prefix(&record.log_before));
+        }
+    }
+
+    /// 2. Every recorded checkpoint binds to an ordered prefix of the log: its event count,
+    /// its through boundary (the last covered event's ids) and the SHA-256 digest of that
+    /// prefix; and it still matches the final log.
+    #[test]
+    fn invariant_02_projection_coverage(case in scenario()) {
+        let trace = Driver::run(case);
+        for record in &trace.compactions {
+            for recorded in record.ledger_after.iter().skip(record.ledger_before.len()) {
+                let cp = HistoryCompactCheckpoint::from_value(recorded.payload.clone())
+                    .expect("recorded checkpoints are schema-valid");
+                let n = cp.coverage.event_count as usize;
+                prop_assert!(n > 0 && n <= record.log_before.len(), "coverage past the log");
+                let last = &record.log_before[n - 1];
+                prop_assert_eq!(&cp.coverage.through.runtime_event_id, &last.runtime_event_id);
+                prop_assert_eq!(&cp.coverage.through.turn_id, &last.turn_id);
+                prop_assert_eq!(&cp.coverage.through.run_id, &last.run_id);
+                prop_assert_eq!(&cp.coverage.source_digest, &digest_prefix(&record.log_before[..n]));
+            }
+        }
+        for recorded in &trace.final_ledger {
+            let cp = HistoryCompactCheckpoint::from_value(recorded.payload.clone()).expect("valid");
+            prop_assert!(match_checkpoint_prefix(&cp, &trace.final_log).is_ok(), "{} lost its prefix", cp.checkpoint_id);
+        }
+    }
+}

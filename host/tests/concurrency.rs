@@ -1,0 +1,137 @@
+//! Concurrency: two processes compacting the same session at the same moment (both load the
+//! same tip, then race to append): exactly one checkpoint per high water wins, the other gets
+//! the typed `successor_conflict` and fails open; the durable state stays consistent. And
+//! manual compaction during an active turn is refused with a typed error.
+
+mod reliability_support;
+
+use std::process::Stdio;
+
+use contextfold_core::HistoryCompactCheckpoint;
+use contextfold_host::runtime::{
+    ExtractiveSummarizer, NoNativeCompactor, RuntimeError, StopSignal,
+};
+use contextfold_host::storage::Store;
+use reliability_support::verify::{canonical_rows, consistency, recorded_checkpoints};
+use reliability_support::worker::{run_role, spawn_role};
+use reliability_support::{SESSION, extend, history, report_fault, runtime, seeded_store};
+use serde_json::Value;
+
+/// The entry point of the child processes (does nothing in an ordinary test run).
+#[test]
+fn child_process_entry() {
+    run_role();
+}
+
+const ROUNDS: usize = 4;
+
+#[test]
+fn two_processes_compacting_one_session_get_one_winner_per_high_water() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("race.sqlite");
+    drop(seeded_store(&db, 6));
+    let mut conflicts = 0;
+    for round in 0..ROUNDS {
+        if round > 0 {
+            // A new turn, so there is something new to compact.
+            let store = Store::open(&db).expect("open");
+            let mut builder =
+                contextfold_core::LogBuilder::extend(store.load_events(SESSION).expect("load"));
+            let before = builder.events().len();
+            extend(&mut builder, 100 + round);
+            store.append_events(SESSION, &builder.events()[before..]).expect("append");
+        }
+        let before = canonical_rows(&db, SESSION);
+        let recorded_before = recorded_checkpoints(&db, SESSION).len();
+        let start = dir.path().join(format!("start-{round}"));
+        let children: Vec<_> = (0..2)
+            .map(|_| {
+                spawn_role("compete", &[("CONTEXTFOLD_DB", &db), ("CONTEXTFOLD_START", &start)])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("spawn")
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::fs::write(&start, b"go").expect("start");
+        let lines: Vec<Value> = children
+            .into_iter()
+            .map(|child| {
+                let output = child.wait_with_output().expect("wait");
+                let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+                assert!(
+                    output.status.success(),
+                    "{stdout}\n{}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+                let line = stdout
+                    .lines()
+                    .find_map(|l| l.split_once("COMPETE ").map(|(_, r)| r.to_owned()))
+                    .expect("report");
+                serde_json::from_str(&line).expect("json")
+            })
+            .collect();
+        let winners = lines.iter().filter(|l| l["outcome"] == "recorded").count();
+        let losers: Vec<&Value> = lines.iter().filter(|l| l["outcome"] != "recorded").collect();
+        assert_eq!(winners, 1, "round {round}: {lines:?}");
+        assert_eq!(losers.len(), 1);
+        let loser = losers[0];
+        let conflict = loser["reason"] == "successor_conflict"
+            || loser["diagnostics"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|c| c == "successor_conflict"));
+        assert!(conflict || loser["reason"] == "already_covered", "round {round}: {loser}");
+        if conflict {
+            assert_eq!(loser["outcome"], "failed_open", "{loser}");
+            conflicts += 1;
+            report_fault("concurrent_compaction", "failed_open", "successor_conflict");
+        }
+        let recorded = recorded_checkpoints(&db, SESSION);
+        assert_eq!(
+            recorded.len(),
+            recorded_before + 1,
+            "round {round}: exactly one checkpoint per high water"
+        );
+        let mut counts: Vec<u64> = recorded
+            .iter()
+            .map(|(_, p)| {
+                HistoryCompactCheckpoint::from_json(p).expect("valid").coverage.event_count
+            })
+            .collect();
+        let total = counts.len();
+        counts.dedup();
+        assert_eq!(counts.len(), total, "two checkpoints share a high water");
+        let after = canonical_rows(&db, SESSION);
+        assert_eq!(&after[..before.len()], &before[..], "a canonical event changed");
+        let found = consistency(&db, SESSION);
+        assert!(found.problems.is_empty(), "{:?}", found.problems);
+    }
+    assert!(conflicts > 0, "the processes never raced");
+    eprintln!("CONCURRENCY rounds={ROUNDS} conflicts={conflicts}");
+}
+
+#[tokio::test]
+async fn manual_compaction_during_an_active_turn_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("turn.sqlite");
+    let store = seeded_store(&db, 6);
+    let before = canonical_rows(&db, SESSION);
+    let ledger_before = store.agent_run_events(SESSION).expect("ledger").len();
+    let rt = runtime(&store, 16_000, false, ExtractiveSummarizer, NoNativeCompactor);
+    rt.begin_turn("t-active").expect("begin");
+    let error = rt.compact_manually(&StopSignal::new()).await.expect_err("refused");
+    assert!(matches!(error, RuntimeError::TurnActive { .. }), "{error:?}");
+    assert_eq!(error.code(), "turn_active");
+    assert_eq!(canonical_rows(&db, SESSION), before);
+    assert_eq!(
+        store.agent_run_events(SESSION).expect("ledger").len(),
+        ledger_before,
+        "a refused Run wrote"
+    );
+    rt.end_turn().expect("end");
+    let report = rt.compact_manually(&StopSignal::new()).await.expect("allowed between turns");
+    assert!(report.outcome.checkpoint.is_some());
+    let _ = history(0);
+    report_fault("manual_compaction_during_turn", "refused", error.code());
+}

@@ -1,0 +1,194 @@
+//! Child-process roles of the reliability tests. A test binary re-executes itself with
+//! `CONTEXTFOLD_RELIABILITY_ROLE` set; its `child_process_entry` test then runs one role:
+//!
+//! - `work`: appends turns and runs manual compactions forever against `CONTEXTFOLD_DB`,
+//!   logging `events <last seq>` and `appended <checkpoint id> <event count>` to
+//!   `CONTEXTFOLD_SIDE_LOG` (fsynced) only after the store's append returned. The parent
+//!   kills it with SIGKILL at random moments.
+//! - `compete`: waits for `CONTEXTFOLD_START` to exist, then runs one manual compaction
+//!   whose summary takes a while (so two competitors load the same tip), and prints the
+//!   outcome as one JSON line.
+//! - `disk-full`: on a small filesystem (`CONTEXTFOLD_DIR`), seeds a session, fills the
+//!   disk while the summary is generated, and reports what the compaction did and what the
+//!   reopened file holds, as one JSON line.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use contextfold_core::compaction::summary_request::SummaryRequest;
+use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
+use contextfold_core::{LogBuilder, RuntimeEvent};
+use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, StopSignal, Summarizer};
+use contextfold_host::storage::Store;
+use serde_json::json;
+
+use super::{SESSION, extend, runtime, seeded_store};
+
+/// The environment variable naming the role of a child process.
+pub const ROLE: &str = "CONTEXTFOLD_RELIABILITY_ROLE";
+
+/// Runs the role named by [`ROLE`], if any. Returns `false` in an ordinary test run.
+pub fn run_role() -> bool {
+    let Ok(role) = std::env::var(ROLE) else { return false };
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is required"));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    match role.as_str() {
+        "work" => rt.block_on(work(
+            PathBuf::from(var("CONTEXTFOLD_DB")),
+            PathBuf::from(var("CONTEXTFOLD_SIDE_LOG")),
+        )),
+        "compete" => rt.block_on(compete(
+            PathBuf::from(var("CONTEXTFOLD_DB")),
+            PathBuf::from(var("CONTEXTFOLD_START")),
+        )),
+        "disk-full" => rt.block_on(disk_full(PathBuf::from(var("CONTEXTFOLD_DIR")))),
+        other => panic!("unknown role {other}"),
+    }
+    true
+}
+
+/// Spawns this test binary in `role`, running only `child_process_entry`.
+pub fn spawn_role(role: &str, env: &[(&str, &Path)]) -> std::process::Command {
+    let exe = std::env::current_exe().expect("test binary");
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["child_process_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE, role);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+}
+
+fn side_line(side: &mut std::fs::File, line: &str) {
+    writeln!(side, "{line}").expect("side log");
+    side.sync_data().expect("fsync side log");
+}
+
+async fn work(db: PathBuf, side: PathBuf) {
+    let store = Arc::new(Store::open(&db).expect("open"));
+    let mut side =
+        std::fs::OpenOptions::new().create(true).append(true).open(side).expect("side log");
+    let rt = runtime(&store, 16_000, false, ExtractiveSummarizer, NoNativeCompactor);
+    let pid = std::process::id();
+    for round in 0.. {
+        let events = store.load_events(SESSION).expect("load");
+        let mut builder =
+            if events.is_empty() { LogBuilder::new(SESSION) } else { LogBuilder::extend(events) };
+        let before = builder.events().len();
+        extend(&mut builder, round);
+        // Turn ids unique across restarts.
+        let mut new: Vec<RuntimeEvent> = builder.events()[before..].to_vec();
+        for event in &mut new {
+            event.turn_id = format!("t{pid}-{round}");
+            event.run_id = format!("run-t{pid}-{round}");
+        }
+        store.append_events(SESSION, &new).expect("append events");
+        side_line(&mut side, &format!("events {}", new.last().expect("events").seq));
+        let report = rt.compact_manually(&StopSignal::new()).await.expect("compaction");
+        if let Some(cp) = &report.outcome.checkpoint {
+            side_line(
+                &mut side,
+                &format!("appended {} {}", cp.checkpoint_id, cp.coverage.event_count),
+            );
+        }
+    }
+}
+
+/// The extractive summarizer, slowed down so two processes overlap.
+struct SlowSummarizer;
+
+impl Summarizer for SlowSummarizer {
+    async fn summarize(
+        &self,
+        request: &SummaryRequest,
+        effect: &SummarizeEffect,
+        events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        ExtractiveSummarizer.summarize(request, effect, events).await
+    }
+}
+
+async fn compete(db: PathBuf, start: PathBuf) {
+    let store = Arc::new(Store::open(&db).expect("open"));
+    for _ in 0..1_000 {
+        if start.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let rt = runtime(&store, 16_000, false, SlowSummarizer, NoNativeCompactor);
+    let line = match rt.compact_manually(&StopSignal::new()).await {
+        Ok(report) => json!({
+            "outcome": report.outcome.outcome,
+            "reason": report.outcome.reason.as_str(),
+            "checkpoint": report.outcome.checkpoint.as_ref().map(|c| c.checkpoint_id.clone()),
+            "diagnostics": report.outcome.diagnostics.iter().map(|d| d.code.as_str()).collect::<Vec<_>>(),
+        }),
+        Err(error) => json!({"error": error.code(), "message": error.to_string()}),
+    };
+    println!("COMPETE {line}");
+}
+
+/// Fills the filesystem holding `dir` when the summary is ready, just before the append.
+struct FillDiskBeforeAppend {
+    filler: PathBuf,
+}
+
+impl Summarizer for FillDiskBeforeAppend {
+    async fn summarize(
+        &self,
+        request: &SummaryRequest,
+        effect: &SummarizeEffect,
+        events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        let mut file = std::fs::File::create(&self.filler).expect("filler");
+        let block = vec![0u8; 4096];
+        while file.write_all(&block).is_ok() {}
+        let _ = file.sync_all();
+        ExtractiveSummarizer.summarize(request, effect, events).await
+    }
+}
+
+async fn disk_full(dir: PathBuf) {
+    let db = dir.join("full.sqlite");
+    let filler = dir.join("filler");
+    let store = seeded_store(&db, 6);
+    let before = store.load_events(SESSION).expect("load").len();
+    let rt = runtime(
+        &store,
+        16_000,
+        false,
+        FillDiskBeforeAppend { filler: filler.clone() },
+        NoNativeCompactor,
+    );
+    let result = rt.compact_manually(&StopSignal::new()).await;
+    let (outcome, detail) = match &result {
+        Ok(report) => {
+            (format!("{:?}", report.outcome.outcome), report.outcome.reason.as_str().to_owned())
+        }
+        Err(error) => (format!("error:{}", error.code()), error.to_string()),
+    };
+    let checkpoint_returned = result.as_ref().is_ok_and(|r| r.outcome.checkpoint.is_some());
+    drop(rt);
+    drop(store);
+    std::fs::remove_file(&filler).expect("free the disk");
+    let reopened = Store::open(&db).expect("reopen");
+    let events = reopened.load_events(SESSION).expect("load").len();
+    let recorded = reopened.recorded_checkpoints(SESSION).expect("ledger").len();
+    let lookup = reopened.current_checkpoint(SESSION).expect("lookup");
+    let problems = super::verify::consistency(&db, SESSION).problems;
+    let line = json!({
+        "outcome": outcome, "detail": detail, "checkpointReturned": checkpoint_returned,
+        "eventsBefore": before, "eventsAfter": events, "recorded": recorded,
+        "current": lookup.checkpoint.map(|c| c.checkpoint_id), "problems": problems,
+    });
+    println!("DISKFULL {line}");
+}
