@@ -32,10 +32,7 @@ pub(crate) async fn run_manual<S: Summarizer, N: NativeCompactor>(
     runtime.load().await?;
     let session = runtime.config.session_id.clone();
     let store = Arc::clone(&runtime.store);
-    let count = {
-        let session = session.clone();
-        blocking(move || Ok(store.agent_run_events(&session)?.len())).await?
-    };
+    let count = blocking(move || Ok(store.agent_run_events(&session)?.len())).await?;
     let run_id = format!("run-compact-{:05}-{}-{}", count + 1, runtime.now_ms(), unique_tag());
     {
         let mut state = runtime.state();
