@@ -5,12 +5,25 @@
 // and exits 1 on any difference. Vector ops the package does not export are counted as
 // skipped and named on that line (never as passed). Run after building pkg/:
 //   node pkg-tests/conformance.mjs [--verbose]
+// With `--component DIR/compactor.js` (the component transpiled by `jco transpile --name
+// compactor`, see scripts/conformance.sh) it replays every vector through the WIT exports of
+// the real component in Node instead, transcripts through the `compaction-steps` resource as a
+// JavaScript host drives it, and prints `component (jco, node): N/N vectors passed`.
 // The op shapes are documented in tests/src/ops.rs and tests/src/transcript.rs.
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 
-const api = await import('contextfold').catch(() => import(new URL('../pkg/node.js', import.meta.url)));
+const api = await import('contextfold')
+  .catch(() => import(new URL('../pkg/node.js', import.meta.url)))
+  .catch((error) => {
+    console.error(`the built npm package is needed (bash scripts/build-pkg.sh): ${error.message}`);
+    process.exit(1);
+  });
 const verbose = process.argv.includes('--verbose');
+const componentFlag = process.argv.indexOf('--component');
+const jco = componentFlag > 0
+  ? await import(new URL(process.argv[componentFlag + 1], `file://${process.cwd()}/`))
+  : null;
 
 function readVectors(name) {
   return JSON.parse(readFileSync(new URL(`../tests/vectors/${name}`, import.meta.url), 'utf8'));
@@ -173,9 +186,207 @@ function transcript(input, expected) {
   }
 }
 
+// ----- the component through jco: the WIT exports as a JavaScript host sees them -----------
+
+/** The core's `FinishReason::parse`: a host classifies the provider's finish string. */
+function finishReason(value) {
+  const normalized = String(value ?? '').trim().toLowerCase().replaceAll('-', '_');
+  if (['stop', 'end_turn', 'stop_sequence'].includes(normalized)) return { tag: 'stop' };
+  if (['length', 'max_tokens', 'max_output_tokens'].includes(normalized)) return { tag: 'length' };
+  if (['content_filter', 'safety'].includes(normalized)) return { tag: 'content-filter' };
+  if (['tool_calls', 'tool_use', 'function_call'].includes(normalized)) return { tag: 'tool-calls' };
+  if (['', 'unknown'].includes(normalized)) return { tag: 'unknown' };
+  return { tag: 'other', val: String(value).trim() };
+}
+
+/** Runs a component call; a WIT error becomes `{ error: code }`, as in the native reference. */
+function wit(fn) {
+  try {
+    return { value: fn() };
+  } catch (error) {
+    const payload = error?.payload;
+    if (payload && typeof payload === 'object') return { error: payload.val?.code ?? payload.code ?? payload.tag };
+    throw error;
+  }
+}
+
+/**
+ * The exact text of every digest case's `events` array, by case name. JavaScript numbers
+ * cannot hold every u64 (`createdAtMs: 18446744073709551615`), so `JSON.stringify` of the parsed
+ * events is not the log a host stores; a JavaScript host hands the component its stored text.
+ */
+function rawDigestEvents() {
+  const text = readFileSync(new URL('../tests/vectors/digest.json', import.meta.url), 'utf8');
+  const raw = new Map();
+  const pattern = /"name": "([^"]+)",\s*"events": \[/g;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+    const start = m.index + m[0].length - 1;
+    let depth = 0;
+    let inString = false;
+    for (let i = start; i < text.length; i += 1) {
+      const c = text[i];
+      if (inString) {
+        if (c === '\\') i += 1;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === '[' || c === '{') depth += 1;
+      else if (c === ']' || c === '}') {
+        depth -= 1;
+        if (depth === 0) {
+          raw.set(m[1], text.slice(start, i + 1));
+          break;
+        }
+      }
+    }
+  }
+  return raw;
+}
+
+function componentOps(component) {
+  const rawEvents = rawDigestEvents();
+  const { projection, compactionSteps } = component;
+  const json = (value) => JSON.stringify(value);
+  const opt = (value) => (value == null ? undefined : value);
+  const model = (input) => ({
+    contextWindow: input.model?.contextWindow == null ? undefined : BigInt(input.model.contextWindow),
+    fixedOverheadTokens: BigInt(input.model?.fixedOverheadTokens ?? 0),
+  });
+  const plan = (p) => p && {
+    covered: Number(p.covered),
+    checkpointTokens: Number(p.checkpointTokens),
+    sourceTokens: Number(p.sourceTokens),
+    replayTokens: Number(p.replayTokens),
+    currentTokens: Number(p.currentTokens),
+  };
+  const failure = (f) => ({ tag: f.kind.replaceAll('_', '-'), val: f.message });
+  const result = (r) => (r.error ? { error: r.error } : null);
+  return {
+    digest: (vector) => {
+      const r = wit(() => projection.prefixDigests(rawEvents.get(vector.name) ?? json(vector.events)));
+      return result(r) ?? r.value;
+    },
+    select_safe_prefix: { run: (input) => {
+      const events = json(input.events);
+      const prefix = wit(() => projection.selectSafePrefix(events, {
+        currentTurn: opt(input.currentTurnId),
+        reserveTailTokens: BigInt(input.reserveTailTokens ?? 0),
+        reserveTailTurns: input.reserveTailTurns ?? 0,
+      }));
+      if (prefix.error) return { error: prefix.error };
+      const cuts = wit(() => projection.safeBoundaries(events, opt(input.currentTurnId)));
+      if (cuts.error) return { error: cuts.error };
+      const p = prefix.value;
+      return {
+        prefix: p ? { end: Number(p.end), turnCount: Number(p.turnCount) } : null,
+        safeBoundaries: Array.from(cuts.value, Number),
+      };
+    } },
+    evaluate_replay: { run: (input) => {
+      const [events, checkpoint] = [json(input.events), json(input.checkpoint)];
+      const matched = wit(() => projection.matchCheckpoint(checkpoint, events));
+      if (matched.error) return { error: matched.error };
+      const decision = wit(() => projection.evaluateReplay({
+        events, checkpoint, currentTurn: opt(input.currentTurnId), model: model(input), provider: opt(input.provider),
+      }));
+      if (decision.error) return { error: decision.error };
+      const d = decision.value;
+      return {
+        match: matched.value.tag === 'ok' ? { covered: Number(matched.value.val) } : { mismatch: matched.value.val.code },
+        decision: d.tag,
+        code: d.tag === 'rejected' ? d.val.diagnostic.code : null,
+        plan: plan(d.tag === 'rejected' ? d.val.plan : d.val) ?? null,
+      };
+    } },
+    project: { run: (input) => {
+      const r = wit(() => projection.project({
+        events: json(input.events),
+        currentTurn: opt(input.currentTurnId),
+        checkpoint: input.checkpoint == null ? undefined : json(input.checkpoint),
+        model: model(input),
+        provider: opt(input.provider),
+        failOpen: input.failOpen ?? false,
+      }));
+      return result(r) ?? JSON.parse(r.value);
+    } },
+    validate_summary: { run: (input) => {
+      try {
+        const tokens = projection.validateSummary(input.text ?? '', finishReason(input.finish), BigInt(input.foldTokens ?? 0));
+        return { estimatedTokens: Number(tokens) };
+      } catch (error) {
+        if (typeof error?.payload?.code === 'string') return { defect: error.payload.code };
+        throw error;
+      }
+    } },
+    compaction: { run: (input) => {
+      const started = wit(() => compactionSteps.CompactionSession.start({
+        trigger: input.trigger,
+        events: json(input.events),
+        currentTurn: opt(input.currentTurnId),
+        checkpoint: input.checkpoint == null ? undefined : json(input.checkpoint),
+        model: model(input),
+        provider: input.provider,
+        compactor: input.compactor,
+        checkpointId: input.checkpointId ?? '',
+        nowMs: BigInt(input.nowMs ?? 0),
+        summarizerLabel: opt(input.summarizerLabel),
+        circuitJson: input.circuit == null ? undefined : json(input.circuit),
+      }));
+      if (started.error) return { error: started.error };
+      const session = started.value;
+      const script = [...(input.script ?? [])];
+      const effects = [];
+      const steps = wit(() => {
+        for (;;) {
+          const step = session.poll();
+          if (step.tag === 'done') return step.val;
+          const effect = step.val;
+          const entry = script.shift();
+          if (!entry) return null;
+          if (effect.tag === 'summarize') {
+            const r = effect.val;
+            effects.push({
+              effect: 'summarize',
+              request: JSON.parse(r.requestJson),
+              previousSummary: r.previousSummary ?? null,
+              foldStart: Number(r.foldStart),
+              foldEnd: Number(r.foldEnd),
+              targetTokens: Number(r.targetTokens),
+            });
+            if (entry.cancel) session.cancel();
+            else if (entry.failure) session.resumeSummary({ tag: 'err', val: failure(entry.failure) });
+            else if (entry.summary === 'extractive') {
+              const text = api.extractiveSummary(r.previousSummary, JSON.parse(r.foldEvents), Number(r.targetTokens));
+              session.resumeSummary({ tag: 'ok', val: { text, finish: { tag: 'stop' } } });
+            } else {
+              const answer = { text: entry.summary.text ?? '', finish: finishReason(entry.summary.finish) };
+              session.resumeSummary({ tag: 'ok', val: answer });
+            }
+          } else if (effect.tag === 'compact-natively') {
+            effects.push({ effect: 'compact_natively', request: JSON.parse(effect.val) });
+            if (entry.cancel) session.cancel();
+            else if (entry.failure) session.resumeNative({ tag: 'err', val: failure(entry.failure) });
+            else session.resumeNative({ tag: 'ok', val: entry.native.map((item) => JSON.stringify(item)) });
+          } else {
+            effects.push({ effect: 'append_checkpoint', checkpoint: JSON.parse(effect.val) });
+            const a = entry.append;
+            session.resumeAppend(a === 'ok'
+              ? { tag: 'ok', val: undefined }
+              : { tag: 'err', val: { tag: a.conflict ? 'conflict' : 'failed', val: a.message } });
+          }
+        }
+      });
+      session[Symbol.dispose]?.();
+      if (steps.error) return { error: steps.error };
+      if (!steps.value) return { error: 'script_exhausted' };
+      const done = steps.value;
+      return { effects, outcome: JSON.parse(done.outcomeJson), circuit: JSON.parse(done.circuitJson) };
+    } },
+  };
+}
+
 // ----- replay -----------------------------------------------------------------------------
 
-const OPS = {
+const PKG_OPS = {
   project: { run: project },
   validate_summary: { run: validateSummary },
   compaction: { run: transcript },
@@ -196,9 +407,11 @@ function check(name, got, expected) {
   }
 }
 
+const OPS = jco ? componentOps(jco) : PKG_OPS;
 for (const vector of readVectors('digest.json').cases) {
   const { prefixDigests, digest, canonical } = vector;
-  check(`digest ${vector.name}`, digestCase(vector), { prefixDigests, digest, canonical });
+  if (jco) check(`digest ${vector.name}`, OPS.digest(vector), prefixDigests);
+  else check(`digest ${vector.name}`, digestCase(vector), { prefixDigests, digest, canonical });
 }
 for (const file of ['projection.json', 'compaction.json']) {
   for (const vector of readVectors(file).cases) {
@@ -216,9 +429,10 @@ const skippedCount = [...skipped.values()].reduce((a, b) => a + b, 0);
 const note = skippedCount
   ? ` (${skippedCount} skipped: the package exports no ${[...skipped.keys()].join(', ')})`
   : '';
-console.log(`node (pkg): ${total - failed.length}/${total} vectors passed${note}`);
+const runtime = jco ? 'component (jco, node)' : 'node (pkg)';
+console.log(`${runtime}: ${total - failed.length}/${total} vectors passed${note}`);
 if (failed.length) {
-  console.error(`node mismatches: ${failed.join(', ')}`);
+  console.error(`${runtime} mismatches: ${failed.join(', ')}`);
   process.exit(1);
 }
 if (total < 150) {

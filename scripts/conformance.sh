@@ -5,6 +5,7 @@
 #
 #   native: N/N vectors passed
 #   component (wasmtime): N/N vectors passed
+#   component (jco, node): N/N vectors passed           (jco 1.35.0 via npx)
 #   node (pkg): M/M vectors passed (K skipped: ...)     (only when pkg/ is built)
 #
 # Each runner compares its own JSON with the vectors' expected JSON; any difference, or
@@ -80,4 +81,40 @@ if [ -f pkg/dist/node/contextfold_wasm.js ]; then
 else
   echo "node (pkg): not run (pkg/ is not built: bash scripts/build-pkg.sh, or CONFORMANCE_BUILD_PKG=1)"
 fi
+# The same component in Node, transpiled by jco, driven as a JavaScript host drives it (the
+# `compaction-steps` resource); the scripted extractive answers come from pkg/, so it runs when
+# pkg/ is built. CONFORMANCE_SKIP_JCO=1 skips it (e.g. without npm registry access).
+JCO_VERSION=1.35.0
+if [ "${CONFORMANCE_SKIP_JCO:-0}" != 1 ] && [ -f pkg/dist/node/contextfold_wasm.js ]; then
+  rm -rf target/components/jco
+  npx --yes "@bytecodealliance/jco@${JCO_VERSION}" transpile target/components/contextfold_compactor.wasm \
+    -o target/components/jco --name compactor --no-typescript \
+    --map 'contextfold:compaction/ledger=./host-imports.js' \
+    --map 'contextfold:compaction/provider=./host-imports.js' >"$log/jco" 2>&1 || {
+    tail -n 20 "$log/jco" >&2
+    echo "FAIL: jco transpile" >&2
+    exit 1
+  }
+  # The step API never calls the blocking imports; they exist only to instantiate.
+  cat >target/components/jco/host-imports.js <<'JS'
+const never = (name) => () => { throw new Error(`the step API never calls ${name}`); };
+export const loadEvents = never('ledger.load-events');
+export const loadLatestCheckpoint = never('ledger.load-latest-checkpoint');
+export const scanCheckpointEvents = never('ledger.scan-checkpoint-events');
+export const appendCheckpoint = never('ledger.append-checkpoint');
+export const summarize = never('provider.summarize');
+export const compactNatively = never('provider.compact-natively');
+JS
+  echo '{"type": "module"}' >target/components/jco/package.json
+  jco_line=$(replay '^component \(jco, node\): ' jco \
+    node pkg-tests/conformance.mjs --component target/components/jco/compactor.js)
+  echo "$jco_line"
+  if [ "$(echo "$jco_line" | total_of)" != "$n_native" ]; then
+    echo "FAIL: the component in Node replayed a different number of vectors" >&2
+    exit 1
+  fi
+else
+  echo "component (jco, node): not run (needs pkg/ built for the scripted extractive answers; CONFORMANCE_SKIP_JCO=${CONFORMANCE_SKIP_JCO:-0})"
+fi
+
 echo "conformance: every runtime that ran agrees with the $n_native golden vectors"

@@ -39,6 +39,52 @@ if [ "$actual" != "$expected" ]; then
 fi
 exports=$(wasm-tools component wit "$out/contextfold_compactor.wasm" \
   | sed -n 's/^ *export \([^;]*\);$/\1/p' | sort | tr '\n' ' ')
+# The WIT the component carries must match wit/ item for item (docs aside: the component
+# keeps none): every interface it imports or exports, every type and function in them.
+wasm-tools component wit wit/ >"$out/source.wit"
+wasm-tools component wit "$out/contextfold_compactor.wasm" >"$out/component.wit"
+echo -n "component WIT vs wit/: "
+node - "$out/source.wit" "$out/component.wit" <<'NODE'
+const { readFileSync } = require('node:fs');
+// Items of each interface in a `wasm-tools component wit` printout, docs and `use` lines dropped,
+// whitespace normalized: Map<interface, Set<item text>>.
+function interfaces(text) {
+  const out = new Map();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i += 1) {
+    const head = lines[i].match(/^(\s*)interface ([\w-]+) \{$/);
+    if (!head) continue;
+    const indent = head[1].length;
+    const items = new Set();
+    let item = null;
+    let depth = 0;
+    for (i += 1; i < lines.length; i += 1) {
+      const line = lines[i];
+      const trimmed = line.trim();
+      if (depth === 0 && line.length - line.trimStart().length === indent && trimmed === '}') break;
+      if (!trimmed || trimmed.startsWith('///') || (depth === 0 && trimmed.startsWith('use '))) continue;
+      item = item === null ? trimmed : `${item} ${trimmed}`;
+      depth += (trimmed.match(/\{/g) ?? []).length - (trimmed.match(/\}/g) ?? []).length;
+      if (depth === 0) {
+        items.add(item.replace(/\s+/g, ' ').replace(/,\s*\}/g, ' }'));
+        item = null;
+      }
+    }
+    out.set(head[2], items);
+  }
+  return out;
+}
+const [source, built] = process.argv.slice(2).map((f) => interfaces(readFileSync(f, 'utf8')));
+let bad = 0;
+for (const [name, items] of built) {
+  const want = source.get(name);
+  if (!want) { console.log(`interface ${name} is not in wit/`); bad += 1; continue; }
+  for (const item of items) if (!want.has(item)) { console.log(`${name}: component has ${item}`); bad += 1; }
+  for (const item of want) if (!items.has(item)) { console.log(`${name}: wit/ has ${item}`); bad += 1; }
+}
+console.log(`${built.size} interfaces compared, ${bad} differences`);
+process.exit(bad ? 1 : 0);
+NODE
 echo "component imports: $(echo "$actual" | tr '\n' ' ')(no WASI)"
 echo "component exports: $exports"
 if [ "${1:-}" = "--build-only" ]; then

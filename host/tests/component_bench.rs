@@ -1,101 +1,125 @@
-//! Component/native time ratio on the same vectors (goal: at most 2×). Run with
-//! `cargo test -p contextfold-host --test component_bench -- --ignored --nocapture` after
-//! `scripts/test-component.sh` built the component; use `--release` for a fair native side
-//! (the dev profile builds the core at opt-level 1, the component is always a release build).
+//! Component/native time ratio on the same golden vectors (goal: at most 2×).
+//!
+//! Both sides replay every vector of `tests/vectors/` JSON in, JSON out: the native side with
+//! the conformance reference (`contextfold_conformance::ops::evaluate`, digests with
+//! `prefix_digests`), the component side through the real component in wasmtime
+//! (`component_support::evaluate`, the mapping the conformance test uses). Each round replays
+//! all vectors on both sides and checks the component's answers; one warm-up round is not
+//! timed. Prints per-op times and `component/native ratio: X.XX (goal <= 2.0)`.
+//!
+//! Run it with `bench/component.sh` (builds the component, then runs this ignored test with
+//! the core optimized like a release build).
 
 mod component_support;
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use component_support::{compactor_plugin, evaluate, vectors};
-use contextfold_core::compaction::summary_validation::{FinishReason, validate_summary};
+use contextfold_core::RuntimeEvent;
 use contextfold_core::digest::prefix_digests;
-use contextfold_core::projection::{ProjectInput, project};
-use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
-use contextfold_host::component::MemoryLedger;
+use contextfold_host::component::{MemoryLedger, Plugin};
 use serde_json::Value;
 
-const ROUNDS: u32 = 3;
+/// Timed rounds (after one warm-up round).
+const ROUNDS: u32 = 5;
 
-fn events(value: &Value) -> Vec<RuntimeEvent> {
-    serde_json::from_value(value.clone()).expect("events")
+/// One vector: its op (`digest` for digest vectors), input and expected output.
+struct Vector {
+    op: String,
+    input: Value,
+    expected: Value,
 }
 
-/// The native side of one op, with the same JSON parsing the component does.
-fn native(op: &str, input: &Value) {
-    match op {
-        "project" => {
-            let events = events(&input["events"]);
-            let checkpoint = (!input["checkpoint"].is_null()).then(|| {
-                HistoryCompactCheckpoint::from_value(input["checkpoint"].clone()).expect("cp")
+fn all_vectors() -> Vec<Vector> {
+    let mut all: Vec<Vector> = vectors("digest.json")["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|case| Vector {
+            op: "digest".into(),
+            input: case["events"].clone(),
+            expected: case["prefixDigests"].clone(),
+        })
+        .collect();
+    for file in ["projection.json", "compaction.json"] {
+        for case in vectors(file)["cases"].as_array().expect("cases") {
+            all.push(Vector {
+                op: case["op"].as_str().expect("op").into(),
+                input: case["input"].clone(),
+                expected: case["expected"].clone(),
             });
-            let model: ModelFacts = serde_json::from_value(input["model"].clone()).expect("model");
-            let provider = serde_json::from_value(input["provider"].clone()).ok();
-            let request = ProjectInput {
-                events: &events,
-                current_turn_id: input["currentTurnId"].as_str(),
-                checkpoint: checkpoint.as_ref(),
-                model: &model,
-                provider: provider.as_ref(),
-                fail_open: input["failOpen"].as_bool().unwrap_or(false),
-            };
-            let projection = project(&request, &CharEstimator).expect("projects");
-            std::hint::black_box(serde_json::to_string(&projection).expect("serializes"));
         }
-        "validate_summary" => {
-            let finish = FinishReason::parse(input["finish"].as_str().unwrap_or_default());
-            let text = input["text"].as_str().unwrap_or_default();
-            let fold = input["foldTokens"].as_u64().unwrap_or(0);
-            let _ = std::hint::black_box(validate_summary(text, finish, fold, &CharEstimator));
-        }
-        other => panic!("no native bench for {other}"),
+    }
+    all
+}
+
+fn native(vector: &Vector) -> Value {
+    if vector.op == "digest" {
+        let events: Vec<RuntimeEvent> =
+            serde_json::from_value(vector.input.clone()).expect("events");
+        return Value::from(prefix_digests(&events));
+    }
+    contextfold_conformance::ops::evaluate(&vector.op, &vector.input)
+}
+
+fn component(plugin: &mut Plugin, vector: &Vector) -> Value {
+    if vector.op == "digest" {
+        let text = serde_json::to_string(&vector.input).expect("events");
+        return Value::from(plugin.prefix_digests(&text).expect("prefix-digests"));
+    }
+    evaluate(plugin, &vector.op, &vector.input)
+}
+
+/// Replays every vector once on one side; returns the time spent per op.
+fn round(
+    vectors: &[Vector],
+    mut run: impl FnMut(&Vector) -> Value,
+    times: &mut BTreeMap<String, Duration>,
+) {
+    for vector in vectors {
+        let started = Instant::now();
+        let got = std::hint::black_box(run(vector));
+        *times.entry(vector.op.clone()).or_default() += started.elapsed();
+        assert_eq!(got, vector.expected, "{} vector differs", vector.op);
     }
 }
 
 #[test]
-#[ignore = "benchmark: needs the built component"]
+#[ignore = "benchmark: run bench/component.sh"]
 fn component_native_time_ratio() {
-    let projection = vectors("projection.json");
-    let cases: Vec<&Value> = projection["cases"]
-        .as_array()
-        .expect("cases")
-        .iter()
-        .filter(|c| matches!(c["op"].as_str(), Some("project" | "validate_summary")))
-        .collect();
-    let digest = vectors("digest.json");
-    let digest_cases = digest["cases"].as_array().expect("cases");
+    let vectors = all_vectors();
     let mut plugin = compactor_plugin(MemoryLedger::default());
-    // Warm up the instance (first instantiation, page faults).
-    let _ = plugin.digest_prefix("[]");
-    let (mut native_time, mut component_time) = (Duration::ZERO, Duration::ZERO);
+    let (mut warm_native, mut warm_component) = (BTreeMap::new(), BTreeMap::new());
+    round(&vectors, native, &mut warm_native);
+    round(&vectors, |v| component(&mut plugin, v), &mut warm_component);
+
+    let (mut native_times, mut component_times) = (BTreeMap::new(), BTreeMap::new());
     for _ in 0..ROUNDS {
-        let started = Instant::now();
-        for case in &cases {
-            native(case["op"].as_str().expect("op"), &case["input"]);
-        }
-        for case in digest_cases {
-            let text = serde_json::to_string(&case["events"]).expect("events");
-            let parsed: Vec<RuntimeEvent> = serde_json::from_str(&text).expect("events");
-            std::hint::black_box(prefix_digests(&parsed));
-        }
-        native_time += started.elapsed();
-        let started = Instant::now();
-        for case in &cases {
-            let out = evaluate(&mut plugin, case["op"].as_str().expect("op"), &case["input"]);
-            assert_eq!(out, case["expected"], "{}", case["name"]);
-        }
-        for case in digest_cases {
-            let text = serde_json::to_string(&case["events"]).expect("events");
-            std::hint::black_box(plugin.prefix_digests(&text).expect("digests"));
-        }
-        component_time += started.elapsed();
+        round(&vectors, native, &mut native_times);
+        round(&vectors, |v| component(&mut plugin, v), &mut component_times);
     }
-    let n = cases.len() + digest_cases.len();
-    let ratio = component_time.as_secs_f64() / native_time.as_secs_f64().max(1e-9);
+    assert_eq!(plugin.traps(), 0, "the benchmark trapped the plugin");
+
+    let ms = |d: &Duration| d.as_secs_f64() * 1e3 / f64::from(ROUNDS);
+    println!("bench: {} vectors, {ROUNDS} rounds; mean ms per round:", vectors.len());
+    for (op, native_time) in &native_times {
+        let component_time = &component_times[op];
+        println!(
+            "  {op:<20} native {:>8.2}  component {:>8.2}  ratio {:.2}",
+            ms(native_time),
+            ms(component_time),
+            component_time.as_secs_f64() / native_time.as_secs_f64().max(1e-9)
+        );
+    }
+    let native_total: Duration = native_times.values().sum();
+    let component_total: Duration = component_times.values().sum();
     println!(
-        "bench: {n} vectors x {ROUNDS} rounds: native {:.1} ms, component {:.1} ms",
-        native_time.as_secs_f64() * 1e3,
-        component_time.as_secs_f64() * 1e3
+        "  {:<20} native {:>8.2}  component {:>8.2}",
+        "total",
+        ms(&native_total),
+        ms(&component_total)
     );
-    println!("component/native time ratio: {ratio:.2}x (goal: at most 2x)");
+    let ratio = component_total.as_secs_f64() / native_total.as_secs_f64().max(1e-9);
+    println!("component/native ratio: {ratio:.2} (goal <= 2.0)");
 }

@@ -96,6 +96,7 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
     let mut prng = SplitMix64::new(seed ^ 0xc0ff_ee00);
     let mut projection = Vec::new();
     let mut compaction = Vec::new();
+    let mut circuit = Vec::new();
     for index in 0..6u64 {
         let turns = 3 + prng.below(5);
         let mut events = session(&mut prng, index, turns);
@@ -180,9 +181,32 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
             let input = transcript_input(&values, &current, window, extra);
             compaction.push(case(name(label), "compaction", input));
         }
+        circuit.extend(circuit_case(&compaction, &values, &current, window, index));
         projection.extend(summary_cases(&events, index));
     }
+    // Appended last so the earlier cases keep their places in the file.
+    compaction.extend(circuit);
     (projection, compaction)
+}
+
+/// The session's compaction after its summarizer was malformed twice: the transcript gets the
+/// malformed-input circuit that run left armed (the `circuit` input), and the core refuses to
+/// send the same request again. `None` when that run armed nothing.
+fn circuit_case(
+    compaction: &[Value],
+    values: &[Value],
+    current: &str,
+    window: u64,
+    index: u64,
+) -> Option<Value> {
+    let armed_by = format!("s{index}_text_malformed_twice");
+    let armed = compaction.iter().find(|c| c["name"] == armed_by.as_str())?;
+    let circuit = &armed["expected"]["circuit"];
+    if circuit["fingerprints"].as_array().is_none_or(Vec::is_empty) {
+        return None;
+    }
+    let input = transcript_input(values, current, window, json!({ "circuit": circuit }));
+    Some(case(format!("s{index}_text_circuit_open"), "compaction", input))
 }
 
 fn item(n: u64) -> Value {

@@ -89,5 +89,12 @@ fn behaviour_vectors_cover_ops_and_outcomes() {
     }
     let v3 = cases.iter().any(|c| c["expected"]["outcome"]["checkpoint"]["schemaVersion"] == 3);
     assert!(v3, "no transcript records a V3 checkpoint");
+    let armed = cases
+        .iter()
+        .any(|c| c["input"]["circuit"]["fingerprints"].as_array().is_some_and(|f| !f.is_empty()));
+    assert!(armed, "no transcript starts with an armed malformed-input circuit");
+    let rolled =
+        cases.iter().any(|c| c["op"] == "compaction" && !c["input"]["checkpoint"].is_null());
+    assert!(rolled, "no transcript rolls an existing checkpoint forward");
     assert!(cases.iter().all(|c| c["expected"].get("error").is_none()), "a case errors");
 }
