@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { digestPrefix, project } from 'contextfold';
+import { EventLog, digestPrefix, project } from 'contextfold';
 import { plainDigest, plainProject } from './plain-js.js';
 import { generateSession } from './session.js';
 
@@ -48,13 +48,27 @@ const projected = project({ events, model: { contextWindow }, format: 'ai-sdk' }
 const plain = plainProject(events, contextWindow);
 assert.deepEqual(plain.messages, projected.messages, 'plain JS and wasm projections agree');
 
+const log = new EventLog();
+log.append(events);
+assert.equal(log.digest(), digest, 'EventLog digest agrees');
+assert.deepEqual(log.project({ model: { contextWindow }, format: 'ai-sdk' }).messages, projected.messages, 'EventLog projection agrees');
+
 const wasmDigestMs = timeIt(() => digestPrefix(events));
+const appendDigestMs = timeIt(() => {
+  const fresh = new EventLog();
+  fresh.append(events);
+  fresh.digest();
+  fresh.free();
+});
+const logDigestMs = timeIt(() => log.digest(), 200);
+const logProjectMs = timeIt(() => log.project({ model: { contextWindow }, format: 'ai-sdk' }));
 const plainDigestMs = timeIt(() => plainDigest(events));
 const wasmProjectMs = timeIt(() => project({ events, model: { contextWindow }, format: 'ai-sdk' }));
 const plainProjectMs = timeIt(() => plainProject(events, contextWindow));
 
 console.log(`digest:     node(wasm) ${wasmDigestMs.toFixed(1)} ms   plain JS ${plainDigestMs.toFixed(1)} ms`);
 console.log(`projection: node(wasm) ${wasmProjectMs.toFixed(1)} ms   plain JS ${plainProjectMs.toFixed(1)} ms`);
+console.log(`EventLog:   append all + digest ${appendDigestMs.toFixed(1)} ms   digest() after append ${logDigestMs.toFixed(3)} ms   project() ${logProjectMs.toFixed(1)} ms`);
 
 const nativeBin = option('--native');
 if (nativeBin) {
@@ -72,3 +86,5 @@ if (nativeBin) {
 }
 console.log(`node vs plain-js digest: ${(wasmDigestMs / plainDigestMs).toFixed(2)} (goal < 1.0)`);
 console.log(`node vs plain-js projection: ${(wasmProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0)`);
+console.log(`EventLog vs plain-js: digest() after append ${(logDigestMs / plainDigestMs).toFixed(4)}, project() ${(logProjectMs / plainProjectMs).toFixed(2)}`);
+log.free();

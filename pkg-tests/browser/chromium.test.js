@@ -24,6 +24,12 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>contextfold</title>
       name: c.name,
       digest: cf.digestPrefix(c.events),
       prefixDigests: cf.prefixDigests(c.events),
+      logDigests: (() => {
+        const log = new cf.EventLog();
+        const digests = c.events.map((event) => { log.append(event); return log.digest(); });
+        log.free();
+        return digests;
+      })(),
     }));
     let code = null;
     try { cf.validateLog([{}]); } catch (error) { code = error instanceof cf.ContextfoldError ? error.code : 'not-typed'; }
@@ -83,6 +89,7 @@ test('the web build in headless Chromium reproduces the digest vectors', { timeo
       assert.equal(got.name, expected.name);
       assert.equal(got.digest, expected.digest, expected.name);
       assert.deepEqual(got.prefixDigests, expected.prefixDigests, expected.name);
+      assert.deepEqual(got.logDigests, expected.prefixDigests, `${expected.name} (EventLog)`);
     });
     assert.equal(result.code, 'event_missing_kind');
     assert.ok(result.projected > 0);

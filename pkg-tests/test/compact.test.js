@@ -117,3 +117,34 @@ test('bad input rejects with a typed ContextfoldError', async () => {
     (error) => error instanceof ContextfoldError && error.code === 'invalid_argument',
   );
 });
+
+test('compactNatively: the Responses request goes out and a V3 checkpoint is recorded', async () => {
+  const initial = fixture.cases.find((c) => c.name === 'initial_manual');
+  const provider = { provider: 'openai-codex', connectionSlug: 'codex', modelId: 'gpt-5-codex' };
+  const ledger = [];
+  const native = [];
+  const host = {
+    summarize: async () => {
+      throw new Error('the native compactor should answer first');
+    },
+    async compactNatively(request, { signal }) {
+      assert.ok(signal === undefined || signal instanceof AbortSignal);
+      native.push(request);
+      return [{ type: 'compaction', id: 'cmp_42', encrypted_content: 'gAAAA-opaque' }];
+    },
+    appendCheckpoint: async (checkpoint) => ledger.push(structuredClone(checkpoint)),
+  };
+  const outcome = await compact({ ...initial.input, provider, providerOptions: { openai: { store: false } } }, host);
+  assert.equal(outcome.outcome, 'recorded', JSON.stringify(outcome.diagnostics));
+  assert.equal(native.length, 1);
+  assert.deepEqual(native[0].providerOptions, { openai: { store: false } });
+  assert.deepEqual(native[0].input.at(-1), { type: 'compaction_trigger' });
+  assert.equal(outcome.checkpoint.schemaVersion, 3);
+  assert.equal(outcome.checkpoint.providerState.itemId, 'cmp_42');
+  assert.deepEqual(ledger, [outcome.checkpoint]);
+  // The V3 checkpoint replays as the AI SDK's OpenAI compaction part, never as text.
+  const projection = project({ events: initial.input.events, checkpoint: outcome.checkpoint, provider, model: initial.input.model });
+  assert.deepEqual(projection.messages[0].content, [{
+    type: 'custom', kind: 'openai.compaction', providerOptions: { openai: { itemId: 'cmp_42', encryptedContent: 'gAAAA-opaque' } },
+  }]);
+});

@@ -1,7 +1,7 @@
 // Compile-only check of pkg/index.d.ts (`npx tsc -p types`): the declarations describe the API
 // as a TypeScript user calls it.
 import {
-  compact, project, importModelMessages, digestPrefix, ContextfoldError,
+  compact, project, importModelMessages, digestPrefix, ContextfoldError, EventLog,
   type CompactionHost, type CompactionOutcome, type ModelMessage, type RuntimeEvent,
 } from 'contextfold';
 
@@ -20,3 +20,11 @@ const pending: Promise<CompactionOutcome> = compact({ events, trigger: 'pre-turn
 void pending.catch((error: unknown) => (error instanceof ContextfoldError ? error.code : 'other'));
 const chat = project({ events, format: 'openai-chat' });
 void chat.messages.length;
+
+const log = new EventLog();
+const length: number = log.append(events);
+const logDigest: string = log.digest();
+const logProjection = log.project({ model: { contextWindow: 128_000 }, format: 'anthropic' });
+const system: string | null | undefined = logProjection.system;
+void [length, logDigest, system];
+log.free();

@@ -7,7 +7,7 @@
 //! - `digest_ms`: the digest alone, over parsed events;
 //! - `parse_project_ms`: JSON text → events → projection → AI SDK `ModelMessage[]` as JSON text
 //!   (what `project({ format: "ai-sdk" })` does in Node);
-//! - `project_ms`: projection and mapping alone;
+//! - `project_ms`: projection and mapping alone; `core_project_ms`: the neutral projection alone;
 //! - `digest=` and `messages=`: the results, which the Node side checks against its own.
 
 use std::time::{Duration, Instant};
@@ -71,4 +71,16 @@ fn main() {
         time_ms(min, || project_to_json(&parse(&text), &model).1.len())
     );
     println!("project_ms={:.3}", time_ms(min, || project_to_json(&events, &model).1.len()));
+    let input = ProjectInput {
+        events: &events,
+        current_turn_id: None,
+        checkpoint: None,
+        model: &model,
+        provider: None,
+        fail_open: false,
+    };
+    println!(
+        "core_project_ms={:.3}",
+        time_ms(min, || project(&input, &CharEstimator).expect("projects").messages.len())
+    );
 }

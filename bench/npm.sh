@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Benchmark of the npm package `contextfold` in Node (issue #7, npm part): builds pkg/ (release;
+# set WASM_OPT=pkg-tests/node_modules/binaryen/bin/wasm-opt to optimize it too) and the native
+# example `native_bench`, then runs pkg-tests/bench/run.mjs on a generated session of EVENTS
+# events (default 10000) and prints the Node/native and Node/plain-JS ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EVENTS=${EVENTS:-10000}
+
+(cd pkg-tests && npm ci --no-audit --no-fund >/dev/null)
+bash scripts/build-pkg.sh >/dev/null
+cargo build --release -p contextfold-wasm --example native_bench
+target_dir=$(cd "${CARGO_TARGET_DIR:-target}" && pwd)
+cd pkg-tests
+node bench/run.mjs --events "$EVENTS" --native "$target_dir/release/examples/native_bench"
