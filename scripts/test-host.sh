@@ -6,10 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build -q -p contextfold-host --bin contextfold
-target_dir="$(cargo metadata -q --format-version 1 --no-deps |
-  node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')"
-bin="$target_dir/debug/contextfold"
+# The binary of the workspace test build (the build scripts/test.sh has already made, so this
+# compiles nothing there); its path is read from cargo's JSON messages.
+bin="$(cargo test -q --workspace --exclude contextfold-component --exclude contextfold-hostile-guest \
+    --no-run --message-format=json-render-diagnostics |
+  node -e '
+    let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
+      const exe = s.split("\n").filter(Boolean).map(l => JSON.parse(l)).find(m =>
+        m.reason === "compiler-artifact" && m.target.name === "contextfold" && m.target.kind.includes("bin") && !m.profile.test);
+      if (!exe || !exe.executable) throw new Error("no contextfold binary in the build output");
+      console.log(exe.executable);
+    });')"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

@@ -62,12 +62,29 @@ fn compact(
     run
 }
 
-fn openai_env() -> [(&'static str, &'static str); 1] {
-    [("OPENAI_API_KEY", OPENAI_KEY)]
+/// One `compact` of session `s` against a fresh loopback server scripted with `replies`.
+struct Scenario {
+    server: LoopbackServer,
+    db: SessionDb,
+    /// The canonical rows before the compaction.
+    rows: Vec<(i64, String, String)>,
+    run: Run,
 }
 
-fn anthropic_env() -> [(&'static str, &'static str); 1] {
-    [("ANTHROPIC_API_KEY", ANTHROPIC_KEY)]
+async fn scenario(summarizer: &str, replies: Vec<Reply>) -> Scenario {
+    let server = LoopbackServer::start().await;
+    for reply in replies {
+        server.script(reply);
+    }
+    let db = SessionDb::new(&format!("{summarizer}.sqlite"));
+    let rows = db.ledger_rows("s");
+    let (base, model, var, key) = match summarizer {
+        "anthropic" => (server.url(""), ANTHROPIC_MODEL, "ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+        "openai-codex" => (server.url("/v1"), CODEX_MODEL, "OPENAI_API_KEY", OPENAI_KEY),
+        _ => (server.url("/v1"), CHAT_MODEL, "OPENAI_API_KEY", OPENAI_KEY),
+    };
+    let run = compact(&db, summarizer, &base, model, &[(var, key)]);
+    Scenario { server, db, rows, run }
 }
 
 /// `(kind, result)` of every attempt.
@@ -105,11 +122,8 @@ fn assert_durable(db: &SessionDb, rows: &[(i64, String, String)], checkpoint_id:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_chat_records_a_text_checkpoint() {
-    let server = LoopbackServer::start().await;
-    server.script(Reply::ok(chat_completion(&summary(), "stop")));
-    let db = SessionDb::new("chat.sqlite");
-    let rows = db.ledger_rows("s");
-    let run = compact(&db, "openai-chat", &server.url("/v1"), CHAT_MODEL, &openai_env());
+    let reply = Reply::ok(chat_completion(&summary(), "stop"));
+    let Scenario { server, db, rows, run } = scenario("openai-chat", vec![reply]).await;
     let id = assert_recorded(&run, 2);
     assert_eq!(run.json["checkpoint"]["summary"], json!(summary()));
     assert_eq!(attempts(&run.json), [("text_summary".into(), "checkpoint_recorded".into())]);
@@ -126,11 +140,8 @@ async fn openai_chat_records_a_text_checkpoint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anthropic_records_a_text_checkpoint() {
-    let server = LoopbackServer::start().await;
-    server.script(Reply::ok(anthropic_message(&summary(), "end_turn")));
-    let db = SessionDb::new("anthropic.sqlite");
-    let rows = db.ledger_rows("s");
-    let run = compact(&db, "anthropic", &server.url(""), ANTHROPIC_MODEL, &anthropic_env());
+    let reply = Reply::ok(anthropic_message(&summary(), "end_turn"));
+    let Scenario { server, db, rows, run } = scenario("anthropic", vec![reply]).await;
     let id = assert_recorded(&run, 2);
     let received = server.received();
     assert_eq!(received.len(), 1);
@@ -143,15 +154,12 @@ async fn anthropic_records_a_text_checkpoint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_codex_records_the_native_item_as_v3() {
-    let server = LoopbackServer::start().await;
     let items = [
         json!({"type": "reasoning", "id": "rs_1", "summary": []}),
         compaction_item("cmp_cli", NEW_STATE),
     ];
-    server.script(Reply::sse(&responses_stream(&items), StreamEnd::Clean));
-    let db = SessionDb::new("codex.sqlite");
-    let rows = db.ledger_rows("s");
-    let run = compact(&db, "openai-codex", &server.url("/v1"), CODEX_MODEL, &openai_env());
+    let reply = Reply::sse(&responses_stream(&items), StreamEnd::Clean);
+    let Scenario { server, db, rows, run } = scenario("openai-codex", vec![reply]).await;
     let id = assert_recorded(&run, 3);
     let state = &run.json["checkpoint"]["providerState"];
     assert_eq!(state["itemId"], json!("cmp_cli"), "{}", run.json);
@@ -197,17 +205,14 @@ async fn openai_codex_records_the_native_item_as_v3() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_codex_falls_back_to_one_text_summary_on_a_protocol_rejection() {
-    let server = LoopbackServer::start().await;
-    server.script(Reply::status(
+    let rejection = Reply::status(
         400,
         json!({"error": {"message": "Unsupported input item type: compaction_trigger", "type": "invalid_request_error", "code": "unsupported_value"}}),
-    ));
+    );
     let message = json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
         "content": [{"type": "output_text", "text": summary(), "annotations": []}]});
-    server.script(Reply::sse(&responses_stream(&[message]), StreamEnd::Clean));
-    let db = SessionDb::new("fallback.sqlite");
-    let rows = db.ledger_rows("s");
-    let run = compact(&db, "openai-codex", &server.url("/v1"), CODEX_MODEL, &openai_env());
+    let text = Reply::sse(&responses_stream(&[message]), StreamEnd::Clean);
+    let Scenario { server, db, rows, run } = scenario("openai-codex", vec![rejection, text]).await;
     let id = assert_recorded(&run, 2);
     assert_eq!(run.json["checkpoint"]["summary"], json!(summary()));
     assert_eq!(
@@ -332,18 +337,7 @@ fn failure_cases() -> Vec<FailureCase> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_failure_class_fails_open_without_a_checkpoint() {
     for case in failure_cases() {
-        let server = LoopbackServer::start().await;
-        for reply in case.replies {
-            server.script(reply);
-        }
-        let db = SessionDb::new("failure.sqlite");
-        let rows = db.ledger_rows("s");
-        let (base, model, env) = match case.summarizer {
-            "anthropic" => (server.url(""), ANTHROPIC_MODEL, anthropic_env()),
-            "openai-codex" => (server.url("/v1"), CODEX_MODEL, openai_env()),
-            _ => (server.url("/v1"), CHAT_MODEL, openai_env()),
-        };
-        let run = compact(&db, case.summarizer, &base, model, &env);
+        let Scenario { server, db, rows, run } = scenario(case.summarizer, case.replies).await;
         let name = case.name;
         assert_eq!(run.code, 3, "{name}: {}\n{}", run.json, run.stderr);
         assert_eq!(run.json["outcome"], json!("failed_open"), "{name}: {}", run.json);

@@ -15,7 +15,9 @@ use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, SessionRuntime, StopSignal, Summarizer,
 };
 use contextfold_host::storage::{Store, agent_run_kind};
-use runtime_support::{append_step, config, history, runtime_with, start_turn};
+use runtime_support::{
+    RECORDED_RUN, append_step, config, history, run_kinds, runtime_with, start_turn,
+};
 
 fn runtime<S: Summarizer>(
     summarizer: S,
@@ -92,22 +94,7 @@ async fn manual_compaction_is_its_own_run_and_refused_during_a_turn() {
     assert_eq!(report.outcome.outcome, OutcomeKind::Recorded, "{:?}", report.outcome);
     assert!(report.run_id.starts_with("run-compact-"));
     assert_eq!(store.load_events("s").expect("load").len(), events_before, "no fabricated message");
-    let run: Vec<String> = store
-        .agent_run_events("s")
-        .expect("ledger")
-        .into_iter()
-        .filter(|r| r.run_id == report.run_id)
-        .map(|r| r.kind)
-        .collect();
-    assert_eq!(
-        run,
-        [
-            agent_run_kind::RUN_STARTED,
-            agent_run_kind::CHECKPOINT_RECORDED,
-            agent_run_kind::COMPACTION_OUTCOME,
-            agent_run_kind::RUN_COMPLETED
-        ]
-    );
+    assert_eq!(run_kinds(&store, &report.run_id), RECORDED_RUN);
     start_turn(&runtime, &mut builder, "t-next").await;
     runtime.end_turn().expect("end");
 }

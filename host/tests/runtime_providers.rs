@@ -19,7 +19,9 @@ use providers::fixtures::{
     chat_completion, codex_client, compaction_item, responses_stream,
 };
 use providers::server::{LoopbackServer, Reply, StreamEnd};
-use runtime_support::{append_step, config, config_for, history, runtime_with, start_turn};
+use runtime_support::{
+    RECORDED_RUN, append_step, config, config_for, history, run_kinds, runtime_with, start_turn,
+};
 use serde_json::json;
 
 /// A complete structured summary, large enough for any fold of these tests.
@@ -166,22 +168,7 @@ async fn manual_compaction_falls_back_once_over_the_codex_connection() {
     assert_eq!(report.outcome.checkpoint.as_ref().map(|c| c.schema_version()), Some(2));
     assert_eq!(server.received().len(), 2);
     assert_eq!(store.load_events("s").expect("load").len(), builder.events().len());
-    let run: Vec<String> = store
-        .agent_run_events("s")
-        .expect("ledger")
-        .into_iter()
-        .filter(|r| r.run_id == report.run_id)
-        .map(|r| r.kind)
-        .collect();
-    assert_eq!(
-        run,
-        [
-            agent_run_kind::RUN_STARTED,
-            agent_run_kind::CHECKPOINT_RECORDED,
-            agent_run_kind::COMPACTION_OUTCOME,
-            agent_run_kind::RUN_COMPLETED
-        ]
-    );
+    assert_eq!(run_kinds(&store, &report.run_id), RECORDED_RUN);
 }
 
 #[tokio::test]

@@ -121,6 +121,11 @@ async fn run<S: Summarizer, N: NativeCompactor>(
     Ok(compact_output(&report?, name))
 }
 
+/// The snake_case name of an outcome (`recorded`, `failed_open`…), as in the JSON output.
+pub(crate) fn outcome_name(kind: OutcomeKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
 /// The `compact` output: `{outcome, reason, checkpoint, diagnostics, …}`; exit 0 for
 /// `recorded` / `skipped`, 3 for `failed_open` / `exhausted`, 130 when stopped.
 pub(crate) fn compact_output(report: &CompactionReport, summarizer: &str) -> Output {
@@ -146,10 +151,7 @@ pub(crate) fn compact_output(report: &CompactionReport, summarizer: &str) -> Out
     });
     let text = format!(
         "{}: {} (history {} -> {} tokens, budget {}){checkpoint}\n",
-        serde_json::to_value(outcome.outcome)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        outcome_name(outcome.outcome),
         outcome.reason,
         outcome.tokens.before,
         outcome.tokens.after,

@@ -17,6 +17,7 @@ use contextfold_core::prefix_match::match_checkpoint_prefix;
 use contextfold_core::{EventContent, HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 
+use super::compact::outcome_name;
 use super::demo_session::{DemoTurn, demo_turns};
 use super::{CliError, Output};
 use crate::runtime::{
@@ -115,10 +116,7 @@ impl Player {
         eprintln!(
             "demo:   {} compaction -> {} ({}), history {} -> {} tokens",
             report.trigger.as_str(),
-            serde_json::to_value(o.outcome)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            outcome_name(o.outcome),
             o.reason,
             o.tokens.before,
             o.tokens.after
@@ -241,10 +239,7 @@ fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Outp
         text.push_str(&format!(
             "  {:<9} {:<11} {:<28} {:>6} -> {:>5} tokens{}\n",
             r.trigger.as_str(),
-            serde_json::to_value(o.outcome)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            outcome_name(o.outcome),
             o.reason.as_str(),
             o.tokens.before,
             o.tokens.after,

@@ -8,7 +8,7 @@ use contextfold_core::compaction::Compactor;
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::{LogBuilder, ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{NativeCompactor, SessionConfig, SessionRuntime, Summarizer};
-use contextfold_host::storage::Store;
+use contextfold_host::storage::{Store, agent_run_kind};
 use serde_json::json;
 
 /// Context window of the tests' model.
@@ -93,3 +93,22 @@ pub async fn append_step<S: Summarizer, N: NativeCompactor>(
     step.response(None).tool_result("c-now", "shell", json!("y".repeat(size)));
     runtime.append(step.events()[events.len()..].to_vec()).await.expect("append step");
 }
+
+/// The AgentRun event kinds of `run_id`, in order.
+pub fn run_kinds(store: &Store, run_id: &str) -> Vec<String> {
+    store
+        .agent_run_events("s")
+        .expect("ledger")
+        .into_iter()
+        .filter(|r| r.run_id == run_id)
+        .map(|r| r.kind)
+        .collect()
+}
+
+/// The AgentRun events of a manual compaction Run that recorded a checkpoint.
+pub const RECORDED_RUN: [&str; 4] = [
+    agent_run_kind::RUN_STARTED,
+    agent_run_kind::CHECKPOINT_RECORDED,
+    agent_run_kind::COMPACTION_OUTCOME,
+    agent_run_kind::RUN_COMPLETED,
+];
