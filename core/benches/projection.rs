@@ -16,10 +16,10 @@ use contextfold_core::{CharEstimator, LogBuilder, ModelFacts, RuntimeEvent};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sha2::{Digest, Sha256};
 
-/// A session of `turns` turns (four events each) with ~5 KB tool outputs mixing ASCII,
+/// A session of `turns` turns (four events each) with ~20 KB tool outputs mixing ASCII,
 /// accents and CJK: 10,000 events are ~50 MB of canonical bytes.
 pub fn generated_session(turns: usize) -> Vec<RuntimeEvent> {
-    let body = "let greeting = \"héllo 世界\"; // one line of a large tool output\n".repeat(80);
+    let body = "let greeting = \"héllo 世界\"; // one line of a large tool output\n".repeat(300);
     let mut log = LogBuilder::new("bench");
     for turn in 0..turns {
         let call = format!("c{turn}");

@@ -99,14 +99,19 @@ pub struct CharEstimator;
 
 impl TokenEstimator for CharEstimator {
     fn estimate_text(&self, text: &str) -> u64 {
-        let mut ascii = 0u64;
-        let mut other = 0u64;
-        for ch in text.chars() {
-            if ch.is_ascii() {
-                ascii += 1;
-            } else {
-                other += 1;
+        // Counted on bytes, not chars: in valid UTF-8 an ASCII character is a byte below 0x80
+        // and every other character has exactly one leading byte (0xC0 and up), so these two
+        // counts equal the char counts. Byte-wide counters over blocks of 255 bytes let the
+        // loop run 16 bytes per vector step.
+        let (mut ascii, mut other) = (0u64, 0u64);
+        for block in text.as_bytes().chunks(255) {
+            let (mut block_ascii, mut block_other) = (0u8, 0u8);
+            for &byte in block {
+                block_ascii += u8::from(byte < 0x80);
+                block_other += u8::from(byte >= 0xc0);
             }
+            ascii += u64::from(block_ascii);
+            other += u64::from(block_other);
         }
         ascii.div_ceil(4) + other
     }

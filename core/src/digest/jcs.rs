@@ -13,6 +13,15 @@ use serde_json::{Map, Number, Value};
 pub(crate) trait CanonicalSink {
     /// Appends `text`.
     fn write_str(&mut self, text: &str);
+
+    /// Appends `text` as a JCS string literal. The default writes clean runs whole; a sink
+    /// with a byte buffer may override it with a faster path producing the same bytes.
+    fn write_json_string(&mut self, text: &str)
+    where
+        Self: Sized,
+    {
+        write_string_by_runs(self, text);
+    }
 }
 
 impl CanonicalSink for String {
@@ -30,29 +39,86 @@ const CONTROL_ESCAPES: [&str; 32] = [
     "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
 ];
 
-/// Writes `text` as a JCS string literal. Unescaped runs are written as whole slices; only
-/// `"`, `\` and control characters are escaped (all ASCII, so every slice boundary is a char
-/// boundary).
+/// Writes `text` as a JCS string literal through the sink's string path.
+#[inline]
 pub(crate) fn write_string<S: CanonicalSink>(sink: &mut S, text: &str) {
+    sink.write_json_string(text);
+}
+
+/// Writes `text` as a JCS string literal. Clean runs (no byte needing an escape) are found
+/// eight bytes at a time by [`find_escape`] and written as whole slices; only `"`, `\` and
+/// control characters are escaped (all ASCII, so every slice boundary is a char boundary).
+fn write_string_by_runs<S: CanonicalSink>(sink: &mut S, text: &str) {
+    let bytes = text.as_bytes();
     sink.write_str("\"");
     let mut run_start = 0;
-    for (index, byte) in text.bytes().enumerate() {
-        let escape = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x00..=0x1f => CONTROL_ESCAPES[usize::from(byte)],
-            _ => continue,
-        };
-        if run_start < index {
-            sink.write_str(&text[run_start..index]);
+    loop {
+        let escape_at = find_escape(bytes, run_start);
+        if run_start < escape_at {
+            sink.write_str(&text[run_start..escape_at]);
         }
-        sink.write_str(escape);
-        run_start = index + 1;
-    }
-    if run_start < text.len() {
-        sink.write_str(&text[run_start..]);
+        let Some(&byte) = bytes.get(escape_at) else { break };
+        sink.write_str(escape_for(byte));
+        run_start = escape_at + 1;
     }
     sink.write_str("\"");
+}
+
+/// The escape sequence of a byte that [`needs_escape`].
+pub(crate) fn escape_for(byte: u8) -> &'static str {
+    match byte {
+        b'"' => "\\\"",
+        b'\\' => "\\\\",
+        _ => CONTROL_ESCAPES[usize::from(byte & 0x1f)],
+    }
+}
+
+/// Whether JCS escapes `byte` inside a string: `"`, `\` and U+0000..U+001F.
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// `0x01` in every byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// `0x7f` in every byte of a word.
+const LOW_SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// `0x80` in each byte of `word` that is zero, `0` elsewhere. Exact: the addition never
+/// carries across bytes (`0x7f + 0x7f < 0x100`).
+#[inline(always)]
+fn zero_bytes(word: u64) -> u64 {
+    !(((word & LOW_SEVEN).wrapping_add(LOW_SEVEN)) | word | LOW_SEVEN)
+}
+
+/// `0x80` in each byte of `word` that [`needs_escape`], `0` elsewhere: a control character has
+/// its top three bits clear; `"` and `\` are found by comparing with a word of them.
+#[inline(always)]
+pub(crate) fn escape_mask(word: u64) -> u64 {
+    zero_bytes(word & (ONES * 0xe0))
+        | zero_bytes(word ^ (ONES * u64::from(b'"')))
+        | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+}
+
+/// The index of the first byte at or after `from` that [`needs_escape`], or `bytes.len()`.
+/// Reads eight bytes per step (SWAR); the little-endian load puts the first byte lowest, so
+/// the lowest flagged byte is the first one.
+#[inline]
+pub(crate) fn find_escape(bytes: &[u8], from: usize) -> usize {
+    let mut index = from;
+    while let Some(chunk) = bytes.get(index..).and_then(<[u8]>::first_chunk::<8>) {
+        let mask = escape_mask(u64::from_le_bytes(*chunk));
+        if mask != 0 {
+            return index + (mask.trailing_zeros() / 8) as usize;
+        }
+        index += 8;
+    }
+    while let Some(&byte) = bytes.get(index) {
+        if needs_escape(byte) {
+            return index;
+        }
+        index += 1;
+    }
+    bytes.len()
 }
 
 /// Writes an IEEE-754 double as ECMAScript `Number::toString` does (`-0` as `0`, exponent

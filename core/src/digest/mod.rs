@@ -11,10 +11,11 @@
 //!
 //! Hashing streams: [`PrefixHasher::push`] writes the event's known fields directly in their
 //! sorted order, canonicalizes only the free-form JSON values, and feeds SHA-256 through a fixed
-//! 8 KiB buffer. Neither the prefix nor a `serde_json::Value` of an event is ever built.
+//! 16 KiB buffer (`hash_sink`), escaping strings sixteen bytes at a time. Neither the prefix nor a `serde_json::Value` of an event is ever built.
 //! [`canonical_json`] is the independent generic path used to check it.
 
 mod event_writer;
+mod hash_sink;
 mod jcs;
 mod reference;
 
@@ -26,6 +27,7 @@ mod tests;
 use sha2::{Digest, Sha256};
 
 use crate::event::RuntimeEvent;
+use hash_sink::{HashBuffer, HashSink};
 use jcs::CanonicalSink;
 
 pub use reference::canonical_json;
@@ -33,15 +35,12 @@ pub use reference::canonical_json;
 /// Prefix written before the first event (domain separation).
 pub const DOMAIN_PREFIX: &[u8] = b"contextfold-source-v1\n";
 
-/// Size of the buffer between the canonical writer and SHA-256.
-const HASH_BUFFER_SIZE: usize = 8 * 1024;
-
 /// Incremental hasher over an ordered prefix: push events in order, then finish.
 #[derive(Clone)]
 pub struct PrefixHasher {
     hasher: Sha256,
-    /// Canonical bytes not yet handed to `hasher` (at most [`HASH_BUFFER_SIZE`]).
-    pending: Vec<u8>,
+    /// Canonical bytes not yet handed to `hasher`.
+    pending: HashBuffer,
     event_count: u64,
 }
 
@@ -49,7 +48,7 @@ impl std::fmt::Debug for PrefixHasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PrefixHasher")
             .field("event_count", &self.event_count)
-            .field("pending_bytes", &self.pending.len())
+            .field("pending_bytes", &self.pending.pending().len())
             .finish()
     }
 }
@@ -65,12 +64,12 @@ impl PrefixHasher {
     pub fn new() -> Self {
         let mut hasher = Sha256::new();
         hasher.update(DOMAIN_PREFIX);
-        Self { hasher, pending: Vec::with_capacity(HASH_BUFFER_SIZE), event_count: 0 }
+        Self { hasher, pending: HashBuffer::new(), event_count: 0 }
     }
 
     /// Appends one event: its canonical JSON and one `\n` byte.
     pub fn push(&mut self, event: &RuntimeEvent) {
-        let mut sink = HashSink { hasher: &mut self.hasher, pending: &mut self.pending };
+        let mut sink = HashSink { hasher: &mut self.hasher, buffer: &mut self.pending };
         event_writer::write_event(&mut sink, event);
         sink.write_str("\n");
         self.event_count += 1;
@@ -85,7 +84,7 @@ impl PrefixHasher {
     pub fn digest(&self) -> String {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut hasher = self.hasher.clone();
-        hasher.update(&self.pending[..]);
+        hasher.update(self.pending.pending());
         let out = hasher.finalize();
         let mut text = String::with_capacity(7 + 2 * out.len());
         text.push_str("sha256:");
@@ -129,27 +128,4 @@ pub fn canonical_event_json(event: &RuntimeEvent) -> String {
     let mut out = String::new();
     event_writer::write_event(&mut out, event);
     out
-}
-
-/// A [`CanonicalSink`] that batches short writes in the hasher's pending buffer and hands
-/// SHA-256 whole runs, so a short write costs a copy, not a hasher call. Long slices go to the
-/// hasher directly once the pending bytes are out.
-struct HashSink<'a> {
-    hasher: &'a mut Sha256,
-    pending: &'a mut Vec<u8>,
-}
-
-impl CanonicalSink for HashSink<'_> {
-    fn write_str(&mut self, text: &str) {
-        let bytes = text.as_bytes();
-        if self.pending.len() + bytes.len() > HASH_BUFFER_SIZE {
-            self.hasher.update(&self.pending[..]);
-            self.pending.clear();
-        }
-        if bytes.len() >= HASH_BUFFER_SIZE {
-            self.hasher.update(bytes);
-        } else {
-            self.pending.extend_from_slice(bytes);
-        }
-    }
 }

@@ -30,7 +30,7 @@ fn tricky_string() -> impl Strategy<Value = String> {
     proptest::collection::vec(tricky_char(), 0..8).prop_map(String::from_iter)
 }
 
-/// Strings long enough to cross the 8 KiB hash buffer, sometimes.
+/// Strings long enough to cross the 16 KiB hash buffer and the 16-byte string blocks, sometimes.
 fn long_or_short_string() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => tricky_string(),

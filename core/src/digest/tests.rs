@@ -205,3 +205,41 @@ fn keys_sort_by_utf16_code_units_as_in_rfc_8785() {
     );
     assert_eq!(canonical_json(&value), expected);
 }
+
+/// The hashing path escapes strings sixteen bytes at a time: every escapable byte at every
+/// offset of strings around the block size, next to multi-byte characters, must hash exactly
+/// the bytes of the run-by-run `String` path.
+#[test]
+fn block_escaping_matches_the_string_path_at_every_offset() {
+    let escapable = ['"', '\\', '\n', '\u{0}', '\u{1f}', '\u{7f}', 'é', '世', '😀'];
+    for length in 0..40 {
+        for offset in 0..length {
+            for special in escapable {
+                let text: String = (0..length)
+                    .map(
+                        |i| if i == offset || i == length - 1 - offset / 2 { special } else { 'a' },
+                    )
+                    .collect();
+                let event = RuntimeEvent {
+                    session_id: "s".into(),
+                    run_id: "r".into(),
+                    turn_id: "t".into(),
+                    runtime_event_id: "e".into(),
+                    seq: 1,
+                    created_at_ms: None,
+                    response_id: None,
+                    partial: false,
+                    pinned: false,
+                    content: EventContent::UserText { text },
+                    metadata: None,
+                };
+                let mut bytes = DOMAIN_PREFIX.to_vec();
+                bytes.extend_from_slice(canonical_event_json(&event).as_bytes());
+                bytes.push(b'\n');
+                let hex: String =
+                    Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+                assert_eq!(digest_prefix(&[event]), format!("sha256:{hex}"));
+            }
+        }
+    }
+}

@@ -11,6 +11,7 @@ mod checkpoints;
 mod error;
 mod events;
 mod schema;
+mod stream;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -22,6 +23,7 @@ pub use checkpoints::{CheckpointLookup, LookupNote, LookupSource};
 pub use error::{ArchiveReadError, CheckpointAppendError, StoreError};
 pub use events::{AgentRunRecord, agent_run_kind};
 pub use schema::SCHEMA_VERSION;
+pub use stream::{StreamRequest, StreamedProjection};
 
 /// How long a writer waits for another process's write lock before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

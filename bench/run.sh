@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds the release benches, runs them on this machine and prints one table:
+# metric, measured, goal, pass/fail. Ratios are measured within one run (absolute times drift
+# on a shared machine). Method and a recorded run: docs/performance.md.
+#
+#   bash bench/run.sh            # everything (about 5-8 minutes on 2 cores, builds excluded)
+#   QUICK=1 bash bench/run.sh    # a 256 MB ledger instead of 1 GB, shorter criterion runs
+#
+# Contract for the other bench scripts: bench/component.sh and bench/npm.sh, when present, are
+# run after the native benches; every stdout line `RESULT|metric|measured|goal|pass` (or
+# `|FAIL`) joins the table. Their exit status is reported but does not stop the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target_dir=${CARGO_TARGET_DIR:-target}
+export CRITERION_HOME="$target_dir/criterion-contextfold"
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+measure=5
+ledger_mb=1024
+if [ -n "${QUICK:-}" ]; then
+  measure=2
+  ledger_mb=256
+fi
+
+echo "== building release benches"
+cargo bench -q -p contextfold-core --bench projection --no-run
+cargo bench -q -p contextfold-host --bench storage --bench ledger_memory --no-run
+
+echo "== core: cold projection and steady state (criterion)"
+rm -rf "$CRITERION_HOME"
+cargo bench -q -p contextfold-core --bench projection -- \
+  --warm-up-time 1 --measurement-time "$measure" --noplot 2>&1 | grep -E '^[a-z_]+/|time:|thrpt:' || true
+python3 - "$CRITERION_HOME" >>"$results" <<'PY'
+import json, sys, os
+home = sys.argv[1]
+def mean_ns(group, name):
+    with open(os.path.join(home, group, name, "new", "estimates.json")) as f:
+        return json.load(f)["mean"]["point_estimate"]
+def ratio(metric, num, den, goal):
+    value = mean_ns(*num) / mean_ns(*den)
+    print(f"RESULT|{metric}|{value:.2f}x|<= {goal}x|{'pass' if value <= goal else 'FAIL'}")
+sha = ("cold_10k", "sha256_only")
+ratio("cold_digest_vs_sha256", ("cold_10k", "digest_prefix"), sha, 1.3)
+ratio("cold_project_vs_sha256", ("cold_10k", "project_with_checkpoint"), sha, 1.3)
+ratio("steady_100k_vs_1k_events", ("steady_state", "project_cached_100000"),
+      ("steady_state", "project_cached_1000"), 2.0)
+for name in ("sha256_only", "digest_prefix", "project_with_checkpoint"):
+    print(f"RESULT|cold_10k_{name}_ms|{mean_ns('cold_10k', name) / 1e6:.1f}|report|pass")
+PY
+
+echo "== host: SQLite import and checkpoint append"
+cargo bench -q -p contextfold-host --bench storage | tee /dev/stderr | grep '^RESULT|' >>"$results"
+
+echo "== host: streamed projection of a ${ledger_mb} MB ledger"
+CONTEXTFOLD_LEDGER_MB=$ledger_mb cargo bench -q -p contextfold-host --bench ledger_memory \
+  | tee /dev/stderr | grep '^RESULT|' >>"$results"
+
+for other in component npm; do
+  script="bench/$other.sh"
+  if [ -f "$script" ]; then
+    echo "== $script"
+    status=0
+    bash "$script" >"$results.$other" || status=$?
+    cat "$results.$other"
+    grep '^RESULT|' "$results.$other" >>"$results" || true
+    rm -f "$results.$other"
+    [ "$status" -eq 0 ] || echo "RESULT|$other.sh exit status|$status|0|FAIL" >>"$results"
+  else
+    echo "RESULT|$other ratios|not run ($script absent)|-|-" >>"$results"
+  fi
+done
+
+echo
+echo "== results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+python3 - "$results" <<'PY'
+import sys
+rows = [line.rstrip("\n").split("|")[1:5] for line in open(sys.argv[1]) if line.startswith("RESULT|")]
+header = ["metric", "measured", "goal", "pass/fail"]
+widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+def show(r):
+    print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+show(header)
+print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+for r in rows:
+    show(r)
+PY

@@ -1,0 +1,74 @@
+//! SQLite ledger throughput on a real file: event import rate (goal: at least 100,000
+//! events/s) and the latency of a checkpoint append with its projection row in one
+//! transaction at `synchronous=FULL` (p50/p99 reported).
+//!
+//! Run: `cargo bench -p contextfold-host --bench storage` (prints `RESULT|…` lines).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use contextfold_host::storage::Store;
+use support::{CoverageBuilder, SESSION, result, turn_events};
+
+/// Events imported (a typical session's mix, ~1 KB tool outputs).
+const IMPORT_EVENTS: u64 = 100_000;
+/// Events per `append_events` call (one transaction each).
+const IMPORT_BATCH: usize = 10_000;
+/// Checkpoint appends timed.
+const CHECKPOINTS: usize = 300;
+
+fn main() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::open(dir.path().join("ledger.sqlite")).expect("opens the ledger");
+    let events: Vec<_> = (0..IMPORT_EVENTS / 4).flat_map(|turn| turn_events(turn, 1_000)).collect();
+    let bytes: usize = events.iter().map(|e| serde_json::to_string(e).map_or(0, |s| s.len())).sum();
+
+    let started = Instant::now();
+    for batch in events.chunks(IMPORT_BATCH) {
+        store.append_events(SESSION, batch).expect("imports a batch");
+    }
+    let import = started.elapsed();
+    let rate = IMPORT_EVENTS as f64 / import.as_secs_f64();
+    println!(
+        "import: {IMPORT_EVENTS} events ({:.1} MB) in {:.2} s, batches of {IMPORT_BATCH}",
+        bytes as f64 / 1e6,
+        import.as_secs_f64()
+    );
+    result("sqlite_import_events_per_s", &format!("{rate:.0}"), ">= 100000", rate >= 100_000.0);
+
+    // Successive checkpoints over a growing prefix, each naming its predecessor.
+    let mut coverage = CoverageBuilder::default();
+    let mut latencies = Vec::with_capacity(CHECKPOINTS);
+    let mut previous: Option<String> = None;
+    let step = events.len() / (CHECKPOINTS + 1);
+    for (index, chunk) in events.chunks(step).take(CHECKPOINTS).enumerate() {
+        chunk.iter().for_each(|event| coverage.push(event));
+        let id = format!("cp-{index}");
+        let checkpoint = coverage.checkpoint(&id, previous.as_deref());
+        let started = Instant::now();
+        store
+            .append_checkpoint(&format!("ar-{index}"), "bench-run", 1, &checkpoint)
+            .expect("appends the checkpoint");
+        latencies.push(started.elapsed());
+        previous = Some(id);
+    }
+    latencies.sort();
+    let p50 = percentile(&latencies, 50);
+    let p99 = percentile(&latencies, 99);
+    println!(
+        "checkpoint append ({CHECKPOINTS} appends, synchronous=FULL): p50 {p50:?}, p99 {p99:?}"
+    );
+    result("checkpoint_append_p50_ms", &format!("{:.2}", ms(p50)), "report", true);
+    result("checkpoint_append_p99_ms", &format!("{:.2}", ms(p99)), "report", true);
+}
+
+/// The `p`-th percentile (nearest rank) of sorted `values`.
+fn percentile(values: &[Duration], p: usize) -> Duration {
+    let rank = (values.len() * p).div_ceil(100).max(1);
+    values[rank - 1]
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
