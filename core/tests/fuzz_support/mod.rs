@@ -1,0 +1,157 @@
+//! A corpus-driven, proptest-based fuzzer (cargo-fuzz needs a nightly toolchain the project
+//! does not require): committed seed files (`core/tests/fuzz-corpus/<target>/`) are mutated
+//! byte-wise (truncation, bit flips, insertions of JSON tokens and random bytes, deletions,
+//! duplications, splices with other seeds) and fed to a target. Each target counts its
+//! executions and prints `FUZZ-EXECUTIONS target=<name> executions=<n>`.
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+/// The corpus directory (`core/tests/fuzz-corpus`).
+pub fn corpus_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fuzz-corpus")
+}
+
+/// The seeds of `target`, in file-name order.
+pub fn load_corpus(target: &str) -> Vec<Vec<u8>> {
+    let dir = corpus_root().join(target);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    files.sort();
+    let seeds: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).expect("seed")).collect();
+    assert!(!seeds.is_empty(), "no seeds for {target}");
+    seeds
+}
+
+/// Fuzz executions per target: `CONTEXTFOLD_FUZZ_CASES`, default 512.
+pub fn fuzz_cases() -> u32 {
+    std::env::var("CONTEXTFOLD_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(512)
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Truncate(usize),
+    Flip(usize, u8),
+    Insert(usize, Vec<u8>),
+    Delete(usize, usize),
+    Duplicate(usize, usize),
+    Splice(usize, usize, usize),
+}
+
+const TOKENS: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    ",",
+    ":",
+    "null",
+    "true",
+    "-0",
+    "1e999",
+    "18446744073709551616",
+    "\\u0000",
+    "\\ud800",
+    "\u{feff}",
+    "\n",
+    "```",
+    "## Goal\n",
+    "contextfold://archive/",
+    "%2F",
+    "{\"type\":\"compaction\"}",
+    "\"schemaVersion\":3",
+    "\"role\":\"tool\"",
+    "\u{10ffff}",
+];
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), any::<u8>()).prop_map(|(p, b)| Mutation::Flip(p, b)),
+        (any::<usize>(), prop::sample::select(TOKENS).prop_map(|t| t.as_bytes().to_vec()))
+            .prop_map(|(p, t)| Mutation::Insert(p, t)),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..8))
+            .prop_map(|(p, b)| Mutation::Insert(p, b)),
+        (any::<usize>(), 1usize..64).prop_map(|(p, n)| Mutation::Delete(p, n)),
+        (any::<usize>(), 1usize..256).prop_map(|(p, n)| Mutation::Duplicate(p, n)),
+        (any::<usize>(), any::<usize>(), any::<usize>())
+            .prop_map(|(s, p, n)| Mutation::Splice(s, p, n)),
+    ]
+}
+
+fn apply(mut input: Vec<u8>, mutations: &[Mutation], corpus: &[Vec<u8>]) -> Vec<u8> {
+    for m in mutations {
+        let len = input.len();
+        let at = |p: usize| if len == 0 { 0 } else { p % (len + 1) };
+        match m {
+            Mutation::Truncate(p) => input.truncate(at(*p)),
+            Mutation::Flip(p, b) if len > 0 => input[p % len] ^= b | 1,
+            Mutation::Flip(..) => {}
+            Mutation::Insert(p, bytes) => {
+                let p = at(*p);
+                input.splice(p..p, bytes.iter().copied());
+            }
+            Mutation::Delete(p, n) => {
+                let p = at(*p);
+                let end = (p + n).min(len);
+                input.drain(p..end);
+            }
+            Mutation::Duplicate(p, n) => {
+                let p = at(*p);
+                let end = (p + n).min(len);
+                let copy = input[p..end].to_vec();
+                input.splice(end..end, copy);
+            }
+            Mutation::Splice(s, p, n) => {
+                let other = &corpus[s % corpus.len()];
+                let from = if other.is_empty() { 0 } else { p % other.len() };
+                let end = (from + n % 512).min(other.len());
+                let here = at(*p);
+                input.splice(here..here, other[from..end].iter().copied());
+            }
+        }
+        input.truncate(1 << 20);
+    }
+    input
+}
+
+/// Runs `check` on mutated seeds of `target` (and on every seed unmutated first); panics
+/// with the minimal failing input.
+pub fn fuzz(target: &str, check: impl Fn(&[u8]) -> Result<(), TestCaseError>) -> u64 {
+    let corpus = load_corpus(target);
+    let executions = AtomicU64::new(0);
+    for seed in &corpus {
+        executions.fetch_add(1, Ordering::Relaxed);
+        check(seed).unwrap_or_else(|e| panic!("{target}: an unmutated seed fails: {e}"));
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: fuzz_cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (0..corpus.len(), prop::collection::vec(mutation(), 1..6));
+    let result = runner.run(&strategy, |(seed, mutations)| {
+        executions.fetch_add(1, Ordering::Relaxed);
+        let input = apply(corpus[seed].clone(), &mutations, &corpus);
+        check(&input)
+    });
+    if let Err(error) = result {
+        panic!("{target}: {error}");
+    }
+    let n = executions.load(Ordering::Relaxed);
+    eprintln!("FUZZ-EXECUTIONS target={target} executions={n}");
+    n
+}
+
+/// Whether `code` is a stable snake_case reason code.
+pub fn is_code(code: &str) -> bool {
+    !code.is_empty()
+        && code.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The whole reliability suite (issue #8) in one command, ending with a summary table:
+# the ten invariants as property tests, the failure-table fault matrix on real SQLite and
+# loopback providers, the SIGKILL crash loop, two-process concurrency, corpus fuzzing of
+# every parser, the secrets grep, and the hostile-plugin limits (when the components are
+# built). docs/reliability.md explains each part.
+#
+# Knobs (defaults are the full run): CONTEXTFOLD_PROPTEST_CASES (10000 per invariant),
+# CONTEXTFOLD_CRASH_KILLS (200), CONTEXTFOLD_FUZZ_CASES (20000 per target),
+# CONTEXTFOLD_CRASH_SEED (8). The pure-core parts build in release mode (fast to build,
+# ~10x faster to run); the host parts reuse the debug build the workspace tests use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CONTEXTFOLD_PROPTEST_CASES="${CONTEXTFOLD_PROPTEST_CASES:-10000}"
+export CONTEXTFOLD_CRASH_KILLS="${CONTEXTFOLD_CRASH_KILLS:-200}"
+export CONTEXTFOLD_FUZZ_CASES="${CONTEXTFOLD_FUZZ_CASES:-20000}"
+export CONTEXTFOLD_CRASH_SEED="${CONTEXTFOLD_CRASH_SEED:-8}"
+logs=$(mktemp -d)
+status=0
+declare -A result seconds
+
+# run NAME COMMAND...: runs a part, keeps its output, records pass/FAIL and its duration.
+run() {
+  local name=$1; shift
+  local start=$SECONDS
+  echo "== ${name}: $*"
+  if "$@" >"${logs}/${name}.log" 2>&1; then
+    result[$name]=pass
+  else
+    result[$name]=FAIL; status=1
+    tail -40 "${logs}/${name}.log"
+  fi
+  seconds[$name]=$((SECONDS - start))
+  grep -E "^test result:" "${logs}/${name}.log" || true
+}
+
+core_release=(cargo test -q --release -p contextfold-core)
+run invariants "${core_release[@]}" --test invariants -- --nocapture
+run simulator "${core_release[@]}" --test simulator --test transaction -- --nocapture
+run fuzz_core "${core_release[@]}" --test fuzz_corpus --test fuzz_parsers -- --nocapture
+run fault_matrix cargo test -q -p contextfold-host --test fault_matrix --test fault_storage -- --nocapture
+run fuzz_host cargo test -q -p contextfold-host --test fault_fuzz_imports -- --nocapture
+run crash_loop cargo test -q -p contextfold-host --test crash_loop -- --nocapture --test-threads=1
+run concurrency cargo test -q -p contextfold-host --test concurrency -- --nocapture
+run secrets cargo test -q -p contextfold-host --test secrets -- --nocapture
+components_dir="${CONTEXTFOLD_COMPONENTS_DIR:-target/components}"
+if [ -f "${components_dir}/contextfold_hostile.wasm" ] && [ -f "${components_dir}/contextfold_compactor.wasm" ]; then
+  run plugins cargo test -q -p contextfold-host --test component_limits -- --include-ignored --nocapture
+  plugins="$(grep -hoE '^test result: [a-z]+\. [0-9]+ passed' "${logs}/plugins.log" | head -1 | grep -oE '[0-9]+ passed' || echo '0 passed') (${result[plugins]})"
+else
+  plugins="skipped (run scripts/test-component.sh first)"
+fi
+
+count() { { grep -hoE "$1" "${logs}"/*.log || true; } | wc -l; }
+sum_field() { { grep -hoE "$1=[0-9]+" "${logs}"/*.log || true; } | awk -F= '{ n += $2 } END { print n + 0 }'; }
+invariant_props=$(grep -cE "^test [a-z_:]*invariant_[0-9]+_[a-z_]+ \.\.\. ok" "${logs}/invariants.log" || true)
+cases=$((invariant_props * CONTEXTFOLD_PROPTEST_CASES))
+faults=$(count "FAULT-INJECTED row=")
+skipped_faults=$(count "FAULT-SKIPPED row=")
+crash_line=$(grep -hoE "CRASH-LOOP .*" "${logs}/crash_loop.log" || echo "")
+kills=$(sed -nE 's/.*survived=([0-9]+).*/\1/p' <<<"$crash_line"); kills=${kills:-0}
+inconsistent=$(sed -nE 's/.*inconsistent=([0-9]+).*/\1/p' <<<"$crash_line"); inconsistent=${inconsistent:-0}
+lost=$(sed -nE 's/.*lost=([0-9]+).*/\1/p' <<<"$crash_line"); lost=${lost:-0}
+fuzz=$(sum_field "executions")
+conc=$(grep -hoE "CONCURRENCY .*" "${logs}/concurrency.log" || echo "not run")
+bad=$((inconsistent + lost))
+for part in "${!result[@]}"; do
+  [ "${result[$part]}" = pass ] || bad_parts="${bad_parts:-} ${part}"
+done
+
+printf '\n%-34s %s\n' "contextfold reliability suite" "(logs: ${logs})"
+printf '%-34s %s\n' "----------------------------------" "----------------------------------------------"
+printf '%-34s %s\n' "invariant property cases run" "${cases} (${invariant_props} invariants x ${CONTEXTFOLD_PROPTEST_CASES}) ${result[invariants]}, ${seconds[invariants]}s"
+printf '%-34s %s\n' "simulated sessions" "$(grep -hoE '^(text-summary|native) simulation: [0-9]+ steps' "${logs}/simulator.log" | paste -sd';' -) ${result[simulator]}"
+printf '%-34s %s\n' "faults injected (failure table)" "${faults} (${skipped_faults} skipped) ${result[fault_matrix]}, ${seconds[fault_matrix]}s"
+printf '%-34s %s\n' "kills survived (SIGKILL loop)" "${kills} of ${CONTEXTFOLD_CRASH_KILLS} ${result[crash_loop]}, ${seconds[crash_loop]}s"
+printf '%-34s %s\n' "concurrency" "${conc} ${result[concurrency]}"
+printf '%-34s %s\n' "fuzz executions" "${fuzz} ${result[fuzz_core]}/${result[fuzz_host]}"
+printf '%-34s %s\n' "secrets grep" "${result[secrets]}"
+printf '%-34s %s\n' "hostile plugins" "${plugins}"
+printf '%-34s %s\n' "lost or corrupted records" "${bad}"
+if [ -n "${bad_parts:-}" ]; then
+  printf '%-34s %s\n' "FAILED parts" "${bad_parts}"
+fi
+[ "$bad" -eq 0 ] || status=1
+exit "$status"
