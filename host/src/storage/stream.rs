@@ -65,7 +65,7 @@ struct StreamedPrefix {
 }
 
 impl Store {
-    /// Projects `session_id` like [`contextfold_core::projection::project`] over the whole
+    /// Projects `session_id` like [`contextfold_core::projection::project()`] over the whole
     /// ledger, but streams the checkpoint's covered prefix instead of loading it.
     pub fn project_streaming(
         &self,
