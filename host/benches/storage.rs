@@ -8,7 +8,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use contextfold_host::storage::Store;
+use contextfold_core::projection::{ProjectInput, project};
+use contextfold_core::{CharEstimator, ModelFacts};
+use contextfold_host::storage::{Store, StreamRequest};
 use support::{CoverageBuilder, SESSION, result, turn_events};
 
 /// Events imported (a typical session's mix, ~1 KB tool outputs).
@@ -61,6 +63,48 @@ fn main() {
     );
     result("checkpoint_append_p50_ms", &format!("{:.2}", ms(p50)), "report", true);
     result("checkpoint_append_p99_ms", &format!("{:.2}", ms(p99)), "report", true);
+
+    streamed_equals_in_memory(&store);
+}
+
+/// The streamed projection of the ledger equals the core's projection of the loaded ledger,
+/// with the tip checkpoint and with a checkpoint whose digest does not match (the fallback).
+fn streamed_equals_in_memory(store: &Store) {
+    let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
+    let tip = store.current_checkpoint(SESSION).expect("reads the tip").checkpoint;
+    let mut forged = tip.clone().expect("a tip checkpoint");
+    forged.coverage.source_digest = format!("sha256:{}", "0".repeat(64));
+    let events = store.load_events(SESSION).expect("loads the ledger");
+    for (checkpoint, streams) in [(tip.as_ref(), true), (Some(&forged), false)] {
+        let request = StreamRequest {
+            current_turn_id: None,
+            checkpoint,
+            model: &model,
+            provider: None,
+            fail_open: false,
+        };
+        let started = Instant::now();
+        let streamed =
+            store.project_streaming(SESSION, &request, &CharEstimator).expect("streams");
+        let elapsed = started.elapsed();
+        let input = ProjectInput {
+            events: &events,
+            current_turn_id: None,
+            checkpoint,
+            model: &model,
+            provider: None,
+            fail_open: false,
+        };
+        let expected = project(&input, &CharEstimator).expect("projects");
+        assert_eq!(streamed.projection, expected, "streamed and in-memory projections differ");
+        assert_eq!(streamed.streamed_events > 0, streams);
+        println!(
+            "project_streaming ({}): {} events streamed, {} loaded, {elapsed:?}; equals project()",
+            if streams { "tip checkpoint" } else { "forged digest, fallback" },
+            streamed.streamed_events,
+            streamed.loaded_events
+        );
+    }
 }
 
 /// The `p`-th percentile (nearest rank) of sorted `values`.
