@@ -20,7 +20,7 @@ proptest! {
             let outcome = &record.outcome;
             prop_assert!(outcome.diagnostics.iter().any(|d| d.code == outcome.reason),
                 "reason {} has no diagnostic", outcome.reason);
-            if record.append_results.iter().any(|r| *r == crate::scenario::AppendScript::Fails) {
+            if record.append_results.contains(&crate::scenario::AppendScript::Fails) {
                 prop_assert!(outcome.diagnostics.iter().any(|d| d.code.as_str().contains("append")),
                     "append failure not in diagnostics: {:?}", outcome.diagnostics);
             }
