@@ -59,7 +59,7 @@ async fn read_only_database_refuses_the_append_and_writes_nothing() {
     drop(store);
     let before = canonical_rows(&path, SESSION);
     let uri = format!("file:{}?mode=ro", path.display());
-    let store = Arc::new(Store::open(&uri).expect("a read-only open succeeds"));
+    let store = Arc::new(Store::open(uri).expect("a read-only open succeeds"));
     let rt = runtime(&store, 8_000, false, ExtractiveSummarizer, NoNativeCompactor);
     rt.begin_turn(&turn).expect("begin");
     let error = rt.evaluate_pre_turn().await.expect_err("nothing can be written");

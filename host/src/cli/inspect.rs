@@ -159,6 +159,10 @@ pub(crate) fn export(target: &Target) -> Result<Output, CliError> {
         text.push_str(&serde_json::to_string(event).unwrap_or_default());
         text.push('\n');
     }
-    let json = json!({"session": target.session, "events": events, "agentRunEvents": agent_run});
+    let mut json =
+        json!({"session": target.session, "events": events, "agentRunEvents": agent_run});
+    // Exports leave the machine: provider state stays in the ledger (design: redacted from
+    // captures, omitted from copies).
+    contextfold_core::compaction::native::redact_provider_state(&mut json);
     Ok(Output { json, text, exit: 0 })
 }

@@ -72,7 +72,7 @@ fn side_line(side: &mut std::fs::File, line: &str) {
 }
 
 async fn work(db: PathBuf, side: PathBuf) {
-    let store = Arc::new(Store::open(&db).expect("open"));
+    let store = Arc::new(Store::open(db).expect("open"));
     let mut side =
         std::fs::OpenOptions::new().create(true).append(true).open(side).expect("side log");
     let rt = runtime(&store, 16_000, false, ExtractiveSummarizer, NoNativeCompactor);
@@ -117,7 +117,7 @@ impl Summarizer for SlowSummarizer {
 }
 
 async fn compete(db: PathBuf, start: PathBuf) {
-    let store = Arc::new(Store::open(&db).expect("open"));
+    let store = Arc::new(Store::open(db).expect("open"));
     for _ in 0..1_000 {
         if start.exists() {
             break;
