@@ -3,16 +3,31 @@
 # checks, then each area's own script (each installs what it needs). Same locally and in CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
+# The wasm guest crates are cdylibs for wasm32 only: they are linted for that target, and built
+# and tested by scripts/test-component.sh.
+native=(--workspace --exclude contextfold-component --exclude contextfold-hostile-guest)
+guests=(-p contextfold-component -p contextfold-hostile-guest --target wasm32-unknown-unknown)
+
 cargo fmt --all -- --check
-cargo clippy -q -p contextfold-core -p contextfold-conformance --all-targets -- -D warnings
-RUSTDOCFLAGS="-D warnings" cargo doc -q -p contextfold-core --no-deps
-# The wasm guest crates are cdylibs for wasm32 only (scripts/test-component.sh builds them).
-cargo test --workspace --exclude contextfold-component --exclude contextfold-hostile-guest
+cargo clippy -q "${native[@]}" --all-targets -- -D warnings
+cargo clippy -q "${guests[@]}" -- -D warnings
+cargo clippy -q -p contextfold-wasm --target wasm32-unknown-unknown -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc -q "${native[@]}" --no-deps
+cargo test "${native[@]}"
 bash scripts/check-wasm-imports.sh
-# Area scripts join this list once they pass from a fresh clone in CI's time budget.
-for area in ; do
-  if [ -f "scripts/test-$area.sh" ]; then
-    echo "== scripts/test-$area.sh"
-    bash "scripts/test-$area.sh"
-  fi
+echo "== lints, docs and workspace tests: $((SECONDS - start)) s"
+
+# host: demo, verify and --json shapes through the binary; component: the wasmtime component
+# and its ignored tests; npm: the package in Node and Chromium; conformance: the golden vectors
+# on every runtime; reliability: invariants, fault matrix, crash loop, fuzzing, secrets.
+export CONFORMANCE_BUILD_PKG=1  # the node line must run, never be skipped
+for area in host component npm conformance reliability; do
+  script="scripts/test-$area.sh"
+  [ -f "$script" ] || script="scripts/$area.sh"
+  echo "== $script"
+  area_start=$SECONDS
+  bash "$script"
+  echo "== $script: $((SECONDS - area_start)) s"
 done
+echo "== all tests passed in $((SECONDS - start)) s"
