@@ -84,8 +84,7 @@ fn streamed_equals_in_memory(store: &Store) {
             fail_open: false,
         };
         let started = Instant::now();
-        let streamed =
-            store.project_streaming(SESSION, &request, &CharEstimator).expect("streams");
+        let streamed = store.project_streaming(SESSION, &request, &CharEstimator).expect("streams");
         let elapsed = started.elapsed();
         let input = ProjectInput {
             events: &events,
