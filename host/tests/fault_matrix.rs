@@ -198,7 +198,7 @@ fn rows() -> Vec<Row> {
         ),
         native(
             "native_baseline",
-            vec![Reply::sse(&responses_stream(&[item.clone()]), StreamEnd::Clean)],
+            vec![Reply::sse(&responses_stream(std::slice::from_ref(&item)), StreamEnd::Clean)],
             vec![],
             Expect::Recorded(3),
         ),
@@ -219,7 +219,7 @@ fn rows() -> Vec<Row> {
         ),
         native(
             "native_stream_cut",
-            vec![cut_stream(&[item.clone()])],
+            vec![cut_stream(std::slice::from_ref(&item))],
             vec![chat_ok(&good, "stop")],
             Expect::NoCheckpoint(&["provider_unavailable"]),
         ),
