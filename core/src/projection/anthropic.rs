@@ -8,8 +8,10 @@
 //! - user text → a `user` message with text blocks; tool results → `tool_result` blocks
 //!   (`tool_use_id`, string `content`, `is_error`) in the `user` message that follows the call;
 //! - assistant text → `text` blocks; a tool call → `tool_use` (`id`, `name`, `input`);
-//!   reasoning → a `thinking` block only when its provider data carries the `signature`
-//!   Anthropic requires to accept it back, otherwise it is dropped;
+//!   reasoning → a `redacted_thinking` block (`data`) when its provider data carries
+//!   `redactedData`, else a `thinking` block when it carries the `signature` Anthropic requires
+//!   to accept it back, otherwise it is dropped; both keys are read flat (as the Anthropic import
+//!   records them) or nested under `anthropic` (as AI SDK `providerOptions` carry them);
 //! - a hosted (provider-executed) call/result pair is lowered to an ordinary `tool_use` +
 //!   `tool_result` pair: the assistant message is closed after the call and the result goes in a
 //!   user message, keeping chronology;
@@ -94,10 +96,7 @@ pub fn to_anthropic(messages: &[Message]) -> Result<AnthropicHistory, AnthropicM
                     out.push("assistant", json!({"type": "text", "text": text}));
                 }
                 (_, Part::Reasoning { text, provider_data }) => {
-                    let signature = provider_data.as_ref().and_then(|d| d.get("signature"));
-                    if let Some(Value::String(signature)) = signature {
-                        let block =
-                            json!({"type": "thinking", "thinking": text, "signature": signature});
+                    if let Some(block) = thinking_block(text, provider_data.as_ref()) {
                         out.push("assistant", block);
                     }
                 }
@@ -128,6 +127,26 @@ pub fn to_anthropic(messages: &[Message]) -> Result<AnthropicHistory, AnthropicM
     }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     Ok(AnthropicHistory { system, messages })
+}
+
+/// The block that replays a reasoning part, if its provider data lets Anthropic accept it back:
+/// `redactedData` → `redacted_thinking`, else `signature` → `thinking`, else none.
+fn thinking_block(text: &str, provider_data: Option<&Value>) -> Option<Value> {
+    let data = provider_data?;
+    if let Some(redacted) = anthropic_string(data, "redactedData") {
+        return Some(json!({"type": "redacted_thinking", "data": redacted}));
+    }
+    let signature = anthropic_string(data, "signature")?;
+    Some(json!({"type": "thinking", "thinking": text, "signature": signature}))
+}
+
+/// A string field of reasoning provider data, read flat (`{signature}`, as the Anthropic import
+/// records it) or nested under `anthropic` (`{anthropic: {signature}}`, as the AI SDK's
+/// `providerOptions` carry it); the flat field wins when both are present.
+fn anthropic_string<'a>(data: &'a Value, key: &str) -> Option<&'a str> {
+    data.get(key).and_then(Value::as_str).or_else(|| {
+        data.get("anthropic").and_then(|nested| nested.get(key)).and_then(Value::as_str)
+    })
 }
 
 /// Builds alternating messages, merging consecutive blocks of one role.
@@ -196,6 +215,26 @@ mod tests {
         let signed = thinking(Some(json!({"signature": "sig"})));
         let history = to_anthropic(&[Message::text(Role::User, "q"), signed]).expect("maps");
         assert_eq!(history.messages[1]["content"][0]["signature"], json!("sig"));
+        let nested = thinking(Some(json!({"anthropic": {"signature": "nested-sig"}})));
+        let history = to_anthropic(&[Message::text(Role::User, "q"), nested]).expect("maps");
+        assert_eq!(
+            history.messages[1]["content"][0],
+            json!({"type": "thinking", "thinking": "t", "signature": "nested-sig"})
+        );
+        for data in
+            [json!({"redactedData": "opaque"}), json!({"anthropic": {"redactedData": "opaque"}})]
+        {
+            let history = to_anthropic(&[Message::text(Role::User, "q"), thinking(Some(data))])
+                .expect("maps");
+            assert_eq!(
+                history.messages[1]["content"][0],
+                json!({"type": "redacted_thinking", "data": "opaque"})
+            );
+        }
+        let other_provider = thinking(Some(json!({"openai": {"signature": "not-anthropic"}})));
+        let history =
+            to_anthropic(&[Message::text(Role::User, "q"), other_provider]).expect("maps");
+        assert_eq!(history.messages.len(), 1);
         let state = crate::checkpoint::ProviderState::OpenaiCodexRemoteV2 {
             connection_slug: "c".into(),
             model_id: "m".into(),

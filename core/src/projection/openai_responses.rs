@@ -7,8 +7,10 @@
 //!   (the V2 checkpoint block and notes are history context, not the system prompt);
 //! - user → a `message` item with `input_text` parts; assistant text → a `message` item with
 //!   `output_text` parts;
-//! - reasoning → a `reasoning` item only when its provider data carries `encrypted_content`
-//!   (what `store: false` needs to replay it); otherwise dropped;
+//! - reasoning → a `reasoning` item (`encrypted_content`, empty `summary`) only when its provider
+//!   data carries the encrypted content `store: false` needs to replay it — flat
+//!   `encrypted_content`/`encryptedContent`, or `openai.reasoningEncryptedContent` as AI SDK
+//!   `providerOptions` carry it; otherwise dropped;
 //! - a tool call → `{"type":"function_call","call_id","name","arguments":<JSON text>}`; its result
 //!   → `{"type":"function_call_output","call_id","output":<text>}` (errors prefixed like chat);
 //! - a hosted call/result pair is lowered to an ordinary `function_call` + `function_call_output`
@@ -32,10 +34,7 @@ pub fn to_openai_responses(messages: &[Message]) -> Vec<Value> {
                 Part::Text { text } => texts.push(text),
                 Part::Reasoning { provider_data, .. } => {
                     flush(&mut items, message.role, &mut texts);
-                    let encrypted = provider_data.as_ref().and_then(|d| {
-                        d.get("encrypted_content").or_else(|| d.get("encryptedContent"))
-                    });
-                    if let Some(Value::String(content)) = encrypted {
+                    if let Some(content) = provider_data.as_ref().and_then(encrypted_content) {
                         items.push(json!({"type": "reasoning", "encrypted_content": content, "summary": []}));
                     }
                 }
@@ -74,6 +73,20 @@ pub fn compaction_item(state: &ProviderState) -> Value {
             json!({"type": "compaction", "id": item_id, "encrypted_content": encrypted_content})
         }
     }
+}
+
+/// The encrypted reasoning content of reasoning provider data: flat `encrypted_content` or
+/// `encryptedContent`, or `reasoningEncryptedContent` nested under `openai` (as AI SDK
+/// `providerOptions` carry it); the flat keys win when several are present.
+fn encrypted_content(data: &Value) -> Option<&str> {
+    ["encrypted_content", "encryptedContent"]
+        .iter()
+        .find_map(|key| data.get(*key).and_then(Value::as_str))
+        .or_else(|| {
+            data.get("openai")
+                .and_then(|nested| nested.get("reasoningEncryptedContent"))
+                .and_then(Value::as_str)
+        })
 }
 
 fn flush(items: &mut Vec<Value>, role: Role, texts: &mut Vec<&str>) {
@@ -136,5 +149,14 @@ mod tests {
         assert!(to_openai_responses(&[part(None)]).is_empty());
         let items = to_openai_responses(&[part(Some(json!({"encrypted_content": "x"})))]);
         assert_eq!(items[0]["type"], json!("reasoning"));
+        let nested = json!({"openai": {"itemId": "rs_1", "reasoningEncryptedContent": "enc"}});
+        assert_eq!(
+            to_openai_responses(&[part(Some(nested))]),
+            vec![json!({"type": "reasoning", "encrypted_content": "enc", "summary": []})]
+        );
+        let id_only = json!({"openai": {"itemId": "rs_1"}});
+        assert!(to_openai_responses(&[part(Some(id_only))]).is_empty());
+        let other_provider = json!({"anthropic": {"reasoningEncryptedContent": "enc"}});
+        assert!(to_openai_responses(&[part(Some(other_provider))]).is_empty());
     }
 }

@@ -132,13 +132,16 @@ impl Importer<'_> {
     }
 
     fn user(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {
+        let mut message_has_text = false;
         for (i, block) in blocks.iter().enumerate() {
             let at = format!("{path}.content[{i}]");
             match block_type(block, &at)? {
                 "text" => {
-                    if self.turn_has_user {
+                    // One turn per user message that carries text, however many text blocks.
+                    if self.turn_has_user && !message_has_text {
                         self.turn += 1;
                     }
+                    message_has_text = true;
                     self.turn_has_user = true;
                     let text = block_text(block, &at)?;
                     self.emit(EventContent::UserText { text }, None);
@@ -291,6 +294,18 @@ mod tests {
                 })
                 .expect("array")
         );
+    }
+
+    #[test]
+    fn one_turn_per_user_message_with_text() {
+        let body = json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "c"},
+        ]});
+        let events = import_anthropic(&body, &ImportContext::new("s")).expect("import");
+        let turns: Vec<&str> = events.iter().map(|e| e.turn_id.as_str()).collect();
+        assert_eq!(turns, ["turn-0", "turn-0", "turn-0", "turn-1"]);
     }
 
     #[test]
