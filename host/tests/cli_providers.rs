@@ -248,6 +248,13 @@ fn failure_cases() -> Vec<FailureCase> {
         events.pop(); // no response.completed
         Reply::sse(&events, StreamEnd::Abort)
     };
+    let output_limited = Reply::sse(
+        &[
+            json!({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+            json!({"type": "response.incomplete", "sequence_number": 1, "response": {"id": "resp_1", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []}}),
+        ],
+        StreamEnd::Clean,
+    );
     vec![
         FailureCase {
             name: "auth",
@@ -320,6 +327,24 @@ fn failure_cases() -> Vec<FailureCase> {
             )],
             reason: "provider_rate_limited",
             requests: 1,
+        },
+        FailureCase {
+            name: "codex text fallback stopped at its output limit, then its one repair",
+            summarizer: "openai-codex",
+            replies: vec![
+                Reply::status(
+                    400,
+                    openai_error(
+                        "Unsupported input item type: compaction_trigger",
+                        "invalid_request_error",
+                        "unsupported_value",
+                    ),
+                ),
+                output_limited.clone(),
+                output_limited,
+            ],
+            reason: "malformed_summary_length_finish",
+            requests: 3,
         },
         FailureCase {
             name: "length-finished summary, then its one repair",

@@ -7,8 +7,10 @@
 //! true}`, where `instructions` joins the summary request's system messages and `input` holds
 //! its user and assistant messages as `message` items (`input_text` / `output_text` parts).
 //! The summary is the text of the completed response's `message` items; the stream is read
-//! with the same rules as a native compaction (failures classified, truncation `Unavailable`,
-//! `response.incomplete` `Rejected`).
+//! with the same rules as a native compaction (failures classified, truncation `Unavailable`),
+//! except that a response left incomplete at its output limit (`response.incomplete`, reason
+//! `max_output_tokens`) is a summary with finish reason `Length`, which the core refuses as
+//! `malformed_summary_length_finish` (with its one repair), like any other provider's.
 
 use contextfold_core::compaction::summary_request::SummaryRequest;
 use contextfold_core::compaction::summary_validation::FinishReason;
@@ -18,6 +20,9 @@ use serde_json::{Value, json};
 use super::client::split_text_messages;
 use super::codex::CodexNativeCompactor;
 use super::error::ProviderError;
+
+/// `incomplete_details.reason` of a response stopped at its output limit.
+const OUTPUT_LIMIT: &str = "max_output_tokens";
 
 impl CodexNativeCompactor {
     /// The JSON body of a text-summary request for `request`.
@@ -41,16 +46,29 @@ impl CodexNativeCompactor {
     }
 
     /// Sends one text-summary request over the Responses stream and returns the text of the
-    /// completed response's messages (finish reason `Stop`: an output-limited response is
-    /// `response.incomplete`, a `Rejected` failure).
+    /// completed response's messages with finish reason `Stop`, or an empty text with finish
+    /// reason `Length` when the response stopped at its output limit.
     pub async fn summarize(
         &self,
         request: &SummaryRequest,
     ) -> Result<SummaryResponse, ProviderFailure> {
         let body = self.summary_request_body(request)?;
-        let items = self.stream_response(body).await?;
-        Ok(SummaryResponse { text: output_text(&items), finish_reason: FinishReason::Stop })
+        match self.stream_response(body).await {
+            Ok(items) => {
+                Ok(SummaryResponse { text: output_text(&items), finish_reason: FinishReason::Stop })
+            }
+            Err(failure) if is_output_limit(&failure) => {
+                Ok(SummaryResponse { text: String::new(), finish_reason: FinishReason::Length })
+            }
+            Err(failure) => Err(failure),
+        }
     }
+}
+
+/// Whether `failure` is the classified form of a response incomplete at its output limit.
+fn is_output_limit(failure: &ProviderFailure) -> bool {
+    let limit = ProviderFailure::from(ProviderError::Incomplete(OUTPUT_LIMIT.into()));
+    failure.kind == limit.kind && failure.message == limit.message
 }
 
 /// The `output_text` parts of every `message` item, in order.
@@ -68,6 +86,14 @@ fn output_text(items: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_output_limit_counts_as_a_length_finish() {
+        let limit = ProviderFailure::from(ProviderError::Incomplete(OUTPUT_LIMIT.into()));
+        let filtered = ProviderFailure::from(ProviderError::Incomplete("content_filter".into()));
+        assert!(is_output_limit(&limit));
+        assert!(!is_output_limit(&filtered));
+    }
 
     #[test]
     fn only_message_text_is_read() {
