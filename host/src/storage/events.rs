@@ -302,3 +302,44 @@ pub(crate) fn read_agent_run_events(
         .map_err(unreadable)?;
     rows.collect::<Result<_, _>>().map_err(unreadable)
 }
+
+#[cfg(test)]
+mod tests {
+    use contextfold_core::LogBuilder;
+    use serde_json::json;
+
+    use super::*;
+
+    fn log(turns: usize) -> Vec<RuntimeEvent> {
+        let mut builder = LogBuilder::new("s");
+        for turn in 0..turns {
+            builder.turn(&format!("t{turn}")).user(&format!("request {turn}"));
+            builder.tool_call(&format!("c{turn}"), "shell", json!({"cmd": "ls"}));
+            builder.tool_result(&format!("c{turn}"), "shell", json!("src"));
+            builder.assistant("done");
+        }
+        builder.build()
+    }
+
+    /// An id already in the ledger is refused by the UNIQUE constraint, reported as the typed
+    /// duplicate error at its index, and the whole batch is rolled back.
+    #[test]
+    fn an_id_already_in_the_ledger_is_a_typed_duplicate_and_writes_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path().join("ledger.sqlite")).expect("open");
+        let events = log(2);
+        store.append_events("s", &events[..4]).expect("append");
+        let mut batch = events[4..7].to_vec();
+        batch[2].runtime_event_id = events[1].runtime_event_id.clone();
+        let error = store.append_events("s", &batch).expect_err("duplicate");
+        assert_eq!(error.code(), "event_duplicate_id");
+        assert!(
+            matches!(&error, StoreError::EventDuplicateId { index: 2, event_id }
+                if *event_id == events[1].runtime_event_id),
+            "{error:?}"
+        );
+        assert_eq!(store.event_count("s").expect("count"), 4, "no partial batch was written");
+        store.append_events("s", &events[4..]).expect("the valid batch still appends");
+        assert_eq!(store.load_events("s").expect("load"), events);
+    }
+}
