@@ -4,6 +4,7 @@
 # host/tests/component_bench.rs, which replays every vector of tests/vectors/ natively and
 # through the component in wasmtime and prints
 #   component/native ratio: X.XX (goal <= 2.0)
+# and then, for bench/run.sh, RESULT|component_native_ratio|X.XXx|<= 2.0x|pass (or FAIL).
 #
 # The native side is built like a release build where it matters: contextfold-core at
 # opt-level 3 (dependencies get the workspace's dev opt-level 2), so the host's heavy
@@ -11,6 +12,22 @@
 # release profile instead (slower to build, same measurement).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Turns every human line "LABEL: X (goal <= G ..." or "(goal < G" into a RESULT line for
+# bench/run.sh (metric = LABEL in snake_case); the human lines stay as they were.
+to_result_lines() {
+  awk '{
+    if (match($0, /^[^:]+: [0-9.]+ \(goal (<=|<) [0-9.]+/)) {
+      head = substr($0, 1, RLENGTH)
+      split(head, parts, ": ")
+      metric = tolower(parts[1]); gsub(/[^a-z0-9]+/, "_", metric)
+      split(parts[2], rest, " ")
+      value = rest[1]; op = rest[3]; goal = rest[4]
+      ok = (op == "<=") ? (value + 0 <= goal + 0) : (value + 0 < goal + 0)
+      printf "RESULT|%s|%sx|%s %sx|%s\n", metric, value, op, goal, (ok ? "pass" : "FAIL")
+    }
+  }'
+}
 
 bash scripts/test-component.sh --build-only >/dev/null
 if [ "${1:-}" = "--release" ]; then
@@ -30,3 +47,4 @@ if ! CONTEXTFOLD_COMPONENTS_DIR="$PWD/target/components" cargo test -q "${profil
   exit 1
 fi
 grep -E '^(bench|  |component/native)' "$out"
+to_result_lines <"$out"

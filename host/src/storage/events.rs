@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use contextfold_core::{EventContent, RuntimeEvent};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -49,6 +49,11 @@ impl Store {
     /// Appends `events` to the ledger of `session_id` in one IMMEDIATE transaction. Every event
     /// must belong to the session, continue its `seq` order and carry a new `runtimeEventId`;
     /// otherwise nothing is written.
+    ///
+    /// An id already in the ledger is refused by the table's `UNIQUE (session_id,
+    /// runtime_event_id)` constraint (mapped to [`StoreError::EventDuplicateId`]), a repeat
+    /// within `events` by an in-memory set; statements come from the connection's cache and
+    /// one serialization buffer is reused for every event.
     pub fn append_events(
         &self,
         session_id: &str,
@@ -59,22 +64,15 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(StoreError::sqlite("starting an event append"))?;
         let mut previous: Option<u64> = tx
-            .query_row(
-                "SELECT max(seq) FROM runtime_events WHERE session_id = ?1",
-                [session_id],
-                |row| row.get::<_, Option<i64>>(0),
-            )
+            .prepare_cached("SELECT max(seq) FROM runtime_events WHERE session_id = ?1")
+            .and_then(|mut last| last.query_row([session_id], |row| row.get::<_, Option<i64>>(0)))
             .map_err(StoreError::sqlite("reading the last seq"))?
             .map(|seq| seq as u64);
-        let mut batch_ids = HashSet::new();
+        let mut batch_ids = HashSet::with_capacity(events.len());
+        let mut json = Vec::with_capacity(1024);
         {
-            let mut exists = tx
-                .prepare(
-                    "SELECT 1 FROM runtime_events WHERE session_id = ?1 AND runtime_event_id = ?2",
-                )
-                .map_err(StoreError::sqlite("preparing the id check"))?;
             let mut insert = tx
-                .prepare(
+                .prepare_cached(
                     "INSERT INTO runtime_events (session_id, seq, runtime_event_id, event_json) \
                      VALUES (?1, ?2, ?3, ?4)",
                 )
@@ -96,25 +94,30 @@ impl Store {
                         previous,
                     });
                 }
-                let seen = exists
-                    .query_row(params![session_id, event.runtime_event_id], |_| Ok(()))
-                    .optional()
-                    .map_err(StoreError::sqlite("checking an event id"))?
-                    .is_some();
-                if seen || !batch_ids.insert(event.runtime_event_id.as_str()) {
-                    return Err(StoreError::EventDuplicateId {
-                        index,
-                        event_id: event.runtime_event_id.clone(),
-                    });
+                let duplicate = || StoreError::EventDuplicateId {
+                    index,
+                    event_id: event.runtime_event_id.clone(),
+                };
+                if !batch_ids.insert(event.runtime_event_id.as_str()) {
+                    return Err(duplicate());
                 }
-                let json =
-                    serde_json::to_string(event).map_err(|e| StoreError::LedgerUnreadable {
-                        session_id: session_id.to_owned(),
-                        detail: format!("event {index} cannot be serialized: {e}"),
-                    })?;
+                let unserializable = |detail: String| StoreError::LedgerUnreadable {
+                    session_id: session_id.to_owned(),
+                    detail: format!("event {index} cannot be serialized: {detail}"),
+                };
+                json.clear();
+                serde_json::to_writer(&mut json, event)
+                    .map_err(|e| unserializable(e.to_string()))?;
+                let text = std::str::from_utf8(&json).map_err(|e| unserializable(e.to_string()))?;
                 insert
-                    .execute(params![session_id, event.seq as i64, event.runtime_event_id, json])
-                    .map_err(StoreError::sqlite("inserting an event"))?;
+                    .execute(params![session_id, event.seq as i64, event.runtime_event_id, text])
+                    .map_err(|e| {
+                        if is_unique_violation(&e) {
+                            duplicate()
+                        } else {
+                            StoreError::Sqlite { operation: "inserting an event", source: e }
+                        }
+                    })?;
                 previous = Some(event.seq);
             }
         }
@@ -235,6 +238,17 @@ impl Store {
     }
 }
 
+/// Whether `error` is a `UNIQUE` constraint violation. In `runtime_events` the only `UNIQUE`
+/// constraint is `(session_id, runtime_event_id)`; the `(session_id, seq)` primary key reports
+/// `SQLITE_CONSTRAINT_PRIMARYKEY` instead.
+fn is_unique_violation(error: &rusqlite::Error) -> bool {
+    matches!(
+        error,
+        rusqlite::Error::SqliteFailure(failure, _)
+            if failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+    )
+}
+
 pub(crate) fn insert_agent_run_event(
     conn: &rusqlite::Connection,
     record: &AgentRunRecord,
@@ -287,4 +301,45 @@ pub(crate) fn read_agent_run_events(
         })
         .map_err(unreadable)?;
     rows.collect::<Result<_, _>>().map_err(unreadable)
+}
+
+#[cfg(test)]
+mod tests {
+    use contextfold_core::LogBuilder;
+    use serde_json::json;
+
+    use super::*;
+
+    fn log(turns: usize) -> Vec<RuntimeEvent> {
+        let mut builder = LogBuilder::new("s");
+        for turn in 0..turns {
+            builder.turn(&format!("t{turn}")).user(&format!("request {turn}"));
+            builder.tool_call(&format!("c{turn}"), "shell", json!({"cmd": "ls"}));
+            builder.tool_result(&format!("c{turn}"), "shell", json!("src"));
+            builder.assistant("done");
+        }
+        builder.build()
+    }
+
+    /// An id already in the ledger is refused by the UNIQUE constraint, reported as the typed
+    /// duplicate error at its index, and the whole batch is rolled back.
+    #[test]
+    fn an_id_already_in_the_ledger_is_a_typed_duplicate_and_writes_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path().join("ledger.sqlite")).expect("open");
+        let events = log(2);
+        store.append_events("s", &events[..4]).expect("append");
+        let mut batch = events[4..7].to_vec();
+        batch[2].runtime_event_id = events[1].runtime_event_id.clone();
+        let error = store.append_events("s", &batch).expect_err("duplicate");
+        assert_eq!(error.code(), "event_duplicate_id");
+        assert!(
+            matches!(&error, StoreError::EventDuplicateId { index: 2, event_id }
+                if *event_id == events[1].runtime_event_id),
+            "{error:?}"
+        );
+        assert_eq!(store.event_count("s").expect("count"), 4, "no partial batch was written");
+        store.append_events("s", &events[4..]).expect("the valid batch still appends");
+        assert_eq!(store.load_events("s").expect("load"), events);
+    }
 }
