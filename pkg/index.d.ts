@@ -305,6 +305,58 @@ export function importOpenAIChat(messages: JsonObject[] | { messages: JsonObject
 export function importAnthropic(body: JsonObject[] | { system?: string | JsonObject[]; messages: JsonObject[] }, options: ImportOptions): RuntimeEvent[];
 /** `{ covered }` when the log starts with the prefix the checkpoint covers; throws the mismatch code otherwise. */
 export function matchCheckpoint(checkpoint: HistoryCompactCheckpoint, events: RuntimeEvent[]): { covered: number };
+/** Options of {@link selectSafePrefix}. */
+export interface SafePrefixOptions {
+  /** The turn being produced now: none of its events is ever covered. */
+  currentTurnId?: string | null;
+  /** Keep at least this many estimated tokens of the newest prior history raw (default 0). */
+  reserveTailTokens?: Count | bigint;
+  /** Keep at least this many of the newest completed turns raw (default 0). */
+  reserveTailTurns?: number;
+}
+/** A prefix a checkpoint may cover: `events.slice(0, end)`, holding `turnCount` turns. */
+export interface SafePrefix { end: number; turnCount: Count }
+/**
+ * The largest safe prefix that leaves the reserved tail raw, or `null` when none exists.
+ * Throws `log_current_turn_not_suffix` when the current turn is not the log's suffix.
+ */
+export function selectSafePrefix(events: RuntimeEvent[], options?: SafePrefixOptions): SafePrefix | null;
+/** Every `p` such that a checkpoint may cover `events.slice(0, p)`, ascending (never 0). */
+export function safeBoundaries(events: RuntimeEvent[], currentTurnId?: string | null): number[];
+/** Input of {@link evaluateReplay}. */
+export interface ReplayInput {
+  events: RuntimeEvent[];
+  checkpoint: HistoryCompactCheckpoint;
+  currentTurnId?: string | null;
+  model?: ModelFacts;
+  /** Needed for a V3 checkpoint to replay (it is bound to its provider, connection and model). */
+  provider?: ProviderIdentity | null;
+}
+/** The token figures of a replay: the checkpoint replaces `events.slice(0, covered)`. */
+export interface ReplayPlan {
+  covered: number;
+  checkpointTokens: Count;
+  sourceTokens: Count;
+  /** Checkpoint + uncovered raw tail + current turn, as the request will carry them. */
+  replayTokens: Count;
+  currentTokens: Count;
+}
+/** The replay gate's decision for the next request. */
+export type ReplayDecision =
+  | { decision: 'accepted'; code: null; plan: ReplayPlan; diagnostic: null }
+  | {
+      decision: 'rejected';
+      /** e.g. `source_hash_mismatch`, `coverage_miss`, `provider_mismatch`, `replacement_not_smaller`, `checkpoint_over_budget`. */
+      code: ReasonCode;
+      /** Set when the checkpoint matched the log and failed only on size. */
+      plan: ReplayPlan | null;
+      diagnostic: Diagnostic;
+    };
+/**
+ * Whether `checkpoint` may replace the start of the log in the next request. A rejection is a
+ * result; it throws only on input the core refuses (`log_*`, `checkpoint_*` codes).
+ */
+export function evaluateReplay(input: ReplayInput): ReplayDecision;
 /** Validates and normalizes checkpoint JSON; throws `checkpoint_*` codes. */
 export function parseCheckpoint(checkpoint: JsonValue): HistoryCompactCheckpoint;
 /** Validates a summarizer completion; throws `malformed_summary_*` / `empty_summary` codes. */

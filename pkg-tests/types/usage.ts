@@ -3,6 +3,8 @@
 import {
   compact, project, importModelMessages, digestPrefix, ContextfoldError, EventLog,
   type CompactionHost, type CompactionOutcome, type ModelMessage, type RuntimeEvent,
+  selectSafePrefix, safeBoundaries, evaluateReplay,
+  type HistoryCompactCheckpoint, type SafePrefix, type ReplayDecision,
 } from 'contextfold';
 
 declare const events: RuntimeEvent[];
@@ -28,3 +30,18 @@ const logProjection = log.project({ model: { contextWindow: 128_000 }, format: '
 const system: string | null | undefined = logProjection.system;
 void [length, logDigest, system];
 log.free();
+
+// Safe-prefix selection and the replay gate.
+declare const checkpoint: HistoryCompactCheckpoint;
+const prefix: SafePrefix | null = selectSafePrefix(events, { currentTurnId: 't3', reserveTailTurns: 1 });
+const cuts: number[] = safeBoundaries(events, prefix ? null : 't3');
+const replay: ReplayDecision = evaluateReplay({ events, checkpoint, model: { contextWindow: 8_000 } });
+if (replay.decision === 'accepted') {
+  const covered: number = replay.plan.covered;
+  void covered;
+} else {
+  const code: string = replay.code;
+  const sized: number | undefined = replay.plan?.replayTokens;
+  void [code, sized, replay.diagnostic.detail];
+}
+void cuts;

@@ -8,6 +8,7 @@
 //! stable `code`) and drives [`CompactionSession`] with an async loop.
 
 pub mod convert;
+pub mod coverage;
 pub mod event_log;
 pub mod project;
 pub mod session;
@@ -32,6 +33,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, from_js, json_from_js, json_to_js, to_js};
+pub use crate::coverage::{evaluate_replay, safe_boundaries, select_safe_prefix};
 pub use crate::event_log::EventLog;
 pub use crate::project::project;
 pub use crate::session::CompactionSession;
@@ -66,7 +68,8 @@ pub fn read_with_events<Fast: DeserializeOwned, Slow: DeserializeOwned>(
     convert(from_js::<Slow>(value, what)?)
 }
 
-fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
+/// Reads an events argument (see [`read_with_events`]).
+pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
     read_with_events(value, "events", events_from_json)
 }
 

@@ -1,0 +1,168 @@
+//! Which prefix a checkpoint may cover, and whether a checkpoint replays: the bindings of
+//! [`contextfold_core::safe_prefix::select_safe_prefix`],
+//! [`contextfold_core::safe_prefix::safe_boundaries`] and
+//! [`contextfold_core::replay::evaluate_replay`]. Conversion and error mapping only; the
+//! argument and result shapes are those of the conformance ops (`tests/src/ops.rs`).
+
+use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts};
+use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::diagnostics::Diagnostic;
+use contextfold_core::event::{RuntimeEvent, validate_log};
+use contextfold_core::replay::{ReplayPlan, evaluate_replay as core_evaluate_replay};
+use contextfold_core::safe_prefix::{
+    PrefixOptions, safe_boundaries as core_safe_boundaries,
+    select_safe_prefix as core_select_safe_prefix, split_current_turn,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use wasm_bindgen::prelude::*;
+
+use crate::convert::{BindingError, from_js, json_to_js, to_js};
+use crate::session::checkpoint_from_json;
+use crate::{events_from_js, events_from_json, read_with_events};
+
+/// Options of [`select_safe_prefix`] (`{ currentTurnId?, reserveTailTokens?, reserveTailTurns? }`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PrefixArgs {
+    #[serde(default)]
+    current_turn_id: Option<String>,
+    #[serde(default)]
+    reserve_tail_tokens: Option<u64>,
+    #[serde(default)]
+    reserve_tail_turns: Option<u64>,
+}
+
+/// The largest safe prefix that leaves the reserved tail raw: `{ end, turnCount }` (the
+/// checkpoint would cover `events.slice(0, end)`), or `null` when none exists. Throws
+/// `log_current_turn_not_suffix` when the current turn's events are not the log's suffix.
+#[wasm_bindgen(js_name = selectSafePrefix)]
+pub fn select_safe_prefix(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let events = events_from_js(events)?;
+    let args: PrefixArgs = from_js(options, "prefix options")?;
+    let reserve_tail_turns = usize::try_from(args.reserve_tail_turns.unwrap_or(0))
+        .map_err(|e| BindingError::invalid("reserveTailTurns", e))?;
+    let options = PrefixOptions {
+        current_turn_id: args.current_turn_id,
+        reserve_tail_tokens: args.reserve_tail_tokens.unwrap_or(0),
+        reserve_tail_turns,
+    };
+    let prefix = core_select_safe_prefix(&events, &options, &CharEstimator)
+        .map_err(|e| BindingError::core(e.code(), e))?;
+    let value = prefix.map(|p| json!({ "end": p.end, "turnCount": p.turn_count }));
+    Ok(json_to_js(value.unwrap_or(Value::Null), "safe prefix")?)
+}
+
+/// Every `p` such that a checkpoint may cover `events.slice(0, p)`, ascending (never 0), with
+/// no reserved tail. Throws `log_current_turn_not_suffix` like [`select_safe_prefix`].
+#[wasm_bindgen(js_name = safeBoundaries)]
+pub fn safe_boundaries(events: JsValue, current_turn_id: JsValue) -> Result<JsValue, JsValue> {
+    let current_turn_id = match current_turn_id.as_string() {
+        Some(id) => Some(id),
+        None if current_turn_id.is_null() || current_turn_id.is_undefined() => None,
+        None => return Err(BindingError::invalid("currentTurnId", "expected a string").into()),
+    };
+    let events = events_from_js(events)?;
+    let cuts = core_safe_boundaries(&events, current_turn_id.as_deref())
+        .map_err(|e| BindingError::core(e.code(), e))?;
+    Ok(json_to_js(json!(cuts), "safe boundaries")?)
+}
+
+/// Input of [`evaluate_replay`], with events typed (`E = RuntimeEvent`) or as JSON values.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ReplayArgs<E> {
+    events: Vec<E>,
+    checkpoint: Value,
+    #[serde(default)]
+    current_turn_id: Option<String>,
+    #[serde(default)]
+    model: Option<ModelFacts>,
+    #[serde(default)]
+    provider: Option<ProviderIdentity>,
+}
+
+/// The result of [`evaluate_replay`].
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReplayDecision {
+    /// `accepted` or `rejected`.
+    decision: &'static str,
+    /// The rejection's reason code; `null` when accepted.
+    code: Option<String>,
+    /// The replay figures: always when accepted; when rejected, only for a checkpoint that
+    /// matched the log and failed on size.
+    plan: Option<PlanJson>,
+    /// The rejection's diagnostic; `null` when accepted.
+    diagnostic: Option<Diagnostic>,
+}
+
+/// [`ReplayPlan`] as the package returns it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanJson {
+    covered: usize,
+    checkpoint_tokens: u64,
+    source_tokens: u64,
+    replay_tokens: u64,
+    current_tokens: u64,
+}
+
+impl From<&ReplayPlan> for PlanJson {
+    fn from(plan: &ReplayPlan) -> Self {
+        PlanJson {
+            covered: plan.covered,
+            checkpoint_tokens: plan.checkpoint_tokens,
+            source_tokens: plan.source_tokens,
+            replay_tokens: plan.replay_tokens,
+            current_tokens: plan.current_tokens,
+        }
+    }
+}
+
+/// The replay gate for the next request: `{ events, checkpoint, currentTurnId?, model?,
+/// provider? }` → `{ decision, code, plan, diagnostic }`. A rejection is a result, not an
+/// error; it throws only on input the core refuses (an invalid log: `log_*`, an unreadable
+/// checkpoint: `checkpoint_*`, a current turn that is not the log's suffix).
+#[wasm_bindgen(js_name = evaluateReplay)]
+pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
+    let args: ReplayArgs<RuntimeEvent> =
+        read_with_events(input, "replay input", |args: ReplayArgs<Value>| {
+            Ok(ReplayArgs {
+                events: events_from_json(args.events)?,
+                checkpoint: args.checkpoint,
+                current_turn_id: args.current_turn_id,
+                model: args.model,
+                provider: args.provider,
+            })
+        })?;
+    let events = args.events;
+    validate_log(&events).map_err(|e| BindingError::core(e.code(), e))?;
+    let checkpoint = checkpoint_from_json(args.checkpoint)?;
+    let prior_end = split_current_turn(&events, args.current_turn_id.as_deref())
+        .map_err(|e| BindingError::core(e.code(), e))?;
+    let (prior, current) = events.split_at(prior_end);
+    let budget = ContextBudget::from_model(&args.model.unwrap_or_default());
+    let decision = match core_evaluate_replay(
+        &checkpoint,
+        prior,
+        current,
+        &budget,
+        args.provider.as_ref(),
+        &CharEstimator,
+    ) {
+        Ok(plan) => ReplayDecision {
+            decision: "accepted",
+            code: None,
+            plan: Some(PlanJson::from(&plan)),
+            diagnostic: None,
+        },
+        Err(rejection) => ReplayDecision {
+            decision: "rejected",
+            code: Some(rejection.diagnostic.code.as_str().to_owned()),
+            plan: rejection.plan.as_ref().map(PlanJson::from),
+            diagnostic: Some(rejection.diagnostic),
+        },
+    };
+    Ok(to_js(&decision, "replay decision")?)
+}
