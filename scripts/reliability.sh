@@ -5,14 +5,14 @@
 # every parser, the secrets grep, and the hostile-plugin limits (when the components are
 # built). docs/reliability.md explains each part.
 #
-# Knobs: CONTEXTFOLD_PROPTEST_CASES (3000 per invariant; the issue's full count is 10000),
+# Knobs: CONTEXTFOLD_PROPTEST_CASES (10000 per invariant, the issue's full count; ~9 min),
 # CONTEXTFOLD_CRASH_KILLS (200), CONTEXTFOLD_FUZZ_CASES (20000 per target),
 # CONTEXTFOLD_CRASH_SEED (8). The pure-core parts build in release mode (fast to build,
 # ~10x faster to run); the host parts reuse the debug build the workspace tests use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export CONTEXTFOLD_PROPTEST_CASES="${CONTEXTFOLD_PROPTEST_CASES:-3000}"
+export CONTEXTFOLD_PROPTEST_CASES="${CONTEXTFOLD_PROPTEST_CASES:-10000}"
 export CONTEXTFOLD_CRASH_KILLS="${CONTEXTFOLD_CRASH_KILLS:-200}"
 export CONTEXTFOLD_FUZZ_CASES="${CONTEXTFOLD_FUZZ_CASES:-20000}"
 export CONTEXTFOLD_CRASH_SEED="${CONTEXTFOLD_CRASH_SEED:-8}"
