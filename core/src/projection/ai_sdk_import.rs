@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::ai_sdk::{CONTENT_OUTPUT, DENIED_OUTPUT, copy_provider_options};
-use crate::projection::openai_chat::ImportContext;
+use crate::projection::openai_chat::{ImportContext, message_array};
 
 /// Why `ModelMessage[]` could not be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -108,14 +108,10 @@ fn shape(path: impl Into<String>, expected: &'static str) -> ModelMessageImportE
 /// assert_eq!(events[0].runtime_event_id, "evt-1");
 /// ```
 pub fn import_model_messages(messages: &Value, ids: &ImportContext) -> Result<Vec<RuntimeEvent>> {
-    let list = match messages {
-        Value::Array(list) => list,
-        Value::Object(body) => match body.get("messages") {
-            Some(Value::Array(list)) => list,
-            _ => return Err(shape("messages", "an array of ModelMessages")),
-        },
-        _ => return Err(shape("$", "an array of ModelMessages or an object with `messages`")),
-    };
+    let (list, _) = message_array(messages).map_err(|path| match path {
+        "messages" => shape(path, "an array of ModelMessages"),
+        _ => shape(path, "an array of ModelMessages or an object with `messages`"),
+    })?;
     let mut importer = Importer {
         ids,
         events: Vec::new(),

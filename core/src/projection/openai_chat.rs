@@ -35,6 +35,7 @@ use serde_json::{Map, Value, json};
 
 use crate::projection::message::{Message, Part, Role};
 
+pub(crate) use import::message_array;
 pub use import::{ChatImportError, ImportContext, import_openai_chat};
 
 /// Prefix of the content of a tool message whose result is an error.

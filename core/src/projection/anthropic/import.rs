@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::event::{EventContent, RuntimeEvent};
-use crate::projection::openai_chat::ImportContext;
+use crate::projection::openai_chat::{ImportContext, message_array};
 
 /// Why an Anthropic conversation cannot be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,14 +70,11 @@ pub fn import_anthropic(
     conversation: &Value,
     ids: &ImportContext,
 ) -> Result<Vec<RuntimeEvent>, AnthropicImportError> {
-    let (system, messages) = match conversation {
-        Value::Array(list) => (None, list),
-        Value::Object(body) => match body.get("messages") {
-            Some(Value::Array(list)) => (body.get("system"), list),
-            _ => return Err(shape("messages", "an array of messages")),
-        },
-        _ => return Err(shape("$", "a messages array or a request object")),
-    };
+    let (messages, body) = message_array(conversation).map_err(|path| match path {
+        "messages" => shape(path, "an array of messages"),
+        _ => shape(path, "a messages array or a request object"),
+    })?;
+    let system = body.and_then(|body| body.get("system"));
     let mut out = Importer {
         ids,
         events: Vec::new(),

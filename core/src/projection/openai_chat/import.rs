@@ -68,6 +68,22 @@ impl ImportContext {
     }
 }
 
+/// The message array of an imported conversation: `value` itself when it is an array, or the
+/// array in its `messages` field (with that object) when it is a request object. The error is
+/// the JSON path where the array is missing: `$` or `messages`.
+pub(crate) fn message_array(
+    value: &Value,
+) -> Result<(&[Value], Option<&serde_json::Map<String, Value>>), &'static str> {
+    match value {
+        Value::Array(list) => Ok((list, None)),
+        Value::Object(body) => match body.get("messages") {
+            Some(Value::Array(list)) => Ok((list, Some(body))),
+            _ => Err("messages"),
+        },
+        _ => Err("$"),
+    }
+}
+
 impl ImportContext {
     /// The imported event with sequence number `seq` in turn number `turn`.
     pub fn event(
@@ -105,14 +121,10 @@ pub fn import_openai_chat(
     messages: &Value,
     ids: &ImportContext,
 ) -> Result<Vec<RuntimeEvent>, ChatImportError> {
-    let list = match messages {
-        Value::Array(list) => list,
-        Value::Object(body) => match body.get("messages") {
-            Some(Value::Array(list)) => list,
-            _ => return Err(shape("messages", "an array of chat messages")),
-        },
-        _ => return Err(shape("$", "an array of chat messages or an object with `messages`")),
-    };
+    let (list, _) = message_array(messages).map_err(|path| match path {
+        "messages" => shape(path, "an array of chat messages"),
+        _ => shape(path, "an array of chat messages or an object with `messages`"),
+    })?;
     let mut importer = Importer {
         ids,
         events: Vec::new(),
