@@ -20,24 +20,42 @@ const IMPORT_BATCH: usize = 10_000;
 /// Checkpoint appends timed.
 const CHECKPOINTS: usize = 300;
 
+/// Fresh-file imports timed; the median is the reported rate.
+const IMPORT_RUNS: usize = 3;
+
 fn main() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = Store::open(dir.path().join("ledger.sqlite")).expect("opens the ledger");
     let events: Vec<_> = (0..IMPORT_EVENTS / 4).flat_map(|turn| turn_events(turn, 1_000)).collect();
     let bytes: usize = events.iter().map(|e| serde_json::to_string(e).map_or(0, |s| s.len())).sum();
 
-    let started = Instant::now();
-    for batch in events.chunks(IMPORT_BATCH) {
-        store.append_events(SESSION, batch).expect("imports a batch");
+    // Each run imports into a fresh file; the last file is kept for the checkpoint phase.
+    let mut runs = Vec::with_capacity(IMPORT_RUNS);
+    let mut store = None;
+    for run in 0..IMPORT_RUNS {
+        let fresh = Store::open(dir.path().join(format!("ledger-{run}.sqlite"))).expect("opens");
+        let cpu_before = thread_cpu_seconds();
+        let started = Instant::now();
+        for batch in events.chunks(IMPORT_BATCH) {
+            fresh.append_events(SESSION, batch).expect("imports a batch");
+        }
+        let wall = started.elapsed().as_secs_f64();
+        let cpu = thread_cpu_seconds().zip(cpu_before).map(|(after, before)| after - before);
+        println!(
+            "import run {run}: {IMPORT_EVENTS} events ({:.1} MB) in {wall:.2} s wall{}, batches of {IMPORT_BATCH}",
+            bytes as f64 / 1e6,
+            cpu.map_or(String::new(), |cpu| format!(", {cpu:.2} s CPU on this thread"))
+        );
+        runs.push((IMPORT_EVENTS as f64 / wall, cpu.map(|cpu| IMPORT_EVENTS as f64 / cpu)));
+        store = Some(fresh);
     }
-    let import = started.elapsed();
-    let rate = IMPORT_EVENTS as f64 / import.as_secs_f64();
-    println!(
-        "import: {IMPORT_EVENTS} events ({:.1} MB) in {:.2} s, batches of {IMPORT_BATCH}",
-        bytes as f64 / 1e6,
-        import.as_secs_f64()
-    );
+    let store = store.expect("at least one import run");
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (rate, cpu_rate) = runs[runs.len() / 2];
     result("sqlite_import_events_per_s", &format!("{rate:.0}"), ">= 100000", rate >= 100_000.0);
+    // Wall time includes waiting for a core on a shared machine; CPU time does not.
+    if let Some(cpu_rate) = cpu_rate {
+        result("sqlite_import_events_per_cpu_s", &format!("{cpu_rate:.0}"), "report", true);
+    }
 
     // Successive checkpoints over a growing prefix, each naming its predecessor.
     let mut coverage = CoverageBuilder::default();
@@ -110,6 +128,16 @@ fn streamed_equals_in_memory(store: &Store) {
 fn percentile(values: &[Duration], p: usize) -> Duration {
     let rank = (values.len() * p).div_ceil(100).max(1);
     values[rank - 1]
+}
+
+/// CPU time (user + system) of the calling thread, from `/proc/thread-self/stat` (Linux;
+/// `None` elsewhere). Fields 14 and 15 are in clock ticks of 1/100 s.
+fn thread_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |index: usize| fields.get(index)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 fn ms(duration: Duration) -> f64 {

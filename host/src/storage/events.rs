@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use contextfold_core::{EventContent, RuntimeEvent};
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -108,7 +109,8 @@ impl Store {
                 json.clear();
                 serde_json::to_writer(&mut json, event)
                     .map_err(|e| unserializable(e.to_string()))?;
-                let text = std::str::from_utf8(&json).map_err(|e| unserializable(e.to_string()))?;
+                // serde_json writes UTF-8; binding the bytes as TEXT skips a second validation.
+                let text = ToSqlOutput::Borrowed(ValueRef::Text(&json));
                 insert
                     .execute(params![session_id, event.seq as i64, event.runtime_event_id, text])
                     .map_err(|e| {
