@@ -32,7 +32,7 @@ impl CanonicalSink for String {
 
 /// JCS escapes for the 32 control characters U+0000..U+001F: the five short forms
 /// (`\b \t \n \f \r`) and `\u00xx` with lowercase hex for the rest.
-const CONTROL_ESCAPES: [&str; 32] = [
+pub(crate) const CONTROL_ESCAPES: [&str; 32] = [
     "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007", "\\b",
     "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012",
     "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019", "\\u001a",
