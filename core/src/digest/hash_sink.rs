@@ -115,10 +115,10 @@ impl HashSink<'_> {
 /// partial products never overlap.
 #[inline(always)]
 fn escape_bits(block: &[u8; BLOCK]) -> u32 {
-    let flags: [u8; BLOCK] = std::array::from_fn(|i| {
-        let byte = block[i];
-        u8::from((byte < 0x20) | (byte == b'"') | (byte == b'\\'))
-    });
+    let mut flags = [0u8; BLOCK];
+    for (flag, &byte) in flags.iter_mut().zip(block) {
+        *flag = u8::from((byte < 0x20) | (byte == b'"') | (byte == b'\\'));
+    }
     let mut bits = 0;
     for (index, word) in flags.chunks_exact(8).enumerate() {
         let word = word.first_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w));
