@@ -2,20 +2,29 @@
 //!
 //! Canonical bytes are collected in a fixed buffer and handed to SHA-256 a whole buffer at a
 //! time, so short writes (keys, punctuation, escapes) cost a copy, not a hasher call. JSON
-//! strings, which are nearly all of the bytes, take a block path: sixteen bytes are checked at
-//! once (two words, bitwise) for characters needing an escape, and a clean block is copied with one fixed-size move.
-//! The buffer keeps [`SLACK`] spare bytes past its nominal size so those moves may over-copy
-//! and then advance by the bytes that count.
+//! strings, which are nearly all of the bytes, take a block path: thirty-two bytes are checked
+//! at once (vector compares) for characters needing an escape, and the block is copied with
+//! one fixed-size move; each escape in it is then written as a fixed eight-byte word followed
+//! by a fixed-size copy of the rest of the block, without scanning the block again. The buffer
+//! keeps [`SLACK`] spare bytes past its nominal size so those moves may over-copy and then
+//! advance by the bytes that count.
 
 use sha2::{Digest, Sha256};
 
 use super::jcs::{CONTROL_ESCAPES, CanonicalSink};
 
-/// Nominal size of the buffer: when it would overflow, it is hashed and emptied.
-pub(crate) const HASH_BUFFER_SIZE: usize = 16 * 1024;
-
 /// Bytes checked per step of the string path.
 const BLOCK: usize = 32;
+
+/// The buffer's offsets lie below this power of two: the string path masks its offsets with
+/// `INDEX_SPACE - 1` (which never changes them), so the compiler can drop their bounds checks.
+const INDEX_SPACE: usize = 16 * 1024;
+
+/// Nominal size of the buffer: when it would overflow, it is hashed and emptied.
+const HASH_BUFFER_SIZE: usize = INDEX_SPACE - SLACK;
+
+/// The buffer: every offset below [`INDEX_SPACE`], plus room for a `BLOCK`-byte store there.
+type BufferBytes = [u8; INDEX_SPACE + BLOCK];
 
 /// Spare bytes past [`HASH_BUFFER_SIZE`]: room for one string block written whole (each of
 /// its bytes escaped to at most six) followed by the fixed-size over-copy of the next block.
@@ -62,14 +71,14 @@ const fn escape_for_const(byte: u8) -> &'static [u8] {
 /// Canonical bytes not yet handed to SHA-256.
 #[derive(Clone)]
 pub(crate) struct HashBuffer {
-    bytes: Box<[u8]>,
+    bytes: Box<BufferBytes>,
     filled: usize,
 }
 
 impl HashBuffer {
     /// An empty buffer.
     pub(crate) fn new() -> Self {
-        Self { bytes: vec![0; HASH_BUFFER_SIZE + SLACK].into_boxed_slice(), filled: 0 }
+        Self { bytes: Box::new([0; INDEX_SPACE + BLOCK]), filled: 0 }
     }
 
     /// The bytes written and not yet hashed.
@@ -135,9 +144,10 @@ fn escape_bits(block: &[u8; BLOCK]) -> u32 {
 /// fixed `BLOCK`-byte move from `window`, right after it. Every store may run past the bytes
 /// that count; later stores overwrite that excess. `out` needs `SLACK` bytes past `at`.
 #[inline(always)]
-fn escape_block(out: &mut [u8], at: usize, window: &[u8; WINDOW], valid: usize) -> usize {
+fn escape_block(out: &mut BufferBytes, at: usize, window: &[u8; WINDOW], valid: usize) -> usize {
     let (block, _) = window.split_first_chunk::<BLOCK>().unwrap_or((&[0; BLOCK], &[]));
-    out[at..at + BLOCK].copy_from_slice(block);
+    let offset = |index: usize| index & (INDEX_SPACE - 1);
+    out[offset(at)..offset(at) + BLOCK].copy_from_slice(block);
     let mut bits = escape_bits(block);
     // `written` is where the byte at `next` of the block goes.
     let (mut written, mut next) = (at, 0);
@@ -145,11 +155,12 @@ fn escape_block(out: &mut [u8], at: usize, window: &[u8; WINDOW], valid: usize) 
         let escape_at = bits.trailing_zeros() as usize;
         bits &= bits - 1;
         let word = ESCAPE_WORDS[usize::from(block[escape_at])];
-        let store = written + (escape_at - next);
+        let store = offset(written + (escape_at - next));
         out[store..store + 8].copy_from_slice(&word.to_le_bytes());
-        written = store + (word >> 56) as usize;
+        written = offset(store + (word >> 56) as usize);
         next = escape_at + 1;
-        out[written..written + BLOCK].copy_from_slice(&window[next..next + BLOCK]);
+        let rest = window[next..].first_chunk::<BLOCK>().unwrap_or(&[0; BLOCK]);
+        out[written..written + BLOCK].copy_from_slice(rest);
     }
     written + valid - next
 }
