@@ -196,7 +196,11 @@ mod tests {
         for length in [239, 240, 241, 479, 480, 1000] {
             for filler in ["a", "é", "世", "😀", "ab世😀é\n"] {
                 let text: String = filler.repeat(length).chars().take(length).collect();
-                assert_eq!(CharEstimator.estimate_text(&text), by_chars(&text), "{filler} x {length}");
+                assert_eq!(
+                    CharEstimator.estimate_text(&text),
+                    by_chars(&text),
+                    "{filler} x {length}"
+                );
             }
         }
     }

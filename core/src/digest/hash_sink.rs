@@ -179,7 +179,8 @@ impl CanonicalSink for HashSink<'_> {
             if self.buffer.filled > HASH_BUFFER_SIZE {
                 self.flush();
             }
-            self.buffer.filled = escape_block(&mut self.buffer.bytes, self.buffer.filled, window, BLOCK);
+            self.buffer.filled =
+                escape_block(&mut self.buffer.bytes, self.buffer.filled, window, BLOCK);
             index += BLOCK;
         }
         // The last bytes (fewer than `WINDOW`) go through a padded copy; the padding is a

@@ -131,6 +131,25 @@ pub(crate) fn write_f64<S: CanonicalSink>(sink: &mut S, value: f64) {
 /// Writes an unsigned integer field under the digest's integer rule: the integer is taken as
 /// the nearest IEEE-754 double (exact up to 2^53) and written as ECMAScript would.
 pub(crate) fn write_u64<S: CanonicalSink>(sink: &mut S, value: u64) {
+    // Up to 2^53 the double is the integer itself and ECMAScript writes its plain decimal
+    // digits (exponent form starts at 1e21), so those are written without the float printer.
+    if value <= 1 << 53 {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        let mut rest = value;
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if let Ok(text) = std::str::from_utf8(&digits[start..]) {
+            sink.write_str(text);
+            return;
+        }
+    }
     // `as` rounds to nearest, ties to even, exactly like a JSON parser reading the literal.
     write_f64(sink, value as f64);
 }
