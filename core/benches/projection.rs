@@ -50,7 +50,12 @@ fn checkpoint_over(events: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
 }
 
 fn cold_projection(c: &mut Criterion) {
-    let events = generated_session(2_500);
+    cold_group(c, "cold_10k", 2_500);
+    cold_group(c, "cold_100_in_cache", 25);
+}
+
+fn cold_group(c: &mut Criterion, name: &str, turns: usize) {
+    let events = generated_session(turns);
     let bytes: Vec<u8> = events
         .iter()
         .flat_map(|e| {
@@ -61,7 +66,7 @@ fn cold_projection(c: &mut Criterion) {
         .collect();
     let checkpoint = checkpoint_over(&events[..events.len() - 40]);
     let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
-    let mut group = c.benchmark_group("cold_10k");
+    let mut group = c.benchmark_group(name);
     group.sample_size(10);
     group.throughput(Throughput::Bytes(bytes.len() as u64));
     group.bench_function("sha256_only", |b| b.iter(|| Sha256::digest(black_box(&bytes))));

@@ -100,20 +100,22 @@ pub struct CharEstimator;
 impl TokenEstimator for CharEstimator {
     fn estimate_text(&self, text: &str) -> u64 {
         // Counted on bytes, not chars: in valid UTF-8 an ASCII character is a byte below 0x80
-        // and every other character has exactly one leading byte (0xC0 and up), so these two
-        // counts equal the char counts. Byte-wide counters over blocks of 255 bytes let the
-        // loop run 16 bytes per vector step.
-        let (mut ascii, mut other) = (0u64, 0u64);
-        for block in text.as_bytes().chunks(255) {
-            let (mut block_ascii, mut block_other) = (0u8, 0u8);
+        // and every other character has exactly one leading byte (0xC0 and up), so the bytes
+        // with the top bit set (`high`) and the leading bytes (`lead`) give both char counts.
+        // Byte-wide counters over blocks of 240 bytes (a multiple of the 16-byte vector step,
+        // below the 255 a byte can count) let the loop run without a scalar tail per block.
+        let bytes = text.as_bytes();
+        let (mut high, mut lead) = (0u64, 0u64);
+        for block in bytes.chunks(240) {
+            let (mut block_high, mut block_lead) = (0u8, 0u8);
             for &byte in block {
-                block_ascii += u8::from(byte < 0x80);
-                block_other += u8::from(byte >= 0xc0);
+                block_high += byte >> 7;
+                block_lead += u8::from(byte >= 0xc0);
             }
-            ascii += u64::from(block_ascii);
-            other += u64::from(block_other);
+            high += u64::from(block_high);
+            lead += u64::from(block_lead);
         }
-        ascii.div_ceil(4) + other
+        (bytes.len() as u64 - high).div_ceil(4) + lead
     }
 }
 
@@ -183,5 +185,23 @@ mod tests {
         assert_eq!(e.estimate_text("abcde"), 2);
         assert_eq!(e.estimate_text("日本語"), 3);
         assert_eq!(e.estimate_text("ab日"), 2);
+    }
+
+    #[test]
+    fn char_estimator_counts_chars_across_block_boundaries() {
+        let by_chars = |text: &str| {
+            let ascii = text.chars().filter(char::is_ascii).count() as u64;
+            ascii.div_ceil(4) + (text.chars().count() as u64 - ascii)
+        };
+        for length in [239, 240, 241, 479, 480, 1000] {
+            for filler in ["a", "é", "世", "😀", "ab世😀é\n"] {
+                let text: String = filler.repeat(length).chars().take(length).collect();
+                assert_eq!(
+                    CharEstimator.estimate_text(&text),
+                    by_chars(&text),
+                    "{filler} x {length}"
+                );
+            }
+        }
     }
 }

@@ -32,7 +32,7 @@ impl CanonicalSink for String {
 
 /// JCS escapes for the 32 control characters U+0000..U+001F: the five short forms
 /// (`\b \t \n \f \r`) and `\u00xx` with lowercase hex for the rest.
-const CONTROL_ESCAPES: [&str; 32] = [
+pub(crate) const CONTROL_ESCAPES: [&str; 32] = [
     "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007", "\\b",
     "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012",
     "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019", "\\u001a",
@@ -131,6 +131,25 @@ pub(crate) fn write_f64<S: CanonicalSink>(sink: &mut S, value: f64) {
 /// Writes an unsigned integer field under the digest's integer rule: the integer is taken as
 /// the nearest IEEE-754 double (exact up to 2^53) and written as ECMAScript would.
 pub(crate) fn write_u64<S: CanonicalSink>(sink: &mut S, value: u64) {
+    // Up to 2^53 the double is the integer itself and ECMAScript writes its plain decimal
+    // digits (exponent form starts at 1e21), so those are written without the float printer.
+    if value <= 1 << 53 {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        let mut rest = value;
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if let Ok(text) = std::str::from_utf8(&digits[start..]) {
+            sink.write_str(text);
+            return;
+        }
+    }
     // `as` rounds to nearest, ties to even, exactly like a JSON parser reading the literal.
     write_f64(sink, value as f64);
 }

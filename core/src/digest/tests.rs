@@ -186,6 +186,23 @@ fn numbers_follow_ecmascript_number_to_string() {
     assert_eq!(streamed, "18446744073709552000");
 }
 
+/// Integers up to 2^53 are written from their digits, the rest through the float printer:
+/// both must give what the float printer gives for the integer taken as a double.
+#[test]
+fn integers_write_as_their_nearest_double() {
+    let mut values = vec![0, 1, 9, 10, 99, 100, 1_700_000_000_000, u64::MAX];
+    for power in [53, 54, 60, 63] {
+        values.extend([(1u64 << power) - 1, 1u64 << power, (1u64 << power) + 1]);
+    }
+    values.extend((0..19).map(|exponent| 10u64.pow(exponent)));
+    for value in values {
+        let (mut fast, mut float) = (String::new(), String::new());
+        jcs::write_u64(&mut fast, value);
+        jcs::write_f64(&mut float, value as f64);
+        assert_eq!(fast, float, "{value}");
+    }
+}
+
 /// The key-sorting example of RFC 8785, section 3.2.3.
 #[test]
 fn keys_sort_by_utf16_code_units_as_in_rfc_8785() {
