@@ -7,7 +7,7 @@
 //! The buffer keeps [`SLACK`] spare bytes past its nominal size so those moves may over-copy
 //! and then advance by the bytes that count.
 
-use sha2::{Digest, Sha256};
+use super::HashEngine;
 
 use super::jcs::{CanonicalSink, escape_for, escape_mask};
 
@@ -40,13 +40,13 @@ impl HashBuffer {
     }
 }
 
-/// A [`CanonicalSink`] writing through a [`HashBuffer`] into a SHA-256 state.
-pub(crate) struct HashSink<'a> {
-    pub(crate) hasher: &'a mut Sha256,
+/// A [`CanonicalSink`] writing through a [`HashBuffer`] into a SHA-256 engine.
+pub(crate) struct HashSink<'a, E: HashEngine> {
+    pub(crate) hasher: &'a mut E,
     pub(crate) buffer: &'a mut HashBuffer,
 }
 
-impl HashSink<'_> {
+impl<E: HashEngine> HashSink<'_, E> {
     /// Hashes and empties the buffer.
     #[cold]
     #[inline(never)]
@@ -87,7 +87,7 @@ fn first_escape(block: &[u8; BLOCK]) -> Option<usize> {
     }
 }
 
-impl CanonicalSink for HashSink<'_> {
+impl<E: HashEngine> CanonicalSink for HashSink<'_, E> {
     #[inline]
     fn write_str(&mut self, text: &str) {
         self.put(text.as_bytes());
