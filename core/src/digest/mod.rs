@@ -40,7 +40,8 @@ pub use reference::canonical_json;
 pub const DOMAIN_PREFIX: &[u8] = b"contextfold-source-v1\n";
 
 /// A SHA-256 implementation fed by [`PrefixHasher`]: the canonical bytes arrive in order, in
-/// chunks of up to 16 KiB (larger only for a single string longer than that).
+/// chunks of about 16 KiB (one per filled buffer; the domain prefix and a digest's pending tail
+/// come as single smaller calls).
 ///
 /// `Default` is the state over no bytes; `Clone` copies the state (a digest of a prefix is taken
 /// from a clone, so the hasher can go on). Every engine must compute plain SHA-256: the
@@ -185,4 +186,51 @@ pub fn canonical_event_json(event: &RuntimeEvent) -> String {
     let mut out = String::new();
     event_writer::write_event(&mut out, event);
     out
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use super::*;
+    use crate::LogBuilder;
+
+    /// An engine that counts its `update` calls and delegates to [`Sha2Engine`].
+    #[derive(Clone, Default)]
+    struct CountingEngine {
+        inner: Sha2Engine,
+        calls: usize,
+        largest: usize,
+    }
+
+    impl HashEngine for CountingEngine {
+        fn update(&mut self, bytes: &[u8]) {
+            self.calls += 1;
+            self.largest = self.largest.max(bytes.len());
+            self.inner.update(bytes);
+        }
+
+        fn finish(self) -> [u8; 32] {
+            self.inner.finish()
+        }
+    }
+
+    #[test]
+    fn any_engine_gives_the_same_digests_in_buffer_sized_chunks() {
+        let mut log = LogBuilder::new("s");
+        for turn in 0..40 {
+            log.user(&format!("turn {turn}: {}", "é\"\n".repeat(3000)));
+            log.assistant("ok");
+        }
+        let events = log.build();
+        assert_eq!(digest_prefix_with::<CountingEngine>(&events), digest_prefix(&events));
+        assert_eq!(prefix_digests_with::<CountingEngine>(&events), prefix_digests(&events));
+        let mut hasher = PrefixHasher::with_engine(CountingEngine::default());
+        for event in &events {
+            hasher.push(event);
+        }
+        // About 560 KB of canonical bytes arrive in a few dozen full buffers, not per write.
+        assert!(hasher.hasher.calls < 64, "{} update calls", hasher.hasher.calls);
+        // The buffer's 16 KiB, plus at most its slack (one escaped 16-byte string block).
+        let largest = hasher.hasher.largest;
+        assert!(largest <= 16 * 1024 + 96, "a chunk of {largest} bytes");
+    }
 }
