@@ -52,6 +52,51 @@ function decode(result) {
   return typeof result === 'string' ? JSON.parse(result) : result;
 }
 
+/**
+ * Puts the caller's own strings back into a projection whose long strings the core left out
+ * (`sharedStrings`: where each goes in `messages`, which event holds it, where, and its UTF-16 length), so
+ * that they are not copied back through wasm memory. Returns false, changing nothing, unless
+ * every one is found as a string of that length in events that are plain data (a `toJSON`
+ * anywhere on the way could have given the core another value than the object holds).
+ */
+function restoreSharedStrings(result, shared, events) {
+  if (!Array.isArray(events) || typeof events.toJSON === 'function' || String.prototype.toJSON !== undefined) return false;
+  const strings = new Array(shared.length);
+  for (let i = 0; i < shared.length; i += 1) {
+    const { event, path, length } = shared[i];
+    let value = events[event];
+    for (const step of path) {
+      if (value === null || typeof value !== 'object' || typeof value.toJSON === 'function') return false;
+      value = value[step];
+    }
+    if (typeof value !== 'string' || value.length !== length) return false;
+    strings[i] = value;
+  }
+  for (let i = 0; i < shared.length; i += 1) {
+    const { at } = shared[i];
+    let target = result.messages;
+    for (let k = 0; k < at.length - 1; k += 1) target = target[at[k]];
+    target[at[at.length - 1]] = strings[i];
+  }
+  return true;
+}
+
+/**
+ * `project()` over JSON text: the long strings the messages repeat from the events come back as
+ * references to the caller's strings (see `restoreSharedStrings`), not as copies.
+ */
+function projectSharing(raw, input) {
+  const text = encode(input);
+  if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
+    return decode(raw.project(text, false));
+  }
+  const result = JSON.parse(raw.project(text, true));
+  const shared = result.sharedStrings;
+  delete result.sharedStrings;
+  if (shared === undefined || restoreSharedStrings(result, shared, input.events)) return result;
+  return decode(raw.project(text, false));
+}
+
 function guard(fn) {
   return (...args) => {
     try {
@@ -112,7 +157,7 @@ function randomCheckpointId() {
 
 /** Builds the public API over a raw wasm-bindgen module. */
 export function createApi(raw) {
-  const project = guard((input) => decode(raw.project(encode(input))));
+  const project = guard((input) => projectSharing(raw, input));
 
   /** The core's step-by-step compaction transaction (what `compact()` drives). */
   class CompactionSession {
@@ -333,5 +378,6 @@ export function createApi(raw) {
       raw.extractiveSummary(previousSummary ?? undefined, encode(events), targetTokens)),
     contextBudget: guard((model) => decode(raw.contextBudget(encode(model ?? null)))),
     estimateEvents: guard((events) => raw.estimateEvents(encode(events))),
+    hashEngine: () => (raw.hashEngineIsHost() ? 'host' : 'wasm'),
   };
 }

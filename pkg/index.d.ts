@@ -376,3 +376,9 @@ export function extractiveSummary(previousSummary: string | null | undefined, ev
 export function contextBudget(model?: ModelFacts | null): { contextWindow: Count; reserve: Count; historyBudget: Count };
 /** Estimated tokens of events with the core's default estimator. */
 export function estimateEvents(events: RuntimeEvent[]): number;
+/**
+ * Which SHA-256 computes the digests: `'host'` (Node: `node:crypto`, fed the canonical bytes in
+ * 16 KiB chunks) or `'wasm'` (browsers: the portable SHA-256 compiled into the module). The
+ * digests are the same either way.
+ */
+export function hashEngine(): 'host' | 'wasm';

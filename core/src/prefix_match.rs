@@ -7,7 +7,7 @@
 
 use crate::checkpoint::{Coverage, HistoryCompactCheckpoint};
 use crate::diagnostics::ReasonCode;
-use crate::digest::PrefixHasher;
+use crate::digest::{HashEngine, PrefixHasher, Sha2Engine};
 use crate::event::RuntimeEvent;
 use crate::safe_prefix::turn_count;
 
@@ -83,8 +83,16 @@ pub fn match_checkpoint_prefix(
     checkpoint: &HistoryCompactCheckpoint,
     events: &[RuntimeEvent],
 ) -> Result<PrefixMatch, PrefixMismatch> {
+    match_checkpoint_prefix_with::<Sha2Engine>(checkpoint, events)
+}
+
+/// [`match_checkpoint_prefix`] hashing with the SHA-256 engine `E`.
+pub fn match_checkpoint_prefix_with<E: HashEngine>(
+    checkpoint: &HistoryCompactCheckpoint,
+    events: &[RuntimeEvent],
+) -> Result<PrefixMatch, PrefixMismatch> {
     let covered = check_shape(checkpoint, events, None)?;
-    let mut hasher = PrefixHasher::new();
+    let mut hasher = PrefixHasher::with_engine(E::default());
     for event in &events[..covered] {
         hasher.push(event);
     }
@@ -97,10 +105,10 @@ pub fn match_checkpoint_prefix(
 /// The hasher must have been fed `events[..hasher.event_count()]`, in order. When the caller
 /// already knows the number of distinct turns in the covered prefix (`turn_count`), it is used
 /// instead of a scan.
-pub fn match_checkpoint_prefix_from(
+pub fn match_checkpoint_prefix_from<E: HashEngine>(
     checkpoint: &HistoryCompactCheckpoint,
     events: &[RuntimeEvent],
-    mut hasher: PrefixHasher,
+    mut hasher: PrefixHasher<E>,
     turn_count: Option<u64>,
 ) -> Result<PrefixMatch, PrefixMismatch> {
     let known_turns =
@@ -108,7 +116,7 @@ pub fn match_checkpoint_prefix_from(
     let covered = check_shape(checkpoint, events, known_turns)?;
     let already = usize::try_from(hasher.event_count()).unwrap_or(usize::MAX);
     if already > covered {
-        return match_checkpoint_prefix(checkpoint, events);
+        return match_checkpoint_prefix_with::<E>(checkpoint, events);
     }
     for event in &events[already..covered] {
         hasher.push(event);
@@ -153,9 +161,9 @@ fn check_shape(
     Ok(covered)
 }
 
-fn check_digest(
+fn check_digest<E: HashEngine>(
     checkpoint: &HistoryCompactCheckpoint,
-    hasher: &PrefixHasher,
+    hasher: &PrefixHasher<E>,
 ) -> Result<(), PrefixMismatch> {
     let actual = hasher.digest();
     if actual != checkpoint.coverage.source_digest {

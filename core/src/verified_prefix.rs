@@ -15,12 +15,15 @@
 //! without disturbing the cache.
 
 use std::collections::HashSet;
+use std::marker::PhantomData;
 
 use crate::budget::{TokenEstimator, estimate_event, estimate_events};
 use crate::checkpoint::HistoryCompactCheckpoint;
-use crate::digest::PrefixHasher;
+use crate::digest::{HashEngine, PrefixHasher, Sha2Engine};
 use crate::event::{LogError, RuntimeEvent, validate_log};
-use crate::prefix_match::{PrefixMismatch, match_checkpoint_prefix, match_checkpoint_prefix_from};
+use crate::prefix_match::{
+    PrefixMismatch, match_checkpoint_prefix_from, match_checkpoint_prefix_with,
+};
 use crate::safe_prefix::split_current_turn;
 
 /// A verified coverage: the checkpoint replaces `prior[..covered]`, whose raw events estimate
@@ -62,8 +65,7 @@ impl PrefixVerifier for FullVerification {
         events: &[RuntimeEvent],
         current_turn_id: Option<&str>,
     ) -> Result<usize, LogError> {
-        validate_log(events)?;
-        split_current_turn(events, current_turn_id)
+        check_whole_log(events, current_turn_id)
     }
 
     fn verify(
@@ -72,16 +74,62 @@ impl PrefixVerifier for FullVerification {
         prior: &[RuntimeEvent],
         estimator: &dyn TokenEstimator,
     ) -> Result<VerifiedCoverage, PrefixMismatch> {
-        let matched = match_checkpoint_prefix(checkpoint, prior)?;
-        let source_tokens = estimate_events(estimator, &prior[..matched.covered]);
-        Ok(VerifiedCoverage { covered: matched.covered, source_tokens })
+        verify_from_scratch::<Sha2Engine>(checkpoint, prior, estimator)
     }
 }
 
-/// The per-session verified-digest cache. Use one per session with one estimator.
-#[derive(Debug, Clone, Default)]
-pub struct VerifiedPrefix {
-    hasher: PrefixHasher,
+/// [`FullVerification`] hashing with the SHA-256 engine `E` (see [`HashEngine`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullVerificationWith<E: HashEngine>(PhantomData<E>);
+
+impl<E: HashEngine> Default for FullVerificationWith<E> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<E: HashEngine> PrefixVerifier for FullVerificationWith<E> {
+    fn check_log(
+        &mut self,
+        events: &[RuntimeEvent],
+        current_turn_id: Option<&str>,
+    ) -> Result<usize, LogError> {
+        check_whole_log(events, current_turn_id)
+    }
+
+    fn verify(
+        &mut self,
+        checkpoint: &HistoryCompactCheckpoint,
+        prior: &[RuntimeEvent],
+        estimator: &dyn TokenEstimator,
+    ) -> Result<VerifiedCoverage, PrefixMismatch> {
+        verify_from_scratch::<E>(checkpoint, prior, estimator)
+    }
+}
+
+fn check_whole_log(
+    events: &[RuntimeEvent],
+    current_turn_id: Option<&str>,
+) -> Result<usize, LogError> {
+    validate_log(events)?;
+    split_current_turn(events, current_turn_id)
+}
+
+fn verify_from_scratch<E: HashEngine>(
+    checkpoint: &HistoryCompactCheckpoint,
+    prior: &[RuntimeEvent],
+    estimator: &dyn TokenEstimator,
+) -> Result<VerifiedCoverage, PrefixMismatch> {
+    let matched = match_checkpoint_prefix_with::<E>(checkpoint, prior)?;
+    let source_tokens = estimate_events(estimator, &prior[..matched.covered]);
+    Ok(VerifiedCoverage { covered: matched.covered, source_tokens })
+}
+
+/// The per-session verified-digest cache. Use one per session with one estimator. `E` is the
+/// SHA-256 engine (see [`HashEngine`]).
+#[derive(Debug, Clone)]
+pub struct VerifiedPrefix<E: HashEngine = Sha2Engine> {
+    hasher: PrefixHasher<E>,
     /// `(seq, runtime_event_id)` of the last cached event: the cache key.
     last: Option<(u64, String)>,
     session_id: Option<String>,
@@ -90,10 +138,30 @@ pub struct VerifiedPrefix {
     tokens: u64,
 }
 
+impl Default for VerifiedPrefix {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl VerifiedPrefix {
     /// An empty cache (the first use is a full verification).
     pub fn new() -> Self {
-        Self::default()
+        Self::with_engine()
+    }
+}
+
+impl<E: HashEngine> VerifiedPrefix<E> {
+    /// An empty cache hashing with a fresh engine `E`.
+    pub fn with_engine() -> Self {
+        Self {
+            hasher: PrefixHasher::with_engine(E::default()),
+            last: None,
+            session_id: None,
+            event_ids: HashSet::new(),
+            turn_ids: HashSet::new(),
+            tokens: 0,
+        }
     }
 
     /// Number of events the cache covers.
@@ -116,7 +184,7 @@ impl VerifiedPrefix {
                 .is_some_and(|e| e.seq == *seq && &e.runtime_event_id == id),
         };
         if !still_there {
-            *self = Self::new();
+            *self = Self::with_engine();
         }
     }
 
@@ -155,7 +223,7 @@ impl VerifiedPrefix {
     }
 }
 
-impl PrefixVerifier for VerifiedPrefix {
+impl<E: HashEngine> PrefixVerifier for VerifiedPrefix<E> {
     fn check_log(
         &mut self,
         events: &[RuntimeEvent],
@@ -201,7 +269,7 @@ impl PrefixVerifier for VerifiedPrefix {
         if claimed < self.len() || claimed > prior.len() || self.check_new(prior, claimed).is_err()
         {
             // Cannot rewind the hash state, or nothing to extend: verify from scratch.
-            return FullVerification.verify(checkpoint, prior, estimator);
+            return verify_from_scratch::<E>(checkpoint, prior, estimator);
         }
         // Hashing `prior[..claimed]` is a fact about the log, whatever the checkpoint claims,
         // so the cache keeps it even if the checkpoint then fails to match.

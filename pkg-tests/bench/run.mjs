@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EventLog, digestPrefix, project } from 'contextfold';
+import { EventLog, digestPrefix, hashEngine, project } from 'contextfold';
 import { plainDigest, plainProject } from './plain-js.js';
 import { generateSession } from './session.js';
 
@@ -39,7 +39,7 @@ const count = Number(option('--events', '10000'));
 const contextWindow = 100_000_000;
 const events = generateSession(count);
 const bytes = events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0);
-console.log(`session: ${events.length} events, ${(bytes / 1e6).toFixed(1)} MB of JSON`);
+console.log(`session: ${events.length} events, ${(bytes / 1e6).toFixed(1)} MB of JSON; package SHA-256 engine: ${hashEngine()}`);
 
 // Agreement first: the package, the plain implementation and the native core.
 const digest = digestPrefix(events);

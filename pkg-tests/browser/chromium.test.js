@@ -34,7 +34,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>contextfold</title>
     let code = null;
     try { cf.validateLog([{}]); } catch (error) { code = error instanceof cf.ContextfoldError ? error.code : 'not-typed'; }
     const projected = cf.project({ events: vectors.cases[0].events, format: 'ai-sdk' }).messages.length;
-    window.__done({ results, code, projected });
+    window.__done({ results, code, projected, engine: cf.hashEngine() });
   } catch (error) {
     window.__done({ error: String(error && error.stack || error) });
   }
@@ -93,6 +93,8 @@ test('the web build in headless Chromium reproduces the digest vectors', { timeo
     });
     assert.equal(result.code, 'event_missing_kind');
     assert.ok(result.projected > 0);
+    // No incremental SHA-256 in browsers: the digests above came from the wasm engine.
+    assert.equal(result.engine, 'wasm');
   } finally {
     await browser.close();
     await new Promise((resolve) => server.close(resolve));

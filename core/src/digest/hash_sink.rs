@@ -9,7 +9,7 @@
 //! keeps [`SLACK`] spare bytes past its nominal size so those moves may over-copy and then
 //! advance by the bytes that count.
 
-use sha2::{Digest, Sha256};
+use super::HashEngine;
 
 use super::jcs::{CONTROL_ESCAPES, CanonicalSink};
 
@@ -87,13 +87,13 @@ impl HashBuffer {
     }
 }
 
-/// A [`CanonicalSink`] writing through a [`HashBuffer`] into a SHA-256 state.
-pub(crate) struct HashSink<'a> {
-    pub(crate) hasher: &'a mut Sha256,
+/// A [`CanonicalSink`] writing through a [`HashBuffer`] into a SHA-256 engine.
+pub(crate) struct HashSink<'a, E: HashEngine> {
+    pub(crate) hasher: &'a mut E,
     pub(crate) buffer: &'a mut HashBuffer,
 }
 
-impl HashSink<'_> {
+impl<E: HashEngine> HashSink<'_, E> {
     /// Hashes and empties the buffer.
     #[cold]
     #[inline(never)]
@@ -165,7 +165,7 @@ fn escape_block(out: &mut BufferBytes, at: usize, window: &[u8; WINDOW], valid: 
     written + valid - next
 }
 
-impl CanonicalSink for HashSink<'_> {
+impl<E: HashEngine> CanonicalSink for HashSink<'_, E> {
     #[inline]
     fn write_str(&mut self, text: &str) {
         self.put(text.as_bytes());

@@ -8,16 +8,18 @@ use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::{RuntimeEvent, validate_log};
-use contextfold_core::replay::{ReplayPlan, evaluate_replay as core_evaluate_replay};
+use contextfold_core::replay::{ReplayPlan, evaluate_replay_with};
 use contextfold_core::safe_prefix::{
     PrefixOptions, safe_boundaries as core_safe_boundaries,
     select_safe_prefix as core_select_safe_prefix, split_current_turn,
 };
+use contextfold_core::verified_prefix::FullVerificationWith;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, from_js, json_to_js, to_js};
+use crate::hash_engine::BindingEngine;
 use crate::session::checkpoint_from_json;
 use crate::{events_from_js, events_from_json, read_with_events};
 
@@ -143,13 +145,14 @@ pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
         .map_err(|e| BindingError::core(e.code(), e))?;
     let (prior, current) = events.split_at(prior_end);
     let budget = ContextBudget::from_model(&args.model.unwrap_or_default());
-    let decision = match core_evaluate_replay(
+    let decision = match evaluate_replay_with(
         &checkpoint,
         prior,
         current,
         &budget,
         args.provider.as_ref(),
         &CharEstimator,
+        &mut FullVerificationWith::<BindingEngine>::default(),
     ) {
         Ok(plan) => ReplayDecision {
             decision: "accepted",

@@ -14,14 +14,21 @@ use serde_json::Value;
 
 use crate::convert::{BindingError, from_js, to_js};
 use crate::events_from_js;
+use crate::hash_engine::BindingEngine;
 use crate::project::{ProjectArgs, project_events};
 
 /// An append-only event log held in wasm memory, with its running source digest.
 #[wasm_bindgen]
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventLog {
     events: Vec<RuntimeEvent>,
-    hasher: PrefixHasher,
+    hasher: PrefixHasher<BindingEngine>,
+}
+
+impl Default for EventLog {
+    fn default() -> Self {
+        EventLog { events: Vec::new(), hasher: PrefixHasher::with_engine(BindingEngine::default()) }
+    }
 }
 
 #[wasm_bindgen]
@@ -79,6 +86,6 @@ impl EventLog {
             let detail = "an EventLog projects its own events; leave `events` out";
             return Err(BindingError::invalid("project options", detail).into());
         }
-        Ok(project_events(&self.events, args.with_events(Vec::new()), exact)?)
+        Ok(project_events(&self.events, args.with_events(Vec::new()), exact, false)?)
     }
 }

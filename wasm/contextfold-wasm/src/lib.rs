@@ -10,19 +10,19 @@
 pub mod convert;
 pub mod coverage;
 pub mod event_log;
+pub mod hash_engine;
 pub mod project;
 pub mod session;
+pub mod shared_strings;
 
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
 use contextfold_core::compaction::extractive::extractive_summary as core_extractive;
 use contextfold_core::compaction::summary_validation::{
     FinishReason, validate_summary as core_validate,
 };
-use contextfold_core::digest::{
-    canonical_event_json, digest_prefix as core_digest, prefix_digests as core_prefix_digests,
-};
+use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
 use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
-use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::prefix_match::match_checkpoint_prefix_with;
 use contextfold_core::projection::ai_sdk::import_model_messages;
 use contextfold_core::projection::anthropic::import_anthropic as core_import_anthropic;
 use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
@@ -35,6 +35,7 @@ use wasm_bindgen::prelude::*;
 use crate::convert::{BindingError, from_js, json_from_js, json_to_js, to_js};
 pub use crate::coverage::{evaluate_replay, safe_boundaries, select_safe_prefix};
 pub use crate::event_log::EventLog;
+use crate::hash_engine::BindingEngine;
 pub use crate::project::project;
 pub use crate::session::CompactionSession;
 use crate::session::checkpoint_from_json;
@@ -80,13 +81,13 @@ fn events_to_js(events: &[RuntimeEvent]) -> Result<JsValue, BindingError> {
 /// `SHA-256` source digest (`sha256:<hex>`) of the events, as a checkpoint's coverage records it.
 #[wasm_bindgen(js_name = digestPrefix)]
 pub fn digest_prefix(events: JsValue) -> Result<String, JsValue> {
-    Ok(core_digest(&events_from_js(events)?))
+    Ok(digest_prefix_with::<BindingEngine>(&events_from_js(events)?))
 }
 
 /// The digest of every prefix: `[digest(events[..1]), digest(events[..2]), …]`.
 #[wasm_bindgen(js_name = prefixDigests)]
 pub fn prefix_digests(events: JsValue) -> Result<Vec<String>, JsValue> {
-    Ok(core_prefix_digests(&events_from_js(events)?))
+    Ok(prefix_digests_with::<BindingEngine>(&events_from_js(events)?))
 }
 
 /// The canonical JSON text of one event (the digested bytes, without the domain prefix).
@@ -164,7 +165,7 @@ pub fn import_anthropic(body: JsValue, options: JsValue) -> Result<JsValue, JsVa
 pub fn match_checkpoint(checkpoint: JsValue, events: JsValue) -> Result<JsValue, JsValue> {
     let checkpoint = checkpoint_from_json(json_from_js(checkpoint, "checkpoint")?)?;
     let events = events_from_js(events)?;
-    let matched = match_checkpoint_prefix(&checkpoint, &events)
+    let matched = match_checkpoint_prefix_with::<BindingEngine>(&checkpoint, &events)
         .map_err(|e| BindingError::core(e.code().as_str(), e))?;
     Ok(json_to_js(json!({ "covered": matched.covered }), "match")?)
 }

@@ -8,13 +8,16 @@ use contextfold_core::projection::ai_sdk::to_model_messages;
 use contextfold_core::projection::anthropic::to_anthropic;
 use contextfold_core::projection::openai_chat::to_openai_chat;
 use contextfold_core::projection::openai_responses::to_openai_responses;
-use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project as core_project};
+use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project_with};
+use contextfold_core::verified_prefix::FullVerificationWith;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, BindingError};
+use crate::hash_engine::BindingEngine;
 use crate::session::checkpoint_from_json;
+use crate::shared_strings::{SharedString, StringSources};
 use crate::{events_from_json, read_with_events};
 
 /// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
@@ -56,8 +59,11 @@ impl<E> ProjectArgs<E> {
 /// format?, provider?, failOpen? }` → `{ messages, system?, estimatedTokens, historyBudget,
 /// fits, checkpoint, omittedEvents, diagnostics }`. `format`: `ai-sdk` (default),
 /// `openai-chat`, `openai-responses`, `anthropic` or `neutral`.
+///
+/// With `share_strings` (and JSON text input), the long strings the messages copy from the
+/// events are left out and listed in `sharedStrings` (see [`crate::shared_strings`]).
 #[wasm_bindgen]
-pub fn project(input: JsValue) -> Result<JsValue, JsValue> {
+pub fn project(input: JsValue, share_strings: Option<bool>) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
     let mut args: ProjectArgs<RuntimeEvent> =
         read_with_events(input, "project input", |args: ProjectArgs<Value>| {
@@ -65,20 +71,23 @@ pub fn project(input: JsValue) -> Result<JsValue, JsValue> {
             Ok(args.with_events(events))
         })?;
     let events = std::mem::take(&mut args.events);
-    Ok(project_events(&events, args, exact)?)
+    let share = share_strings.unwrap_or(false) && !exact;
+    Ok(project_events(&events, args, exact, share)?)
 }
 
 /// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
-/// the input held a `BigInt` (see [`convert::output_to_js`]).
+/// the input held a `BigInt` (see [`convert::output_to_js`]); `share`: list the long strings
+/// copied from `events` instead of writing them (see [`crate::shared_strings`]).
 pub(crate) fn project_events(
     events: &[RuntimeEvent],
     args: ProjectArgs<RuntimeEvent>,
     exact: bool,
+    share: bool,
 ) -> Result<JsValue, BindingError> {
     let checkpoint =
         args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
     let model = args.model.unwrap_or_default();
-    let projection = core_project(
+    let projection = project_with(
         &ProjectInput {
             events,
             current_turn_id: args.current_turn_id.as_deref(),
@@ -88,11 +97,12 @@ pub(crate) fn project_events(
             fail_open: args.fail_open.unwrap_or(false),
         },
         &CharEstimator,
+        &mut FullVerificationWith::<BindingEngine>::default(),
     )
     .map_err(|e| BindingError::core(e.code(), e))?;
     let format = args.format.as_deref().unwrap_or("ai-sdk");
     let mut system = None;
-    let messages = match format {
+    let mut messages = match format {
         "ai-sdk" => Value::Array(to_model_messages(&projection.messages)),
         "openai-chat" => Value::Array(
             to_openai_chat(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?,
@@ -116,6 +126,7 @@ pub(crate) fn project_events(
             ));
         }
     };
+    let shared_strings = share.then(|| StringSources::of(events).share(&mut messages));
     let output = ProjectOutput {
         messages: &messages,
         system,
@@ -125,6 +136,7 @@ pub(crate) fn project_events(
         checkpoint: &projection.checkpoint,
         omitted_events: projection.omitted_events,
         diagnostics: &projection.diagnostics,
+        shared_strings,
     };
     convert::output_to_js(&output, exact, "projection")
 }
@@ -144,4 +156,7 @@ struct ProjectOutput<'a> {
     checkpoint: &'a Option<ReplayedCheckpoint>,
     omitted_events: u64,
     diagnostics: &'a [Diagnostic],
+    /// The strings left out of `messages`, for the wrapper to put back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared_strings: Option<Vec<SharedString>>,
 }

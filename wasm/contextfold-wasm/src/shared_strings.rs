@@ -1,0 +1,241 @@
+//! Sharing a result's long strings with the caller's own events instead of copying them back.
+//!
+//! A projection repeats the events' texts and tool outputs verbatim: nearly all of its bytes.
+//! Sending them back as JSON text costs a UTF-8 encoding in wasm, a UTF-8 decoding in JS (slow
+//! for non-ASCII text) and a `JSON.parse`, although the caller already holds every one of those
+//! strings in the events it passed. So, when the wrapper asks for it, each string of the result
+//! of at least [`MIN_SHARED_BYTES`] bytes that equals a string of an input event is left out of
+//! the JSON text (written as `null`) and listed instead: where it goes in the result, which event
+//! holds it and where, and its length in UTF-16 units. The wrapper puts the caller's string back
+//! there (a reference: JS strings are immutable), after checking that the event really holds a
+//! string of that length at that place; if any check fails it asks again without sharing. The
+//! result is the same value either way.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use contextfold_core::event::{EventContent, RuntimeEvent};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Shorter strings are copied: their share of the bytes is small and each shared string costs
+/// a path in the list and a lookup in JS.
+pub const MIN_SHARED_BYTES: usize = 256;
+
+/// One step of a path into a JSON value: an object key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Step {
+    /// An object member.
+    Key(String),
+    /// An array element.
+    Index(usize),
+}
+
+/// A string left out of a value: the caller's copy goes at `at`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SharedString {
+    /// Path of the string in the value it was shared from (a projection's `messages`).
+    pub at: Vec<Step>,
+    /// Index of the input event holding the same string.
+    pub event: usize,
+    /// Path of the string in that event.
+    pub path: Vec<Step>,
+    /// Its length in UTF-16 code units (what JS `length` says), checked by the wrapper.
+    pub length: usize,
+}
+
+/// A string hashed by its length and ends only (equality still compares it whole): long
+/// strings are looked up without reading them twice.
+struct ByContent<'a>(&'a str);
+
+impl Hash for ByContent<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let bytes = self.0.as_bytes();
+        state.write_usize(bytes.len());
+        state.write(&bytes[..bytes.len().min(16)]);
+        state.write(&bytes[bytes.len().saturating_sub(16)..]);
+    }
+}
+
+impl PartialEq for ByContent<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for ByContent<'_> {}
+
+/// The long strings of a list of events, by content, with where each one is.
+#[derive(Default)]
+pub struct StringSources<'a> {
+    by_content: HashMap<ByContent<'a>, (usize, Vec<Step>)>,
+}
+
+impl std::fmt::Debug for StringSources<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StringSources").field("strings", &self.by_content.len()).finish()
+    }
+}
+
+impl<'a> StringSources<'a> {
+    /// Indexes the long texts, inputs and outputs of `events` (the first place of each wins).
+    pub fn of(events: &'a [RuntimeEvent]) -> Self {
+        let mut sources = StringSources::default();
+        for (index, event) in events.iter().enumerate() {
+            let mut path = vec![Step::Key("content".into())];
+            match &event.content {
+                EventContent::UserText { text }
+                | EventContent::AssistantText { text }
+                | EventContent::SystemNote { text }
+                | EventContent::Reasoning { text, .. }
+                | EventContent::RuntimeNote { text, .. } => {
+                    path.push(Step::Key("text".into()));
+                    sources.add(text, index, path);
+                }
+                EventContent::ToolCall { input, .. }
+                | EventContent::HostedToolCall { input, .. } => {
+                    path.push(Step::Key("input".into()));
+                    sources.add_value(input, index, &mut path);
+                }
+                EventContent::ToolResult { output, .. }
+                | EventContent::HostedToolResult { output, .. } => {
+                    path.push(Step::Key("output".into()));
+                    sources.add_value(output, index, &mut path);
+                }
+                _ => {}
+            }
+        }
+        sources
+    }
+
+    fn add(&mut self, text: &'a str, event: usize, path: Vec<Step>) {
+        if text.len() >= MIN_SHARED_BYTES {
+            self.by_content.entry(ByContent(text)).or_insert((event, path));
+        }
+    }
+
+    fn add_value(&mut self, value: &'a Value, event: usize, path: &mut Vec<Step>) {
+        match value {
+            Value::String(text) => self.add(text, event, path.clone()),
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    path.push(Step::Index(index));
+                    self.add_value(item, event, path);
+                    path.pop();
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    path.push(Step::Key(key.clone()));
+                    self.add_value(item, event, path);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Replaces every long string of `result` found among the sources by `null` and lists it.
+    pub fn share(&self, result: &mut Value) -> Vec<SharedString> {
+        let mut shared = Vec::new();
+        if !self.by_content.is_empty() {
+            self.share_in(result, &mut Vec::new(), &mut shared);
+        }
+        shared
+    }
+
+    fn share_in(&self, value: &mut Value, at: &mut Vec<Step>, shared: &mut Vec<SharedString>) {
+        match value {
+            Value::String(text) if text.len() >= MIN_SHARED_BYTES => {
+                if let Some((event, path)) = self.by_content.get(&ByContent(text)) {
+                    let length = utf16_length(text);
+                    shared.push(SharedString {
+                        at: at.clone(),
+                        event: *event,
+                        path: path.clone(),
+                        length,
+                    });
+                    *value = Value::Null;
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter_mut().enumerate() {
+                    at.push(Step::Index(index));
+                    self.share_in(item, at, shared);
+                    at.pop();
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map.iter_mut() {
+                    at.push(Step::Key(key.clone()));
+                    self.share_in(item, at, shared);
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Length of `text` in UTF-16 code units: its bytes, less the UTF-8 continuation bytes
+/// (`10xxxxxx`), plus one per four-byte sequence (lead `11110xxx`: a surrogate pair). Counted
+/// eight bytes at a time: bit 7 of each byte of the masks below is that byte's flag.
+fn utf16_length(text: &str) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let bytes = text.as_bytes();
+    let (words, rest) = bytes.as_chunks::<8>();
+    let mut continuation = 0;
+    let mut four_byte_leads = 0;
+    for word in words {
+        let w = u64::from_le_bytes(*word);
+        continuation += (w & !(w << 1) & HIGH).count_ones() as usize;
+        four_byte_leads += (w & (w << 1) & (w << 2) & (w << 3) & HIGH).count_ones() as usize;
+    }
+    for &b in rest {
+        continuation += usize::from(b & 0xC0 == 0x80);
+        four_byte_leads += usize::from(b >= 0xF0);
+    }
+    bytes.len() - continuation + four_byte_leads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn utf16_length_matches_encode_utf16() {
+        let long = "abcdefgh é 测试 🚀 ✅ a\u{10FFFF}b ".repeat(5);
+        for text in ["", "abc", "é", "测试", "🚀 ✅", "a\u{10FFFF}b", "🚀🚀🚀🚀🚀", &long]
+        {
+            assert_eq!(utf16_length(text), text.encode_utf16().count(), "{text}");
+        }
+    }
+
+    #[test]
+    fn long_strings_of_events_are_listed_and_nulled() {
+        let long = "🚀 output ".repeat(40);
+        let event: RuntimeEvent = serde_json::from_value(json!({
+            "sessionId": "s", "runId": "r", "turnId": "t", "runtimeEventId": "e", "seq": 1,
+            "content": { "type": "tool_result", "callId": "c", "toolName": "x",
+                         "output": { "lines": ["short", long] } }
+        }))
+        .expect("event");
+        let events = [event];
+        let sources = StringSources::of(&events);
+        let mut result =
+            json!({ "messages": [{ "value": long, "other": "short" }], "n": long.len() });
+        let shared = sources.share(&mut result);
+        assert_eq!(
+            result,
+            json!({ "messages": [{ "value": null, "other": "short" }], "n": long.len() })
+        );
+        assert_eq!(shared.len(), 1);
+        assert_eq!(
+            serde_json::to_value(&shared[0]).expect("json"),
+            json!({ "at": ["messages", 0, "value"], "event": 0,
+                    "path": ["content", "output", "lines", 1], "length": long.encode_utf16().count() })
+        );
+    }
+}
