@@ -7,47 +7,16 @@
 
 use std::hint::black_box;
 
-use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use contextfold_core::digest::{canonical_event_json, digest_prefix};
-use contextfold_core::prefix_match::coverage_of;
 use contextfold_core::projection::{ProjectInput, project, project_with};
 use contextfold_core::verified_prefix::VerifiedPrefix;
-use contextfold_core::{CharEstimator, LogBuilder, ModelFacts, RuntimeEvent};
+use contextfold_core::{CharEstimator, ModelFacts};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sha2::{Digest, Sha256};
 
-/// A session of `turns` turns (four events each) with ~20 KB tool outputs mixing ASCII,
-/// accents and CJK: 10,000 events are ~50 MB of canonical bytes.
-pub fn generated_session(turns: usize) -> Vec<RuntimeEvent> {
-    let body = "let greeting = \"héllo 世界\"; // one line of a large tool output\n".repeat(300);
-    let mut log = LogBuilder::new("bench");
-    for turn in 0..turns {
-        let call = format!("c{turn}");
-        log.turn(&format!("t{turn}")).user("continue with the next failing test");
-        log.tool_call(&call, "shell", serde_json::json!({"cmd": "cat src/lib.rs", "turn": turn}));
-        log.tool_result(&call, "shell", serde_json::json!(format!("{body}{turn}")));
-        log.assistant("The test passes now; moving on.");
-    }
-    log.build()
-}
-
-fn checkpoint_over(events: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
-    HistoryCompactCheckpoint {
-        checkpoint_id: "cp".into(),
-        session_id: "bench".into(),
-        created_at_ms: 0,
-        high_water: HighWater { name: "manual".into(), seq: events.len() as u64 },
-        coverage: coverage_of(events).expect("non-empty"),
-        projection: CheckpointProjection::Summary(
-            "## Goal\n- x\n## Done and In Progress\n- x\n## Next Steps\n- x\n## Critical Context\n- x\n"
-                .into(),
-        ),
-        limitations: vec![],
-        estimated_tokens: 20,
-        previous_checkpoint_id: None,
-        produced_by: None,
-    }
-}
+#[path = "support/session.rs"]
+mod session;
+use session::{checkpoint_over, generated_session};
 
 fn cold_projection(c: &mut Criterion) {
     cold_group(c, "cold_10k", 2_500);

@@ -91,10 +91,23 @@ pub fn match_checkpoint_prefix_with<E: HashEngine>(
     checkpoint: &HistoryCompactCheckpoint,
     events: &[RuntimeEvent],
 ) -> Result<PrefixMatch, PrefixMismatch> {
+    match_checkpoint_prefix_each::<E>(checkpoint, events, |_| {})
+}
+
+/// [`match_checkpoint_prefix_with`] that also calls `each` on every covered event right after
+/// hashing it, while its bytes are still in cache (and, with an engine that hashes on another
+/// thread, while the hash of the previous bytes runs). `each` sees the covered events in order
+/// even when the digest then does not match.
+pub fn match_checkpoint_prefix_each<E: HashEngine>(
+    checkpoint: &HistoryCompactCheckpoint,
+    events: &[RuntimeEvent],
+    mut each: impl FnMut(&RuntimeEvent),
+) -> Result<PrefixMatch, PrefixMismatch> {
     let covered = check_shape(checkpoint, events, None)?;
     let mut hasher = PrefixHasher::with_engine(E::default());
     for event in &events[..covered] {
         hasher.push(event);
+        each(event);
     }
     check_digest(checkpoint, &hasher)?;
     Ok(PrefixMatch { covered })

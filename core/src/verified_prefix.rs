@@ -17,12 +17,12 @@
 use std::collections::HashSet;
 use std::marker::PhantomData;
 
-use crate::budget::{TokenEstimator, estimate_event, estimate_events};
+use crate::budget::{TokenEstimator, estimate_event};
 use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::digest::{HashEngine, PrefixHasher, Sha2Engine};
 use crate::event::{LogError, RuntimeEvent, validate_log};
 use crate::prefix_match::{
-    PrefixMismatch, match_checkpoint_prefix_from, match_checkpoint_prefix_with,
+    PrefixMismatch, match_checkpoint_prefix_each, match_checkpoint_prefix_from,
 };
 use crate::safe_prefix::split_current_turn;
 
@@ -120,8 +120,11 @@ fn verify_from_scratch<E: HashEngine>(
     prior: &[RuntimeEvent],
     estimator: &dyn TokenEstimator,
 ) -> Result<VerifiedCoverage, PrefixMismatch> {
-    let matched = match_checkpoint_prefix_with::<E>(checkpoint, prior)?;
-    let source_tokens = estimate_events(estimator, &prior[..matched.covered]);
+    // Estimating each event right after hashing it reads its text while it is in cache.
+    let mut source_tokens = 0;
+    let matched = match_checkpoint_prefix_each::<E>(checkpoint, prior, |event| {
+        source_tokens += estimate_event(estimator, event);
+    })?;
     Ok(VerifiedCoverage { covered: matched.covered, source_tokens })
 }
 

@@ -8,11 +8,13 @@
 //! - [`providers`]: OpenAI Chat Completions, OpenAI Responses (Codex remote compaction v2) and
 //!   Anthropic Messages clients, plus the offline extractive summarizer;
 //! - [`runtime`]: the session runtime that turns the four triggers into one Compact command;
+//! - [`hashing`]: a SHA-256 engine for the core's digest that hashes on a second thread;
 //! - [`component`]: the wasmtime runner for the core built as a WebAssembly component;
 //! - [`cli`]: the `contextfold` command line.
 
 pub mod cli;
 pub mod component;
+pub mod hashing;
 pub mod providers;
 pub mod runtime;
 pub mod storage;

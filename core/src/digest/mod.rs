@@ -11,7 +11,7 @@
 //!
 //! Hashing streams: [`PrefixHasher::push`] writes the event's known fields directly in their
 //! sorted order, canonicalizes only the free-form JSON values, and feeds SHA-256 through a fixed
-//! 16 KiB buffer (`hash_sink`), escaping strings sixteen bytes at a time. Neither the prefix nor a `serde_json::Value` of an event is ever built.
+//! 16 KiB buffer (`hash_sink`), escaping strings thirty-two bytes at a time. Neither the prefix nor a `serde_json::Value` of an event is ever built.
 //! [`canonical_json`] is the independent generic path used to check it.
 //!
 //! The SHA-256 implementation is pluggable ([`HashEngine`]): `sha2`'s by default, or one the

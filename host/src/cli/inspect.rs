@@ -2,10 +2,11 @@
 //! projection.
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::prefix_match::match_checkpoint_prefix_with;
 use serde_json::{Value, json};
 
 use super::{CliError, Output, Target};
+use crate::hashing::PipelinedSha256;
 use crate::storage::{LookupSource, Store, StoreError};
 
 fn open_session(target: &Target) -> Result<Store, CliError> {
@@ -86,7 +87,7 @@ pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
                 failures.push(error.code());
                 json!({"eventId": record.event_id, "ok": false, "code": error.code(), "detail": error.to_string()})
             }
-            Ok(cp) => match match_checkpoint_prefix(&cp, &events) {
+            Ok(cp) => match match_checkpoint_prefix_with::<PipelinedSha256>(&cp, &events) {
                 Ok(_) => {
                     json!({"eventId": record.event_id, "checkpointId": cp.checkpoint_id, "ok": true, "coveredEvents": cp.coverage.event_count})
                 }

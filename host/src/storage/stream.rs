@@ -26,6 +26,8 @@ use contextfold_core::projection::{ProjectInput, Projection, project, project_wi
 use contextfold_core::safe_prefix::split_current_turn;
 use contextfold_core::verified_prefix::{PrefixVerifier, VerifiedCoverage};
 
+use crate::hashing::PipelinedSha256;
+
 use super::{Store, StoreError};
 
 /// What a streaming projection needs besides the ledger (the fields of
@@ -126,7 +128,8 @@ impl Store {
             .map_err(StoreError::sqlite("preparing the streamed ledger read"))?;
         let mut rows =
             statement.query([session_id]).map_err(StoreError::sqlite("streaming the ledger"))?;
-        let mut hasher = PrefixHasher::new();
+        // Hashing runs on a second thread while this one reads and parses rows.
+        let mut hasher = PrefixHasher::with_engine(PipelinedSha256::default());
         let mut prefix = StreamedPrefix {
             session_id: session_id.to_owned(),
             last_seq: 0,
