@@ -52,8 +52,9 @@ if ! rustup toolchain list | grep -q "^${NIGHTLY}"; then
   rustup toolchain install "$NIGHTLY" --profile minimal
 fi
 if [ "$(cargo fuzz --version 2>/dev/null || true)" != "cargo-fuzz ${CARGO_FUZZ_VERSION}" ]; then
-  # A debug build of the tool halves its install time; its speed does not matter.
-  cargo +stable install cargo-fuzz --locked --debug --force --version "$CARGO_FUZZ_VERSION"
+  # The project's own (stable) toolchain builds the tool; a debug build halves its install
+  # time, and its speed does not matter.
+  cargo install cargo-fuzz --locked --debug --force --version "$CARGO_FUZZ_VERSION"
 fi
 echo "FUZZ-CARGO tools ready ($((SECONDS - start))s): $(rustc +"$NIGHTLY" --version), $(cargo fuzz --version)"
 
@@ -88,6 +89,7 @@ done
 wait
 status=0
 total=0
+failures=()
 for t in "${targets[@]}"; do
   code=$(cat "${work}/${t}.exit" 2>/dev/null || echo missing)
   log="${work}/${t}.log"
@@ -106,8 +108,10 @@ for t in "${targets[@]}"; do
     grep -E '^==[0-9]+==|ERROR: libFuzzer|panicked at|SUMMARY:' "$log" | head -20 || true
     tail -30 "$log"
     [ -z "$reproducer" ] || echo "replay: ${bin_dir}/${t} ${reproducer}"
+    failures+=("${t}:${reproducer:-no-reproducer}")
   fi
 done
 echo "FUZZ-CARGO total wall $((SECONDS - start))s, logs and generated corpus in ${work}"
+[ "${#failures[@]}" -eq 0 ] || echo "FUZZ-CARGO FAILED ${failures[*]}"
 echo "FUZZ-CARGO|executions|${total}"
 exit "$status"
