@@ -7,8 +7,10 @@
 #
 # Knobs: CONTEXTFOLD_PROPTEST_CASES (10000 per invariant, the issue's full count; ~9 min),
 # CONTEXTFOLD_CRASH_KILLS (200), CONTEXTFOLD_FUZZ_CASES (20000 per target),
-# CONTEXTFOLD_CRASH_SEED (8). The pure-core parts build in release mode (fast to build,
-# ~10x faster to run); the host parts reuse the debug build the workspace tests use.
+# CONTEXTFOLD_CRASH_SEED (8); cargo-fuzz: FUZZ_SECONDS (10 per target, scripts/fuzz.sh),
+# CONTEXTFOLD_CARGO_FUZZ=0 skips it (it installs a pinned nightly). The pure-core parts
+# build in release mode (fast to build, ~10x faster to run); the host parts reuse the
+# debug build the workspace tests use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +43,9 @@ run simulator "${core_release[@]}" --test simulator --test transaction -- --noca
 run fuzz_core "${core_release[@]}" --test fuzz_corpus --test fuzz_parsers -- --nocapture
 run fault_matrix cargo test -q -p contextfold-host --test fault_matrix --test fault_storage -- --nocapture
 run fuzz_host cargo test -q -p contextfold-host --test fault_fuzz_imports -- --nocapture
+if [ "${CONTEXTFOLD_CARGO_FUZZ:-1}" != 0 ]; then
+  run fuzz_cargo scripts/fuzz.sh
+fi
 run crash_loop cargo test -q -p contextfold-host --test crash_loop -- --nocapture --test-threads=1
 run concurrency cargo test -q -p contextfold-host --test concurrency -- --nocapture
 run secrets cargo test -q -p contextfold-host --test secrets -- --nocapture
@@ -63,6 +68,8 @@ kills=$(sed -nE 's/.*survived=([0-9]+).*/\1/p' <<<"$crash_line"); kills=${kills:
 inconsistent=$(sed -nE 's/.*inconsistent=([0-9]+).*/\1/p' <<<"$crash_line"); inconsistent=${inconsistent:-0}
 lost=$(sed -nE 's/.*lost=([0-9]+).*/\1/p' <<<"$crash_line"); lost=${lost:-0}
 fuzz=$(sum_field "executions")
+cargo_fuzz=$({ sed -nE 's/^FUZZ-CARGO\|executions\|([0-9]+)$/\1/p' "${logs}/fuzz_cargo.log" 2>/dev/null || true; } | tail -1)
+cargo_fuzz_limits=$({ grep -hoE 'malloc_limit_mb=[0-9]+' "${logs}/fuzz_cargo.log" 2>/dev/null || true; } | sort -u | paste -sd, -)
 conc=$(grep -hoE "CONCURRENCY .*" "${logs}/concurrency.log" || echo "not run")
 bad=$((inconsistent + lost))
 for part in "${!result[@]}"; do
@@ -76,7 +83,8 @@ printf '%-34s %s\n' "simulated sessions" "$({ grep -hoE '(text-summary|native) s
 printf '%-34s %s\n' "faults injected (failure table)" "${faults} (${skipped_faults} skipped) ${result[fault_matrix]}, ${seconds[fault_matrix]}s"
 printf '%-34s %s\n' "kills survived (SIGKILL loop)" "${kills} of ${CONTEXTFOLD_CRASH_KILLS} ${result[crash_loop]}, ${seconds[crash_loop]}s"
 printf '%-34s %s\n' "concurrency" "${conc} ${result[concurrency]}"
-printf '%-34s %s\n' "fuzz executions" "${fuzz} ${result[fuzz_core]}/${result[fuzz_host]}"
+printf '%-34s %s\n' "fuzz executions (proptest corpus)" "${fuzz} ${result[fuzz_core]}/${result[fuzz_host]}"
+printf '%-34s %s\n' "fuzz executions (cargo-fuzz)" "${cargo_fuzz:-0} (libFuzzer+ASan, ${cargo_fuzz_limits:-not run}) ${result[fuzz_cargo]:-skipped}, ${seconds[fuzz_cargo]:-0}s"
 printf '%-34s %s\n' "secrets grep" "${result[secrets]}"
 printf '%-34s %s\n' "hostile plugins" "${plugins}"
 printf '%-34s %s\n' "lost or corrupted records" "${bad}"
