@@ -1,7 +1,8 @@
 //! A corpus-driven, proptest-based fuzzer that runs on the stable toolchain (the
 //! coverage-guided one is cargo-fuzz in `core/fuzz/`): committed seed files
-//! (`core/tests/fuzz-corpus/<target>/`) are mutated byte-wise (truncation, bit flips, insertions of JSON tokens and random bytes, deletions,
-//! duplications, splices with other seeds) and fed to a target. Each target counts its
+//! (`core/tests/fuzz-corpus/<target>/`) are mutated byte-wise (truncation, bit flips,
+//! insertions of JSON tokens and random bytes, deletions, duplications, splices with other
+//! seeds) and fed to a target. Each target counts its
 //! executions and prints `FUZZ-EXECUTIONS target=<name> executions=<n>`.
 #![allow(dead_code, unreachable_pub)]
 
