@@ -68,12 +68,13 @@ impl ImportContext {
     }
 }
 
+/// A conversation's messages and, when it came as a request object, that object.
+pub(crate) type MessageArray<'v> = (&'v [Value], Option<&'v serde_json::Map<String, Value>>);
+
 /// The message array of an imported conversation: `value` itself when it is an array, or the
 /// array in its `messages` field (with that object) when it is a request object. The error is
 /// the JSON path where the array is missing: `$` or `messages`.
-pub(crate) fn message_array(
-    value: &Value,
-) -> Result<(&[Value], Option<&serde_json::Map<String, Value>>), &'static str> {
+pub(crate) fn message_array(value: &Value) -> Result<MessageArray<'_>, &'static str> {
     match value {
         Value::Array(list) => Ok((list, None)),
         Value::Object(body) => match body.get("messages") {
