@@ -71,7 +71,7 @@ pub fn evaluate_replay(
     provider: Option<&ProviderIdentity>,
     estimator: &dyn TokenEstimator,
 ) -> Result<ReplayPlan, ReplayRejection> {
-    let mut full = FullVerification;
+    let mut full = FullVerification::default();
     evaluate_replay_with(checkpoint, prior, current, budget, provider, estimator, &mut full)
 }
 

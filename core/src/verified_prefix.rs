@@ -55,30 +55,10 @@ pub trait PrefixVerifier {
     ) -> Result<VerifiedCoverage, PrefixMismatch>;
 }
 
-/// Verification from scratch on every call: O(history).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FullVerification;
+/// Verification from scratch on every call, O(history), with the default SHA-256 engine.
+pub type FullVerification = FullVerificationWith<Sha2Engine>;
 
-impl PrefixVerifier for FullVerification {
-    fn check_log(
-        &mut self,
-        events: &[RuntimeEvent],
-        current_turn_id: Option<&str>,
-    ) -> Result<usize, LogError> {
-        check_whole_log(events, current_turn_id)
-    }
-
-    fn verify(
-        &mut self,
-        checkpoint: &HistoryCompactCheckpoint,
-        prior: &[RuntimeEvent],
-        estimator: &dyn TokenEstimator,
-    ) -> Result<VerifiedCoverage, PrefixMismatch> {
-        verify_from_scratch::<Sha2Engine>(checkpoint, prior, estimator)
-    }
-}
-
-/// [`FullVerification`] hashing with the SHA-256 engine `E` (see [`HashEngine`]).
+/// Verification from scratch on every call (O(history)), hashing with the SHA-256 engine `E` (see [`HashEngine`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FullVerificationWith<E: HashEngine>(PhantomData<E>);
 

@@ -83,7 +83,7 @@ pub fn project(
     input: &ProjectInput<'_>,
     estimator: &dyn TokenEstimator,
 ) -> Result<Projection, LogError> {
-    project_with(input, estimator, &mut FullVerification)
+    project_with(input, estimator, &mut FullVerification::default())
 }
 
 /// [`project`] with a chosen prefix verifier: pass the session's
