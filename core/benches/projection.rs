@@ -7,16 +7,16 @@
 
 use std::hint::black_box;
 
+use contextfold_core::CharEstimator;
 use contextfold_core::digest::{canonical_event_json, digest_prefix};
-use contextfold_core::projection::{ProjectInput, project, project_with};
+use contextfold_core::projection::{project, project_with};
 use contextfold_core::verified_prefix::VerifiedPrefix;
-use contextfold_core::{CharEstimator, ModelFacts};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sha2::{Digest, Sha256};
 
 #[path = "support/session.rs"]
 mod session;
-use session::{checkpoint_over, generated_session};
+use session::ColdCase;
 
 fn cold_projection(c: &mut Criterion) {
     cold_group(c, "cold_10k", 2_500);
@@ -24,37 +24,18 @@ fn cold_projection(c: &mut Criterion) {
 }
 
 fn cold_group(c: &mut Criterion, name: &str, turns: usize) {
-    let events = generated_session(turns);
-    let bytes: Vec<u8> = events
-        .iter()
-        .flat_map(|e| {
-            let mut line = canonical_event_json(e).into_bytes();
-            line.push(b'\n');
-            line
-        })
-        .collect();
-    let checkpoint = checkpoint_over(&events[..events.len() - 40]);
-    let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
+    let case = ColdCase::new(turns);
+    let (events, bytes) = (&case.events[..], &case.bytes[..]);
     let mut group = c.benchmark_group(name);
     group.sample_size(10);
     group.throughput(Throughput::Bytes(bytes.len() as u64));
-    group.bench_function("sha256_only", |b| b.iter(|| Sha256::digest(black_box(&bytes))));
-    group.bench_function("digest_prefix", |b| b.iter(|| digest_prefix(black_box(&events))));
+    group.bench_function("sha256_only", |b| b.iter(|| Sha256::digest(black_box(bytes))));
+    group.bench_function("digest_prefix", |b| b.iter(|| digest_prefix(black_box(events))));
     group.bench_function("canonical_json_only", |b| {
         b.iter(|| events.iter().map(|e| canonical_event_json(black_box(e)).len()).sum::<usize>())
     });
     group.bench_function("project_with_checkpoint", |b| {
-        b.iter(|| {
-            let input = ProjectInput {
-                events: black_box(&events),
-                current_turn_id: None,
-                checkpoint: Some(&checkpoint),
-                model: &model,
-                provider: None,
-                fail_open: false,
-            };
-            project(&input, &CharEstimator).expect("projects")
-        })
+        b.iter(|| project(black_box(&case.input()), &CharEstimator).expect("projects"))
     });
     group.finish();
 }
@@ -64,21 +45,12 @@ fn cold_group(c: &mut Criterion, name: &str, turns: usize) {
 fn steady_state(c: &mut Criterion) {
     let mut group = c.benchmark_group("steady_state");
     group.sample_size(20);
-    let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
     for turns in [250usize, 25_000] {
-        let events = generated_session(turns);
-        let checkpoint = checkpoint_over(&events[..events.len() - 40]);
-        let input = ProjectInput {
-            events: &events,
-            current_turn_id: None,
-            checkpoint: Some(&checkpoint),
-            model: &model,
-            provider: None,
-            fail_open: false,
-        };
+        let case = ColdCase::new(turns);
+        let input = case.input();
         let mut cache = VerifiedPrefix::new();
         project_with(&input, &CharEstimator, &mut cache).expect("warms the cache");
-        group.bench_function(format!("project_cached_{}", events.len()), |b| {
+        group.bench_function(format!("project_cached_{}", case.events.len()), |b| {
             b.iter(|| {
                 project_with(black_box(&input), &CharEstimator, &mut cache).expect("projects")
             })

@@ -8,44 +8,27 @@
 
 use std::hint::black_box;
 
-use contextfold_core::digest::{PrefixHasher, canonical_event_json, digest_prefix};
-use contextfold_core::projection::{ProjectInput, project, project_with};
+use contextfold_core::CharEstimator;
+use contextfold_core::digest::{PrefixHasher, digest_prefix};
+use contextfold_core::projection::{project, project_with};
 use contextfold_core::verified_prefix::FullVerificationWith;
-use contextfold_core::{CharEstimator, ModelFacts};
 use contextfold_host::hashing::PipelinedSha256;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sha2::{Digest, Sha256};
 
 #[path = "../../core/benches/support/session.rs"]
 mod session;
-use session::{checkpoint_over, generated_session};
+use session::ColdCase;
 
 fn cold_pipelined(c: &mut Criterion) {
-    let events = generated_session(2_500);
-    let bytes: Vec<u8> = events
-        .iter()
-        .flat_map(|e| {
-            let mut line = canonical_event_json(e).into_bytes();
-            line.push(b'\n');
-            line
-        })
-        .collect();
-    let checkpoint = checkpoint_over(&events[..events.len() - 40]);
-    let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
-    let input = ProjectInput {
-        events: &events,
-        current_turn_id: None,
-        checkpoint: Some(&checkpoint),
-        model: &model,
-        provider: None,
-        fail_open: false,
-    };
+    let case = ColdCase::new(2_500);
+    let (events, bytes, input) = (&case.events[..], &case.bytes[..], case.input());
     let pipelined_digest = || {
         let mut hasher = PrefixHasher::with_engine(PipelinedSha256::default());
         events.iter().for_each(|event| hasher.push(black_box(event)));
         hasher.digest()
     };
-    assert_eq!(pipelined_digest(), digest_prefix(&events), "the pipelined digest differs");
+    assert_eq!(pipelined_digest(), digest_prefix(events), "the pipelined digest differs");
     let pipelined_project = || {
         let mut verifier = FullVerificationWith::<PipelinedSha256>::default();
         project_with(black_box(&input), &CharEstimator, &mut verifier).expect("projects")
@@ -55,8 +38,8 @@ fn cold_pipelined(c: &mut Criterion) {
     let mut group = c.benchmark_group("cold_10k_pipelined");
     group.sample_size(10);
     group.throughput(Throughput::Bytes(bytes.len() as u64));
-    group.bench_function("sha256_only", |b| b.iter(|| Sha256::digest(black_box(&bytes))));
-    group.bench_function("digest_single_thread", |b| b.iter(|| digest_prefix(black_box(&events))));
+    group.bench_function("sha256_only", |b| b.iter(|| Sha256::digest(black_box(bytes))));
+    group.bench_function("digest_single_thread", |b| b.iter(|| digest_prefix(black_box(events))));
     group.bench_function("digest_pipelined", |b| b.iter(pipelined_digest));
     group.bench_function("project_single_thread", |b| {
         b.iter(|| project(black_box(&input), &CharEstimator).expect("projects"))
