@@ -13,6 +13,8 @@ export class ContextfoldError extends Error {
     super(message, options);
     this.name = 'ContextfoldError';
     this.code = code;
+    /** The 1-based line of JSONL events the error is about, if it is about one. */
+    if (options?.line !== undefined) this.line = options.line;
   }
 }
 
@@ -24,7 +26,7 @@ const ABORTED = Symbol('aborted');
 function convertError(error) {
   if (error instanceof ContextfoldError) return error;
   if (error && typeof error === 'object' && typeof error.code === 'string' && error.name === 'ContextfoldError') {
-    return new ContextfoldError(error.code, error.message);
+    return new ContextfoldError(error.code, error.message, { line: error.line });
   }
   if (error instanceof WebAssembly.RuntimeError) {
     return new ContextfoldError('internal_error', `contextfold panicked: ${error.message}`, { cause: error });
@@ -45,6 +47,42 @@ function encode(value) {
     if (error instanceof TypeError) return value;
     throw error;
   }
+}
+
+const textEncoder = new TextEncoder();
+
+/** The 1-based line of the first lone surrogate of a string that is not well-formed UTF-16. */
+function loneSurrogateLine(text) {
+  let line = 1;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit === 10) line += 1;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i += 1;
+    else if (unit >= 0xd800 && unit <= 0xdfff) return line;
+  }
+  return line;
+}
+
+/**
+ * Events given as JSONL (one RuntimeEvent per line, a `string` or UTF-8 bytes such as a
+ * `Buffer`) as the `Uint8Array` the wasm exports read, or undefined for any other value (an
+ * array of events). Bytes cross into wasm with one copy and are checked as UTF-8 there; a string
+ * is encoded first, and one with a lone surrogate (no UTF-8 form) is refused rather than
+ * silently replaced.
+ */
+function jsonlBytes(events) {
+  if (events instanceof Uint8Array) return events;
+  if (typeof events !== 'string') return undefined;
+  if (typeof events.isWellFormed === 'function' && !events.isWellFormed()) {
+    const line = loneSurrogateLine(events);
+    throw new ContextfoldError('jsonl_lone_surrogate', `events line ${line}: a lone UTF-16 surrogate has no UTF-8 form`, { line });
+  }
+  return textEncoder.encode(events);
+}
+
+/** Encodes an events argument: JSONL bytes (see `jsonlBytes`), else JSON text of the array. */
+function encodeEvents(events) {
+  return jsonlBytes(events) ?? encode(events);
 }
 
 /** Decodes a structured result: JSON text, or a value holding BigInts (counts beyond 2^53). */
@@ -86,6 +124,11 @@ function restoreSharedStrings(result, shared, events) {
  * references to the caller's strings (see `restoreSharedStrings`), not as copies.
  */
 function projectSharing(raw, input) {
+  const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
+  if (bytes !== undefined) {
+    const { events: _events, ...options } = input;
+    return decode(raw.project(encode(options), false, bytes));
+  }
   const text = encode(input);
   if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
     return decode(raw.project(text, false));
@@ -165,7 +208,10 @@ export function createApi(raw) {
 
     constructor(input) {
       try {
-        this.#raw = new raw.CompactionSession(encode(input));
+        const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
+        this.#raw = bytes === undefined
+          ? new raw.CompactionSession(encode(input))
+          : new raw.CompactionSession(encode({ ...input, events: [] }), bytes);
       } catch (error) {
         throw convertError(error);
       }
@@ -224,9 +270,12 @@ export function createApi(raw) {
   class EventLog {
     #raw = new raw.EventLog();
 
-    /** Appends events (validated with the whole log; nothing is appended on error). */
+    /**
+     * Appends events: one, an array, or JSONL (a string or UTF-8 bytes). Validated with the whole
+     * log; nothing is appended on error.
+     */
     append(events) {
-      return this.#call(() => this.#raw.append(encode(Array.isArray(events) ? events : [events])));
+      return this.#call(() => this.#raw.append(jsonlBytes(events) ?? encode(Array.isArray(events) ? events : [events])));
     }
 
     /** The number of events. */
@@ -360,24 +409,24 @@ export function createApi(raw) {
     compact,
     project,
     providerFailure,
-    digestPrefix: guard((events) => raw.digestPrefix(encode(events))),
-    prefixDigests: guard((events) => raw.prefixDigests(encode(events))),
+    digestPrefix: guard((events) => raw.digestPrefix(encodeEvents(events))),
+    prefixDigests: guard((events) => raw.prefixDigests(encodeEvents(events))),
     canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
-    validateLog: guard((events) => raw.validateLog(encode(events))),
+    validateLog: guard((events) => raw.validateLog(encodeEvents(events))),
     importModelMessages: guard((messages, options) => decode(raw.importModelMessages(encode(messages), encode(options)))),
     importOpenAIChat: guard((messages, options) => decode(raw.importOpenAIChat(encode(messages), encode(options)))),
     importAnthropic: guard((body, options) => decode(raw.importAnthropic(encode(body), encode(options)))),
-    matchCheckpoint: guard((checkpoint, events) => decode(raw.matchCheckpoint(encode(checkpoint), encode(events)))),
-    selectSafePrefix: guard((events, options) => decode(raw.selectSafePrefix(encode(events), encode(options ?? {})))),
-    safeBoundaries: guard((events, currentTurnId) => decode(raw.safeBoundaries(encode(events), currentTurnId ?? undefined))),
+    matchCheckpoint: guard((checkpoint, events) => decode(raw.matchCheckpoint(encode(checkpoint), encodeEvents(events)))),
+    selectSafePrefix: guard((events, options) => decode(raw.selectSafePrefix(encodeEvents(events), encode(options ?? {})))),
+    safeBoundaries: guard((events, currentTurnId) => decode(raw.safeBoundaries(encodeEvents(events), currentTurnId ?? undefined))),
     evaluateReplay: guard((input) => decode(raw.evaluateReplay(encode(input)))),
     parseCheckpoint: guard((checkpoint) => decode(raw.parseCheckpoint(encode(checkpoint)))),
     validateSummary: guard((text, finishReason, foldTokens = 0) => decode(raw.validateSummary(text, finishReason ?? 'stop', foldTokens))),
     recoverCheckpoint: guard((sessionId, records) => decode(raw.recoverCheckpoint(sessionId, encode(records)))),
     extractiveSummary: guard((previousSummary, events, targetTokens) =>
-      raw.extractiveSummary(previousSummary ?? undefined, encode(events), targetTokens)),
+      raw.extractiveSummary(previousSummary ?? undefined, encodeEvents(events), targetTokens)),
     contextBudget: guard((model) => decode(raw.contextBudget(encode(model ?? null)))),
-    estimateEvents: guard((events) => raw.estimateEvents(encode(events))),
+    estimateEvents: guard((events) => raw.estimateEvents(encodeEvents(events))),
     hashEngine: () => (raw.hashEngineIsHost() ? 'host' : 'wasm'),
   };
 }

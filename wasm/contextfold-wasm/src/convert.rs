@@ -45,6 +45,24 @@ pub enum BindingError {
         /// Human-readable detail.
         message: String,
     },
+    /// A line of JSONL events is not an event, or its event breaks a log rule.
+    #[error("events line {line}: {message}")]
+    EventLine {
+        /// 1-based line number.
+        line: usize,
+        /// The core's stable code (`event_*` or `log_*`).
+        code: String,
+        /// The core's message.
+        message: String,
+    },
+    /// JSONL events bytes are not UTF-8.
+    #[error("events line {line}: invalid UTF-8 at byte offset {offset}")]
+    InvalidUtf8 {
+        /// 1-based line number of the first invalid byte.
+        line: usize,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
     /// A result could not be converted to a JavaScript value.
     #[error("cannot return {what}: {detail}")]
     Output {
@@ -61,7 +79,19 @@ impl BindingError {
         match self {
             BindingError::InvalidArgument { .. } => "invalid_argument",
             BindingError::Core { code, .. } => code,
+            BindingError::EventLine { code, .. } => code,
+            BindingError::InvalidUtf8 { .. } => "jsonl_invalid_utf8",
             BindingError::Output { .. } => "output_conversion",
+        }
+    }
+
+    /// The 1-based line of JSONL input an error is about.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            BindingError::EventLine { line, .. } | BindingError::InvalidUtf8 { line, .. } => {
+                Some(*line)
+            }
+            _ => None,
         }
     }
 
@@ -82,6 +112,9 @@ impl From<BindingError> for JsValue {
         js.set_name("ContextfoldError");
         // Setting a property on a fresh Error object cannot fail.
         let _ = js_sys::Reflect::set(&js, &"code".into(), &error.code().into());
+        if let Some(line) = error.line() {
+            let _ = js_sys::Reflect::set(&js, &"line".into(), &(line as f64).into());
+        }
         js.into()
     }
 }

@@ -16,6 +16,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, BindingError};
 use crate::hash_engine::BindingEngine;
+use crate::jsonl::JsonlEvents;
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
 use crate::{events_from_json, read_with_events};
@@ -62,9 +63,26 @@ impl<E> ProjectArgs<E> {
 ///
 /// With `share_strings` (and JSON text input), the long strings the messages copy from the
 /// events are left out and listed in `sharedStrings` (see [`crate::shared_strings`]).
+///
+/// `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]), `input`
+/// then holding no `events`; `undefined` otherwise.
 #[wasm_bindgen]
-pub fn project(input: JsValue, share_strings: Option<bool>) -> Result<JsValue, JsValue> {
+pub fn project(
+    input: JsValue,
+    share_strings: Option<bool>,
+    jsonl_events: JsValue,
+) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
+    if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
+        let args: ProjectArgs<Value> = convert::from_js(input, "project input")?;
+        if !args.events.is_empty() {
+            let detail = "`events` are given as JSONL; leave them out of the options";
+            return Err(BindingError::invalid("project input", detail).into());
+        }
+        let parsed = parsed?;
+        let args = args.with_events(Vec::new());
+        return Ok(project_events(&parsed.events, args, exact, false, Some(&parsed))?);
+    }
     let mut args: ProjectArgs<RuntimeEvent> =
         read_with_events(input, "project input", |args: ProjectArgs<Value>| {
             let events = events_from_json(args.events.clone())?;
@@ -72,17 +90,19 @@ pub fn project(input: JsValue, share_strings: Option<bool>) -> Result<JsValue, J
         })?;
     let events = std::mem::take(&mut args.events);
     let share = share_strings.unwrap_or(false) && !exact;
-    Ok(project_events(&events, args, exact, share)?)
+    Ok(project_events(&events, args, exact, share, None)?)
 }
 
 /// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
 /// the input held a `BigInt` (see [`convert::output_to_js`]); `share`: list the long strings
-/// copied from `events` instead of writing them (see [`crate::shared_strings`]).
+/// copied from `events` instead of writing them (see [`crate::shared_strings`]); `jsonl`: the
+/// JSONL input `events` came from, to locate a broken log rule at its line.
 pub(crate) fn project_events(
     events: &[RuntimeEvent],
     args: ProjectArgs<RuntimeEvent>,
     exact: bool,
     share: bool,
+    jsonl: Option<&JsonlEvents>,
 ) -> Result<JsValue, BindingError> {
     let checkpoint =
         args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
@@ -99,7 +119,10 @@ pub(crate) fn project_events(
         &CharEstimator,
         &mut FullVerificationWith::<BindingEngine>::default(),
     )
-    .map_err(|e| BindingError::core(e.code(), e))?;
+    .map_err(|e| match jsonl {
+        Some(jsonl) => jsonl.log_error(e),
+        None => BindingError::core(e.code(), e),
+    })?;
     let format = args.format.as_deref().unwrap_or("ai-sdk");
     let mut system = None;
     let mut messages = match format {
