@@ -85,9 +85,22 @@ function encodeEvents(events) {
   return jsonlBytes(events) ?? encode(events);
 }
 
-/** Decodes a structured result: JSON text, or a value holding BigInts (counts beyond 2^53). */
+const utf16Decoder = new TextDecoder('utf-16le');
+
+/**
+ * The text of a large JSON result, which wasm hands over as UTF-16 code units (a `Uint16Array`):
+ * the entry point's `utf16ToString` (a plain copy in Node), else `TextDecoder('utf-16le')`.
+ */
+let utf16ToString = (units) => utf16Decoder.decode(units);
+
+/**
+ * Decodes a structured result: JSON text (a string, or UTF-16 code units when large), or a value
+ * holding BigInts (counts beyond 2^53).
+ */
 function decode(result) {
-  return typeof result === 'string' ? JSON.parse(result) : result;
+  if (typeof result === 'string') return JSON.parse(result);
+  if (result instanceof Uint16Array) return JSON.parse(utf16ToString(result));
+  return result;
 }
 
 /**
@@ -133,7 +146,7 @@ function projectSharing(raw, input) {
   if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
     return decode(raw.project(text, false));
   }
-  const result = JSON.parse(raw.project(text, true));
+  const result = decode(raw.project(text, true));
   const shared = result.sharedStrings;
   delete result.sharedStrings;
   if (shared === undefined || restoreSharedStrings(result, shared, input.events)) return result;
@@ -198,8 +211,12 @@ function randomCheckpointId() {
   return `cp-${globalThis.crypto.randomUUID()}`;
 }
 
-/** Builds the public API over a raw wasm-bindgen module. */
-export function createApi(raw) {
+/**
+ * Builds the public API over a raw wasm-bindgen module. `options.utf16ToString`: a faster way
+ * than `TextDecoder` to turn UTF-16 code units (a `Uint16Array`) into a string.
+ */
+export function createApi(raw, options = {}) {
+  if (options.utf16ToString) utf16ToString = options.utf16ToString;
   const project = guard((input) => projectSharing(raw, input));
 
   /** The core's step-by-step compaction transaction (what `compact()` drives). */
