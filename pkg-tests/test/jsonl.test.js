@@ -148,3 +148,18 @@ test('invalid UTF-8 bytes and lone surrogates have their own codes and lines', (
   throwsAt(() => digestPrefix(lone), 'jsonl_lone_surrogate', 2);
   throwsAt(() => project({ events: lone, model }), 'jsonl_lone_surrogate', 2);
 });
+
+test('large results (handed over as UTF-16 code units) keep every character', async () => {
+  const { generateSession } = await import('../bench/session.js');
+  const big = generateSession(400, { outputBytes: 3000 });
+  big[1].content.input.note = '🦀 astral, 测试 CJK, é, \u0007 in an object';
+  const bigJsonl = Buffer.from(toJsonl(big));
+  const fromJsonl = project({ events: bigJsonl, model: { contextWindow: 10_000_000 } });
+  assert.ok(JSON.stringify(fromJsonl).length > 128 * 1024, "larger than the UTF-16 threshold (64 KiB)");
+  assert.deepEqual(fromJsonl, project({ events: big, model: { contextWindow: 10_000_000 } }));
+  assert.equal(fromJsonl.messages[1].content[0].input.note, big[1].content.input.note);
+  const log = new EventLog();
+  log.append(bigJsonl);
+  assert.deepEqual(log.events(), big);
+  log.free();
+});
