@@ -104,6 +104,27 @@ function decode(result) {
 }
 
 /**
+ * Decodes a projection result: as `decode`, or `[json, table]` when wasm moved its long strings
+ * into a table of UTF-16 code units (events from JSONL or an EventLog, whose strings JS does not
+ * hold): `tableStrings` lists where each goes and its range. The table becomes one string (a
+ * copy) and each long string a slice of it (V8 does not copy slices), which spares the JSON
+ * escaping and the `JSON.parse` scan of nearly every byte of the result.
+ */
+function decodeProjection(result) {
+  if (!Array.isArray(result)) return decode(result);
+  const [json, units] = result;
+  const projection = decode(json);
+  const table = utf16ToString(units);
+  for (const { at, start, end } of projection.tableStrings) {
+    let target = projection.messages;
+    for (let k = 0; k < at.length - 1; k += 1) target = target[at[k]];
+    target[at[at.length - 1]] = table.slice(start, end);
+  }
+  delete projection.tableStrings;
+  return projection;
+}
+
+/**
  * Puts the caller's own strings back into a projection whose long strings the core left out
  * (`sharedStrings`: where each goes in `messages`, which event holds it, where, and its UTF-16 length), so
  * that they are not copied back through wasm memory. Returns false, changing nothing, unless
@@ -140,7 +161,7 @@ function projectSharing(raw, input) {
   const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
   if (bytes !== undefined) {
     const { events: _events, ...options } = input;
-    return decode(raw.project(encode(options), false, bytes));
+    return decodeProjection(raw.project(encode(options), false, bytes));
   }
   const text = encode(input);
   if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
@@ -312,7 +333,7 @@ export function createApi(raw, options = {}) {
 
     /** `project()` over the log: the same options, without `events`. */
     project(options = {}) {
-      return this.#call(() => decode(this.#raw.project(encode(options))));
+      return this.#call(() => decodeProjection(this.#raw.project(encode(options))));
     }
 
     /** Frees the wasm memory of the log (idempotent). */

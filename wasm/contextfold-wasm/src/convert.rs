@@ -202,9 +202,16 @@ pub fn json_text_to_js(text: String) -> JsValue {
 /// The UTF-16 code units of `text` (what `str::encode_utf16` gives), transcoded eight ASCII
 /// bytes at a time: about twice as fast in wasm as collecting `encode_utf16`.
 pub fn utf16_units(text: &str) -> Vec<u16> {
+    let mut units = Vec::with_capacity(text.len());
+    utf16_units_into(text, &mut units);
+    units
+}
+
+/// Appends the UTF-16 code units of `text` to `units` (see [`utf16_units`]).
+pub fn utf16_units_into(text: &str, units: &mut Vec<u16>) {
     const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
     let bytes = text.as_bytes();
-    let mut units = Vec::with_capacity(bytes.len());
+    units.reserve(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if let Some(word) = bytes.get(i..i + 8)
@@ -232,7 +239,6 @@ pub fn utf16_units(text: &str) -> Vec<u16> {
         }
         i += len;
     }
-    units
 }
 
 /// Builds the JS value of `json` with integers beyond 2^53 as `BigInt`s.

@@ -16,7 +16,7 @@ use crate::convert::{BindingError, from_js, to_js};
 use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::{events_from_jsonl_js, located_log_error};
-use crate::project::{ProjectArgs, project_events};
+use crate::project::{LongStrings, ProjectArgs, project_events};
 
 /// An append-only event log held in wasm memory, with its running source digest.
 #[wasm_bindgen]
@@ -97,6 +97,7 @@ impl EventLog {
             let detail = "an EventLog projects its own events; leave `events` out";
             return Err(BindingError::invalid("project options", detail).into());
         }
-        Ok(project_events(&self.events, args.with_events(Vec::new()), exact, false, None)?)
+        let strings = LongStrings::for_output(exact);
+        Ok(project_events(&self.events, args.with_events(Vec::new()), exact, strings, None)?)
     }
 }
