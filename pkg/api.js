@@ -1,101 +1,16 @@
 // The public API of `contextfold`, built over the raw wasm-bindgen exports (Node or web build).
-// This file converts errors and drives the compaction transaction asynchronously; every
-// decision is the Rust core's.
+// This file converts errors and drives the compaction transaction asynchronously (values cross
+// the boundary through values.js); every decision is the Rust core's.
+import {
+  ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectSharing, useUtf16ToString,
+} from './values.js';
 
-/** An error from contextfold, carrying the core's stable snake_case `code`. */
-export class ContextfoldError extends Error {
-  /**
-   * @param {string} code stable reason code
-   * @param {string} message human-readable detail
-   * @param {{ cause?: unknown }} [options]
-   */
-  constructor(code, message, options) {
-    super(message, options);
-    this.name = 'ContextfoldError';
-    this.code = code;
-  }
-}
+export { ContextfoldError };
 
 /** Upper bound on the steps of one compaction (the core needs far fewer). */
 const MAX_COMPACTION_STEPS = 64;
 
 const ABORTED = Symbol('aborted');
-
-function convertError(error) {
-  if (error instanceof ContextfoldError) return error;
-  if (error && typeof error === 'object' && typeof error.code === 'string' && error.name === 'ContextfoldError') {
-    return new ContextfoldError(error.code, error.message);
-  }
-  if (error instanceof WebAssembly.RuntimeError) {
-    return new ContextfoldError('internal_error', `contextfold panicked: ${error.message}`, { cause: error });
-  }
-  return error;
-}
-
-/**
- * Encodes a structured argument for the wasm exports: JSON text (one cheap copy across the
- * boundary), or the value itself when it holds a BigInt, which JSON cannot write; the Rust side
- * then reads it exactly through serde-wasm-bindgen.
- */
-function encode(value) {
-  if (value === undefined) return undefined;
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    if (error instanceof TypeError) return value;
-    throw error;
-  }
-}
-
-/** Decodes a structured result: JSON text, or a value holding BigInts (counts beyond 2^53). */
-function decode(result) {
-  return typeof result === 'string' ? JSON.parse(result) : result;
-}
-
-/**
- * Puts the caller's own strings back into a projection whose long strings the core left out
- * (`sharedStrings`: where each goes in `messages`, which event holds it, where, and its UTF-16 length), so
- * that they are not copied back through wasm memory. Returns false, changing nothing, unless
- * every one is found as a string of that length in events that are plain data (a `toJSON`
- * anywhere on the way could have given the core another value than the object holds).
- */
-function restoreSharedStrings(result, shared, events) {
-  if (!Array.isArray(events) || typeof events.toJSON === 'function' || String.prototype.toJSON !== undefined) return false;
-  const strings = new Array(shared.length);
-  for (let i = 0; i < shared.length; i += 1) {
-    const { event, path, length } = shared[i];
-    let value = events[event];
-    for (const step of path) {
-      if (value === null || typeof value !== 'object' || typeof value.toJSON === 'function') return false;
-      value = value[step];
-    }
-    if (typeof value !== 'string' || value.length !== length) return false;
-    strings[i] = value;
-  }
-  for (let i = 0; i < shared.length; i += 1) {
-    const { at } = shared[i];
-    let target = result.messages;
-    for (let k = 0; k < at.length - 1; k += 1) target = target[at[k]];
-    target[at[at.length - 1]] = strings[i];
-  }
-  return true;
-}
-
-/**
- * `project()` over JSON text: the long strings the messages repeat from the events come back as
- * references to the caller's strings (see `restoreSharedStrings`), not as copies.
- */
-function projectSharing(raw, input) {
-  const text = encode(input);
-  if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
-    return decode(raw.project(text, false));
-  }
-  const result = JSON.parse(raw.project(text, true));
-  const shared = result.sharedStrings;
-  delete result.sharedStrings;
-  if (shared === undefined || restoreSharedStrings(result, shared, input.events)) return result;
-  return decode(raw.project(text, false));
-}
 
 function guard(fn) {
   return (...args) => {
@@ -155,8 +70,12 @@ function randomCheckpointId() {
   return `cp-${globalThis.crypto.randomUUID()}`;
 }
 
-/** Builds the public API over a raw wasm-bindgen module. */
-export function createApi(raw) {
+/**
+ * Builds the public API over a raw wasm-bindgen module. `options.utf16ToString`: a faster way
+ * than `TextDecoder` to turn UTF-16 code units (a `Uint16Array`) into a string.
+ */
+export function createApi(raw, options = {}) {
+  if (options.utf16ToString) useUtf16ToString(options.utf16ToString);
   const project = guard((input) => projectSharing(raw, input));
 
   /** The core's step-by-step compaction transaction (what `compact()` drives). */
@@ -165,7 +84,10 @@ export function createApi(raw) {
 
     constructor(input) {
       try {
-        this.#raw = new raw.CompactionSession(encode(input));
+        const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
+        this.#raw = bytes === undefined
+          ? new raw.CompactionSession(encode(input))
+          : new raw.CompactionSession(encode({ ...input, events: [] }), bytes);
       } catch (error) {
         throw convertError(error);
       }
@@ -224,9 +146,12 @@ export function createApi(raw) {
   class EventLog {
     #raw = new raw.EventLog();
 
-    /** Appends events (validated with the whole log; nothing is appended on error). */
+    /**
+     * Appends events: one, an array, or JSONL (a string or UTF-8 bytes). Validated with the whole
+     * log; nothing is appended on error.
+     */
     append(events) {
-      return this.#call(() => this.#raw.append(encode(Array.isArray(events) ? events : [events])));
+      return this.#call(() => this.#raw.append(jsonlBytes(events) ?? encode(Array.isArray(events) ? events : [events])));
     }
 
     /** The number of events. */
@@ -246,7 +171,7 @@ export function createApi(raw) {
 
     /** `project()` over the log: the same options, without `events`. */
     project(options = {}) {
-      return this.#call(() => decode(this.#raw.project(encode(options))));
+      return this.#call(() => decodeProjection(this.#raw.project(encode(options))));
     }
 
     /** Frees the wasm memory of the log (idempotent). */
@@ -360,24 +285,24 @@ export function createApi(raw) {
     compact,
     project,
     providerFailure,
-    digestPrefix: guard((events) => raw.digestPrefix(encode(events))),
-    prefixDigests: guard((events) => raw.prefixDigests(encode(events))),
+    digestPrefix: guard((events) => raw.digestPrefix(encodeEvents(events))),
+    prefixDigests: guard((events) => raw.prefixDigests(encodeEvents(events))),
     canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
-    validateLog: guard((events) => raw.validateLog(encode(events))),
+    validateLog: guard((events) => raw.validateLog(encodeEvents(events))),
     importModelMessages: guard((messages, options) => decode(raw.importModelMessages(encode(messages), encode(options)))),
     importOpenAIChat: guard((messages, options) => decode(raw.importOpenAIChat(encode(messages), encode(options)))),
     importAnthropic: guard((body, options) => decode(raw.importAnthropic(encode(body), encode(options)))),
-    matchCheckpoint: guard((checkpoint, events) => decode(raw.matchCheckpoint(encode(checkpoint), encode(events)))),
-    selectSafePrefix: guard((events, options) => decode(raw.selectSafePrefix(encode(events), encode(options ?? {})))),
-    safeBoundaries: guard((events, currentTurnId) => decode(raw.safeBoundaries(encode(events), currentTurnId ?? undefined))),
+    matchCheckpoint: guard((checkpoint, events) => decode(raw.matchCheckpoint(encode(checkpoint), encodeEvents(events)))),
+    selectSafePrefix: guard((events, options) => decode(raw.selectSafePrefix(encodeEvents(events), encode(options ?? {})))),
+    safeBoundaries: guard((events, currentTurnId) => decode(raw.safeBoundaries(encodeEvents(events), currentTurnId ?? undefined))),
     evaluateReplay: guard((input) => decode(raw.evaluateReplay(encode(input)))),
     parseCheckpoint: guard((checkpoint) => decode(raw.parseCheckpoint(encode(checkpoint)))),
     validateSummary: guard((text, finishReason, foldTokens = 0) => decode(raw.validateSummary(text, finishReason ?? 'stop', foldTokens))),
     recoverCheckpoint: guard((sessionId, records) => decode(raw.recoverCheckpoint(sessionId, encode(records)))),
     extractiveSummary: guard((previousSummary, events, targetTokens) =>
-      raw.extractiveSummary(previousSummary ?? undefined, encode(events), targetTokens)),
+      raw.extractiveSummary(previousSummary ?? undefined, encodeEvents(events), targetTokens)),
     contextBudget: guard((model) => decode(raw.contextBudget(encode(model ?? null)))),
-    estimateEvents: guard((events) => raw.estimateEvents(encode(events))),
+    estimateEvents: guard((events) => raw.estimateEvents(encodeEvents(events))),
     hashEngine: () => (raw.hashEngineIsHost() ? 'host' : 'wasm'),
   };
 }

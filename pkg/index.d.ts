@@ -126,12 +126,21 @@ export interface ImportOptions {
   firstTurn?: number;
 }
 
+/**
+ * Events as the functions that read them take them: an array, or JSONL — one RuntimeEvent per
+ * line, blank lines skipped (a ledger export, the `contextfold` CLI's files) — as a string or as
+ * UTF-8 bytes (e.g. `fs.readFileSync(path)`). A bad line throws a {@link ContextfoldError} with
+ * the core's code (`event_syntax`, `event_unknown_kind`, …) and its 1-based `line`; bytes that
+ * are not UTF-8 throw `jsonl_invalid_utf8`, a string with a lone surrogate `jsonl_lone_surrogate`.
+ */
+export type EventsInput = RuntimeEvent[] | string | Uint8Array;
+
 /** Wire format of projected messages. */
 export type ProjectionFormat = 'ai-sdk' | 'openai-chat' | 'openai-responses' | 'anthropic' | 'neutral';
 
 /** Input of {@link project}. */
 export interface ProjectInput<F extends ProjectionFormat = 'ai-sdk'> {
-  events: RuntimeEvent[];
+  events: EventsInput;
   checkpoint?: HistoryCompactCheckpoint | null;
   model?: ModelFacts;
   currentTurnId?: string | null;
@@ -200,7 +209,7 @@ export interface CompactionHost {
 
 /** Input of {@link compact}. */
 export interface CompactInput {
-  events: RuntimeEvent[];
+  events: EventsInput;
   checkpoint?: HistoryCompactCheckpoint | null;
   model?: ModelFacts;
   trigger: Trigger;
@@ -236,6 +245,8 @@ export interface CompactionOutcome {
 export class ContextfoldError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown });
   readonly code: string;
+  /** The 1-based line of JSONL events the error is about, when it is about one. */
+  readonly line?: number;
 }
 
 /** One step of {@link CompactionSession.poll}. */
@@ -269,8 +280,11 @@ export interface ProviderFailure {
  */
 export class EventLog {
   constructor();
-  /** Appends events (one or an array); the whole log must stay valid (`log_*` codes). Returns the new length. */
-  append(events: RuntimeEvent | RuntimeEvent[]): number;
+  /**
+   * Appends events (one, an array, or JSONL: see {@link EventsInput}); the whole log must stay
+   * valid (`log_*` codes), else nothing is appended. Returns the new length.
+   */
+  append(events: RuntimeEvent | EventsInput): number;
   /** The number of events. */
   readonly length: number;
   /** `digestPrefix` of the whole log, kept incrementally. */
@@ -290,13 +304,13 @@ export function project<F extends ProjectionFormat = 'ai-sdk'>(input: ProjectInp
 /** Classifies a provider error (kind, HTTP status) as a ProviderFailure. */
 export function providerFailure(error: unknown): ProviderFailure;
 /** `sha256:<hex>` source digest of the events (docs/digest.md). */
-export function digestPrefix(events: RuntimeEvent[]): string;
+export function digestPrefix(events: EventsInput): string;
 /** The digest of every prefix of the events. */
-export function prefixDigests(events: RuntimeEvent[]): string[];
+export function prefixDigests(events: EventsInput): string[];
 /** The canonical JSON text of one event. */
 export function canonicalEventJson(event: RuntimeEvent): string;
 /** Throws `log_*` codes when a log breaks a structural rule. */
-export function validateLog(events: RuntimeEvent[]): void;
+export function validateLog(events: EventsInput): void;
 /** AI SDK `ModelMessage[]` (v5/v6) → RuntimeEvents. */
 export function importModelMessages(messages: ModelMessage[], options: ImportOptions): RuntimeEvent[];
 /** OpenAI Chat Completions messages (or a request body) → RuntimeEvents. */
@@ -304,7 +318,7 @@ export function importOpenAIChat(messages: JsonObject[] | { messages: JsonObject
 /** Anthropic messages (or `{ system, messages }`) → RuntimeEvents. */
 export function importAnthropic(body: JsonObject[] | { system?: string | JsonObject[]; messages: JsonObject[] }, options: ImportOptions): RuntimeEvent[];
 /** `{ covered }` when the log starts with the prefix the checkpoint covers; throws the mismatch code otherwise. */
-export function matchCheckpoint(checkpoint: HistoryCompactCheckpoint, events: RuntimeEvent[]): { covered: number };
+export function matchCheckpoint(checkpoint: HistoryCompactCheckpoint, events: EventsInput): { covered: number };
 /** Options of {@link selectSafePrefix}. */
 export interface SafePrefixOptions {
   /** The turn being produced now: none of its events is ever covered. */
@@ -320,9 +334,9 @@ export interface SafePrefix { end: number; turnCount: Count }
  * The largest safe prefix that leaves the reserved tail raw, or `null` when none exists.
  * Throws `log_current_turn_not_suffix` when the current turn is not the log's suffix.
  */
-export function selectSafePrefix(events: RuntimeEvent[], options?: SafePrefixOptions): SafePrefix | null;
+export function selectSafePrefix(events: EventsInput, options?: SafePrefixOptions): SafePrefix | null;
 /** Every `p` such that a checkpoint may cover `events.slice(0, p)`, ascending (never 0). */
-export function safeBoundaries(events: RuntimeEvent[], currentTurnId?: string | null): number[];
+export function safeBoundaries(events: EventsInput, currentTurnId?: string | null): number[];
 /** Input of {@link evaluateReplay}. */
 export interface ReplayInput {
   events: RuntimeEvent[];
@@ -371,11 +385,11 @@ export function recoverCheckpoint(sessionId: string, records: RecordedCheckpoint
   diagnostics: Diagnostic[];
 };
 /** The offline extractive summary of events, merged into `previousSummary`. */
-export function extractiveSummary(previousSummary: string | null | undefined, events: RuntimeEvent[], targetTokens: number): string;
+export function extractiveSummary(previousSummary: string | null | undefined, events: EventsInput, targetTokens: number): string;
 /** The budget derived from model facts. */
 export function contextBudget(model?: ModelFacts | null): { contextWindow: Count; reserve: Count; historyBudget: Count };
 /** Estimated tokens of events with the core's default estimator. */
-export function estimateEvents(events: RuntimeEvent[]): number;
+export function estimateEvents(events: EventsInput): number;
 /**
  * Which SHA-256 computes the digests: `'host'` (Node: `node:crypto`, fed the canonical bytes in
  * 16 KiB chunks) or `'wasm'` (browsers: the portable SHA-256 compiled into the module). The

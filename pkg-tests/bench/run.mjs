@@ -5,15 +5,17 @@
 //
 // Generates a seeded session (large unicode tool outputs), writes it as JSONL for the native
 // example (wasm/contextfold-wasm/examples/native_bench.rs), checks that all three agree on the
-// digest and the projected messages, and prints the ratios. `bench/npm.sh` builds everything
-// and runs it.
+// digest and the projection, and prints the ratios: from events held as JS objects (the package
+// stringifies them), and from the same JSONL bytes on every side (package: the bytes passed in;
+// plain JS: checked UTF-8 decoding, line split, JSON.parse, then the same work; native: parse
+// then the same work). `bench/npm.sh` builds everything and runs it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { EventLog, digestPrefix, hashEngine, project } from 'contextfold';
-import { plainDigest, plainProject } from './plain-js.js';
+import { parseJsonl, plainDigest, plainProject } from './plain-js.js';
 import { generateSession } from './session.js';
 
 function option(name, fallback) {
@@ -38,15 +40,20 @@ function timeIt(fn, minMs = 1500) {
 const count = Number(option('--events', '10000'));
 const contextWindow = 100_000_000;
 const events = generateSession(count);
-const bytes = events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0);
-console.log(`session: ${events.length} events, ${(bytes / 1e6).toFixed(1)} MB of JSON; package SHA-256 engine: ${hashEngine()}`);
+const jsonl = Buffer.from(`${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+console.log(`session: ${events.length} events, ${(jsonl.length / 1e6).toFixed(1)} MB of JSONL; package SHA-256 engine: ${hashEngine()}`);
 
 // Agreement first: the package, the plain implementation and the native core.
 const digest = digestPrefix(events);
 assert.equal(plainDigest(events), digest, 'plain JS and wasm digests agree');
-const projected = project({ events, model: { contextWindow }, format: 'ai-sdk' });
+assert.equal(digestPrefix(jsonl), digest, 'JSONL and array digests agree');
+assert.equal(plainDigest(parseJsonl(jsonl)), digest, 'plain JS JSONL digest agrees');
+const projectInput = { model: { contextWindow }, format: 'ai-sdk' };
+const projected = project({ events, ...projectInput });
 const plain = plainProject(events, contextWindow);
-assert.deepEqual(plain.messages, projected.messages, 'plain JS and wasm projections agree');
+assert.deepEqual(plain, projected, 'plain JS and wasm projections agree (messages, tokens, budget, diagnostics)');
+assert.deepEqual(project({ events: jsonl, ...projectInput }), projected, 'JSONL and array projections agree');
+assert.deepEqual(plainProject(parseJsonl(jsonl), contextWindow), projected, 'plain JS JSONL projection agrees');
 
 const log = new EventLog();
 log.append(events);
@@ -65,16 +72,21 @@ const logProjectMs = timeIt(() => log.project({ model: { contextWindow }, format
 const plainDigestMs = timeIt(() => plainDigest(events));
 const wasmProjectMs = timeIt(() => project({ events, model: { contextWindow }, format: 'ai-sdk' }));
 const plainProjectMs = timeIt(() => plainProject(events, contextWindow));
+const jsonlDigestMs = timeIt(() => digestPrefix(jsonl));
+const plainJsonlDigestMs = timeIt(() => plainDigest(parseJsonl(jsonl)));
+const jsonlProjectMs = timeIt(() => project({ events: jsonl, ...projectInput }));
+const plainJsonlProjectMs = timeIt(() => plainProject(parseJsonl(jsonl), contextWindow));
 
 console.log(`digest:     node(wasm) ${wasmDigestMs.toFixed(1)} ms   plain JS ${plainDigestMs.toFixed(1)} ms`);
 console.log(`projection: node(wasm) ${wasmProjectMs.toFixed(1)} ms   plain JS ${plainProjectMs.toFixed(1)} ms`);
+console.log(`from JSONL: digest node(wasm) ${jsonlDigestMs.toFixed(1)} ms   plain JS ${plainJsonlDigestMs.toFixed(1)} ms   projection node(wasm) ${jsonlProjectMs.toFixed(1)} ms   plain JS ${plainJsonlProjectMs.toFixed(1)} ms`);
 console.log(`EventLog:   append all + digest ${appendDigestMs.toFixed(1)} ms   digest() after append ${logDigestMs.toFixed(3)} ms   project() ${logProjectMs.toFixed(1)} ms`);
 
 const nativeBin = option('--native');
 if (nativeBin) {
   const dir = mkdtempSync(path.join(tmpdir(), 'contextfold-bench-'));
   const file = path.join(dir, 'session.jsonl');
-  writeFileSync(file, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+  writeFileSync(file, jsonl);
   const out = execFileSync(nativeBin, [file, String(contextWindow)], { encoding: 'utf8' });
   const native = Object.fromEntries(out.trim().split('\n').map((l) => l.split('=')));
   assert.equal(native.digest, digest, 'native and wasm digests agree');
@@ -83,8 +95,12 @@ if (nativeBin) {
   console.log(`native:     parse+digest ${n('parse_digest_ms').toFixed(1)} ms (digest alone ${n('digest_ms').toFixed(1)} ms)   parse+project ${n('parse_project_ms').toFixed(1)} ms (alone ${n('project_ms').toFixed(1)} ms)`);
   console.log(`node/native digest ratio: ${(wasmDigestMs / n('parse_digest_ms')).toFixed(2)} (goal <= 2.5; native digest alone: ${(wasmDigestMs / n('digest_ms')).toFixed(2)})`);
   console.log(`node/native projection ratio: ${(wasmProjectMs / n('parse_project_ms')).toFixed(2)} (goal <= 2.5; native projection alone: ${(wasmProjectMs / n('project_ms')).toFixed(2)})`);
+  console.log(`node/native digest ratio from jsonl: ${(jsonlDigestMs / n('parse_digest_ms')).toFixed(2)} (goal <= 2.5; both parse the same JSONL bytes)`);
+  console.log(`node/native projection ratio from jsonl: ${(jsonlProjectMs / n('parse_project_ms')).toFixed(2)} (goal <= 2.5; both parse the same JSONL bytes)`);
 }
 console.log(`node vs plain-js digest: ${(wasmDigestMs / plainDigestMs).toFixed(2)} (goal < 1.0)`);
 console.log(`node vs plain-js projection: ${(wasmProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js digest from jsonl: ${(jsonlDigestMs / plainJsonlDigestMs).toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js projection from jsonl: ${(jsonlProjectMs / plainJsonlProjectMs).toFixed(2)} (goal < 1.0)`);
 console.log(`EventLog vs plain-js: digest() after append ${(logDigestMs / plainDigestMs).toFixed(4)}, project() ${(logProjectMs / plainProjectMs).toFixed(2)}`);
 log.free();

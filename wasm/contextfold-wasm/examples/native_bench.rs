@@ -3,9 +3,12 @@
 //!
 //! `cargo run --release -p contextfold-wasm --example native_bench -- SESSION.jsonl CONTEXT_WINDOW`
 //!
-//! - `parse_digest_ms`: JSON text → events → source digest (what `digestPrefix` does in Node);
+//! Parsing is the package's JSONL reader (`contextfold_wasm::jsonl`: UTF-8 check, then the core's
+//! parser, line by line), so Node's `digestPrefix(bytes)` and this side run the same code.
+//!
+//! - `parse_digest_ms`: JSONL bytes → events → source digest (what `digestPrefix` does in Node);
 //! - `digest_ms`: the digest alone, over parsed events;
-//! - `parse_project_ms`: JSON text → events → projection → AI SDK `ModelMessage[]` as JSON text
+//! - `parse_project_ms`: JSONL bytes → events → projection → AI SDK `ModelMessage[]` as JSON text
 //!   (what `project({ format: "ai-sdk" })` does in Node);
 //! - `project_ms`: projection and mapping alone; `core_project_ms`: the neutral projection alone;
 //! - `digest=` and `messages=`: the results, which the Node side checks against its own.
@@ -17,6 +20,7 @@ use contextfold_core::budget::{CharEstimator, ModelFacts};
 use contextfold_core::digest::digest_prefix;
 use contextfold_core::projection::ai_sdk::to_model_messages;
 use contextfold_core::projection::{ProjectInput, project};
+use contextfold_wasm::jsonl::events_from_jsonl;
 
 /// Milliseconds per run of `f`, after one warm-up run, over at least `min` (and 3 runs).
 fn time_ms<T>(min: Duration, mut f: impl FnMut() -> T) -> f64 {
@@ -30,11 +34,8 @@ fn time_ms<T>(min: Duration, mut f: impl FnMut() -> T) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs)
 }
 
-fn parse(text: &str) -> Vec<RuntimeEvent> {
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| serde_json::from_str(line).expect("valid event"))
-        .collect()
+fn parse(bytes: &[u8]) -> Vec<RuntimeEvent> {
+    events_from_jsonl(bytes).expect("valid JSONL events").events
 }
 
 /// The projection as AI SDK messages: their count and their JSON text.
@@ -56,19 +57,19 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: native_bench SESSION.jsonl CONTEXT_WINDOW");
     let window: u64 = args.next().and_then(|w| w.parse().ok()).expect("a context window");
-    let text = std::fs::read_to_string(&path).expect("session readable");
-    let events = parse(&text);
+    let bytes = std::fs::read(&path).expect("session readable");
+    let events = parse(&bytes);
     let model = ModelFacts { context_window: Some(window), ..ModelFacts::default() };
     let min = Duration::from_millis(1500);
 
     println!("events={}", events.len());
     println!("digest={}", digest_prefix(&events));
     println!("messages={}", project_to_json(&events, &model).0);
-    println!("parse_digest_ms={:.3}", time_ms(min, || digest_prefix(&parse(&text))));
+    println!("parse_digest_ms={:.3}", time_ms(min, || digest_prefix(&parse(&bytes))));
     println!("digest_ms={:.3}", time_ms(min, || digest_prefix(&events)));
     println!(
         "parse_project_ms={:.3}",
-        time_ms(min, || project_to_json(&parse(&text), &model).1.len())
+        time_ms(min, || project_to_json(&parse(&bytes), &model).1.len())
     );
     println!("project_ms={:.3}", time_ms(min, || project_to_json(&events, &model).1.len()));
     let input = ProjectInput {

@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::convert::{BindingError, from_js, to_js};
 use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
-use crate::project::{ProjectArgs, project_events};
+use crate::jsonl::{events_from_jsonl_js, located_log_error};
+use crate::project::{LongStrings, ProjectArgs, project_events};
 
 /// An append-only event log held in wasm memory, with its running source digest.
 #[wasm_bindgen]
@@ -42,13 +43,23 @@ impl EventLog {
     /// Appends events (JSON text of an array, from the wrapper). The whole log must stay valid
     /// (`validateLog`'s rules); otherwise nothing is appended and the core's code is thrown.
     /// Returns the new length.
+    ///
+    /// JSONL events (a `Uint8Array`, see [`crate::jsonl`]) are appended the same way; an error
+    /// about one of them names its line.
     pub fn append(&mut self, events: JsValue) -> Result<u32, JsValue> {
-        let events = events_from_js(events)?;
+        let (events, lines) = match events_from_jsonl_js(&events) {
+            Some(parsed) => {
+                let parsed = parsed?;
+                (parsed.events, parsed.lines)
+            }
+            None => (events_from_js(events)?, Vec::new()),
+        };
         let first_new = self.events.len();
         self.events.extend(events);
         if let Err(error) = validate_log(&self.events) {
             self.events.truncate(first_new);
-            return Err(BindingError::core(error.code(), error).into());
+            let line_of = |index: usize| lines.get(index.checked_sub(first_new)?).copied();
+            return Err(located_log_error(error, line_of).into());
         }
         for event in &self.events[first_new..] {
             self.hasher.push(event);
@@ -86,6 +97,7 @@ impl EventLog {
             let detail = "an EventLog projects its own events; leave `events` out";
             return Err(BindingError::invalid("project options", detail).into());
         }
-        Ok(project_events(&self.events, args.with_events(Vec::new()), exact, false)?)
+        let strings = LongStrings::for_output(exact);
+        Ok(project_events(&self.events, args.with_events(Vec::new()), exact, strings, None)?)
     }
 }

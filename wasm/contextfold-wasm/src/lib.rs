@@ -11,9 +11,11 @@ pub mod convert;
 pub mod coverage;
 pub mod event_log;
 pub mod hash_engine;
+pub mod jsonl;
 pub mod project;
 pub mod session;
 pub mod shared_strings;
+pub mod string_table;
 
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
 use contextfold_core::compaction::extractive::extractive_summary as core_extractive;
@@ -69,8 +71,12 @@ pub fn read_with_events<Fast: DeserializeOwned, Slow: DeserializeOwned>(
     convert(from_js::<Slow>(value, what)?)
 }
 
-/// Reads an events argument (see [`read_with_events`]).
+/// Reads an events argument: JSONL bytes (a `Uint8Array`, see [`jsonl`]), or an array (see
+/// [`read_with_events`]).
 pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
+    if let Some(parsed) = jsonl::events_from_jsonl_js(&value) {
+        return parsed.map(|parsed| parsed.events);
+    }
     read_with_events(value, "events", events_from_json)
 }
 
@@ -100,6 +106,10 @@ pub fn canonical_event(event: JsValue) -> Result<String, JsValue> {
 /// Checks the structural rules of a log; throws with the core's code when one is broken.
 #[wasm_bindgen(js_name = validateLog)]
 pub fn validate_log(events: JsValue) -> Result<(), JsValue> {
+    if let Some(parsed) = jsonl::events_from_jsonl_js(&events) {
+        let parsed = parsed?;
+        return core_validate_log(&parsed.events).map_err(|e| parsed.log_error(e).into());
+    }
     let events = events_from_js(events)?;
     core_validate_log(&events).map_err(|e| BindingError::core(e.code(), e))?;
     Ok(())

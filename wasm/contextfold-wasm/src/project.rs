@@ -16,8 +16,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, BindingError};
 use crate::hash_engine::BindingEngine;
+use crate::jsonl::JsonlEvents;
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
+use crate::string_table::{TableString, move_long_strings};
 use crate::{events_from_json, read_with_events};
 
 /// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
@@ -62,27 +64,50 @@ impl<E> ProjectArgs<E> {
 ///
 /// With `share_strings` (and JSON text input), the long strings the messages copy from the
 /// events are left out and listed in `sharedStrings` (see [`crate::shared_strings`]).
+///
+/// `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]), `input`
+/// then holding no `events`; `undefined` otherwise.
 #[wasm_bindgen]
-pub fn project(input: JsValue, share_strings: Option<bool>) -> Result<JsValue, JsValue> {
+pub fn project(
+    input: JsValue,
+    share_strings: Option<bool>,
+    jsonl_events: JsValue,
+) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
+    if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
+        let args: ProjectArgs<Value> = convert::from_js(input, "project input")?;
+        if !args.events.is_empty() {
+            let detail = "`events` are given as JSONL; leave them out of the options";
+            return Err(BindingError::invalid("project input", detail).into());
+        }
+        let parsed = parsed?;
+        let args = args.with_events(Vec::new());
+        let strings = LongStrings::for_output(exact);
+        return Ok(project_events(&parsed.events, args, exact, strings, Some(&parsed))?);
+    }
     let mut args: ProjectArgs<RuntimeEvent> =
         read_with_events(input, "project input", |args: ProjectArgs<Value>| {
             let events = events_from_json(args.events.clone())?;
             Ok(args.with_events(events))
         })?;
     let events = std::mem::take(&mut args.events);
-    let share = share_strings.unwrap_or(false) && !exact;
-    Ok(project_events(&events, args, exact, share)?)
+    let strings = match share_strings.unwrap_or(false) && !exact {
+        true => LongStrings::Share,
+        false => LongStrings::InText,
+    };
+    Ok(project_events(&events, args, exact, strings, None)?)
 }
 
 /// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
-/// the input held a `BigInt` (see [`convert::output_to_js`]); `share`: list the long strings
-/// copied from `events` instead of writing them (see [`crate::shared_strings`]).
+/// the input held a `BigInt` (see [`convert::output_to_js`]); `strings`: how the long strings of
+/// the messages travel (see [`LongStrings`]); `jsonl`: the
+/// JSONL input `events` came from, to locate a broken log rule at its line.
 pub(crate) fn project_events(
     events: &[RuntimeEvent],
     args: ProjectArgs<RuntimeEvent>,
     exact: bool,
-    share: bool,
+    strings: LongStrings,
+    jsonl: Option<&JsonlEvents>,
 ) -> Result<JsValue, BindingError> {
     let checkpoint =
         args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
@@ -99,7 +124,10 @@ pub(crate) fn project_events(
         &CharEstimator,
         &mut FullVerificationWith::<BindingEngine>::default(),
     )
-    .map_err(|e| BindingError::core(e.code(), e))?;
+    .map_err(|e| match jsonl {
+        Some(jsonl) => jsonl.log_error(e),
+        None => BindingError::core(e.code(), e),
+    })?;
     let format = args.format.as_deref().unwrap_or("ai-sdk");
     let mut system = None;
     let mut messages = match format {
@@ -126,7 +154,12 @@ pub(crate) fn project_events(
             ));
         }
     };
-    let shared_strings = share.then(|| StringSources::of(events).share(&mut messages));
+    let shared_strings =
+        (strings == LongStrings::Share).then(|| StringSources::of(events).share(&mut messages));
+    let mut table = Vec::new();
+    let table_strings = (strings == LongStrings::Table)
+        .then(|| move_long_strings(&mut messages, &mut table))
+        .filter(|moved| !moved.is_empty());
     let output = ProjectOutput {
         messages: &messages,
         system,
@@ -137,8 +170,33 @@ pub(crate) fn project_events(
         omitted_events: projection.omitted_events,
         diagnostics: &projection.diagnostics,
         shared_strings,
+        table_strings,
     };
-    convert::output_to_js(&output, exact, "projection")
+    let result = convert::output_to_js(&output, exact, "projection")?;
+    if output.table_strings.is_none() {
+        return Ok(result);
+    }
+    Ok(js_sys::Array::of2(&result, &js_sys::Uint16Array::from(table.as_slice())).into())
+}
+
+/// How the long strings of a projection's messages go back to JavaScript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LongStrings {
+    /// In the JSON text, like every other value.
+    InText,
+    /// Left out where the caller's events hold the same string (see [`crate::shared_strings`]).
+    Share,
+    /// In a UTF-16 table beside the JSON text (see [`crate::string_table`]): the result is then
+    /// `[json, table]` when any string moved.
+    Table,
+}
+
+impl LongStrings {
+    /// For events the caller holds no JS copy of: the table, unless the result may hold
+    /// `BigInt`s (`exact`), which only the plain JS value path carries.
+    pub(crate) fn for_output(exact: bool) -> Self {
+        if exact { LongStrings::InText } else { LongStrings::Table }
+    }
 }
 
 /// The result of [`project`], borrowing the projection (nothing is copied twice).
@@ -159,4 +217,7 @@ struct ProjectOutput<'a> {
     /// The strings left out of `messages`, for the wrapper to put back.
     #[serde(skip_serializing_if = "Option::is_none")]
     shared_strings: Option<Vec<SharedString>>,
+    /// The strings moved into the UTF-16 table, for the wrapper to put back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_strings: Option<Vec<TableString>>,
 }

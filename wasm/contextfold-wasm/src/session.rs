@@ -47,6 +47,25 @@ struct SessionInput<E> {
     circuit: Option<MalformedInputCircuit>,
 }
 
+impl<E> SessionInput<E> {
+    /// The same input with other events.
+    fn with_events<F>(self, events: Vec<F>) -> SessionInput<F> {
+        SessionInput {
+            events,
+            checkpoint: self.checkpoint,
+            model: self.model,
+            trigger: self.trigger,
+            provider: self.provider,
+            compactor: self.compactor,
+            current_turn_id: self.current_turn_id,
+            checkpoint_id: self.checkpoint_id,
+            now_ms: self.now_ms,
+            summarizer_label: self.summarizer_label,
+            circuit: self.circuit,
+        }
+    }
+}
+
 /// The host's answer to a `summarize` effect: `{ text, finishReason }` or `{ error }`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -92,24 +111,34 @@ fn finished() -> BindingError {
 impl CompactionSession {
     /// Plans a compaction. `input`: `{ events, checkpoint?, model?, trigger, provider?,
     /// compactor?, currentTurnId?, checkpointId, nowMs, summarizerLabel?, circuit? }`.
+    /// `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]), which
+    /// replace the `events: []` of `input`; `undefined` otherwise.
     #[wasm_bindgen(constructor)]
-    pub fn new(input: JsValue) -> Result<CompactionSession, JsValue> {
+    pub fn new(input: JsValue, jsonl_events: JsValue) -> Result<CompactionSession, JsValue> {
+        if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
+            let input: SessionInput<Value> = from_js(input, "compaction input")?;
+            if !input.events.is_empty() {
+                let detail = "`events` are given as JSONL; pass `events: []` in the input";
+                return Err(BindingError::invalid("compaction input", detail).into());
+            }
+            let parsed = parsed?;
+            let lines = parsed.lines;
+            return Self::start(input.with_events(parsed.events), &lines);
+        }
         let input: SessionInput<RuntimeEvent> =
-            read_with_events(input, "compaction input", |input: SessionInput<Value>| {
-                Ok(SessionInput {
-                    events: events_from_json(input.events)?,
-                    checkpoint: input.checkpoint,
-                    model: input.model,
-                    trigger: input.trigger,
-                    provider: input.provider,
-                    compactor: input.compactor,
-                    current_turn_id: input.current_turn_id,
-                    checkpoint_id: input.checkpoint_id,
-                    now_ms: input.now_ms,
-                    summarizer_label: input.summarizer_label,
-                    circuit: input.circuit,
-                })
+            read_with_events(input, "compaction input", |mut input: SessionInput<Value>| {
+                let events = events_from_json(std::mem::take(&mut input.events))?;
+                Ok(input.with_events(events))
             })?;
+        Self::start(input, &[])
+    }
+
+    /// Starts the core's transaction on a parsed input; `lines[i]`: the JSONL line of event `i`
+    /// (empty for an array), to locate a broken log rule.
+    fn start(
+        input: SessionInput<RuntimeEvent>,
+        lines: &[usize],
+    ) -> Result<CompactionSession, JsValue> {
         let events = input.events;
         let checkpoint = match input.checkpoint.filter(|v| !v.is_null()) {
             Some(value) => Some(checkpoint_from_json(value)?),
@@ -136,7 +165,7 @@ impl CompactionSession {
         };
         let tx = Compaction::start(compact_input).map_err(|e| match e {
             contextfold_core::compaction::StartError::Log(log) => {
-                BindingError::core(log.code(), log)
+                crate::jsonl::located_log_error(log, |index| lines.get(index).copied())
             }
             #[allow(unreachable_patterns)]
             other => BindingError::core("compaction_start", other),

@@ -1,0 +1,176 @@
+// How values cross between JavaScript and the raw wasm-bindgen exports: errors, structured
+// arguments (JSON text, or the value itself when it holds a BigInt), events as JSONL bytes, and
+// results (JSON text, UTF-16 code units when large, a projection's long strings shared with the
+// caller's events or sent in a UTF-16 table). No decision is taken here.
+
+/** An error from contextfold, carrying the core's stable snake_case `code`. */
+export class ContextfoldError extends Error {
+  /**
+   * @param {string} code stable reason code
+   * @param {string} message human-readable detail
+   * @param {{ cause?: unknown }} [options]
+   */
+  constructor(code, message, options) {
+    super(message, options);
+    this.name = 'ContextfoldError';
+    this.code = code;
+    /** The 1-based line of JSONL events the error is about, if it is about one. */
+    if (options?.line !== undefined) this.line = options.line;
+  }
+}
+
+/**
+ * Encodes a structured argument for the wasm exports: JSON text (one cheap copy across the
+ * boundary), or the value itself when it holds a BigInt, which JSON cannot write; the Rust side
+ * then reads it exactly through serde-wasm-bindgen.
+ */
+export function encode(value) {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof TypeError) return value;
+    throw error;
+  }
+}
+
+const textEncoder = new TextEncoder();
+
+/** The 1-based line of the first lone surrogate of a string that is not well-formed UTF-16. */
+function loneSurrogateLine(text) {
+  let line = 1;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit === 10) line += 1;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i += 1;
+    else if (unit >= 0xd800 && unit <= 0xdfff) return line;
+  }
+  return line;
+}
+
+/**
+ * Events given as JSONL (one RuntimeEvent per line, a `string` or UTF-8 bytes such as a
+ * `Buffer`) as the `Uint8Array` the wasm exports read, or undefined for any other value (an
+ * array of events). Bytes cross into wasm with one copy and are checked as UTF-8 there; a string
+ * is encoded first, and one with a lone surrogate (no UTF-8 form) is refused rather than
+ * silently replaced.
+ */
+export function jsonlBytes(events) {
+  if (events instanceof Uint8Array) return events;
+  if (typeof events !== 'string') return undefined;
+  if (typeof events.isWellFormed === 'function' && !events.isWellFormed()) {
+    const line = loneSurrogateLine(events);
+    throw new ContextfoldError('jsonl_lone_surrogate', `events line ${line}: a lone UTF-16 surrogate has no UTF-8 form`, { line });
+  }
+  return textEncoder.encode(events);
+}
+
+/** Encodes an events argument: JSONL bytes (see `jsonlBytes`), else JSON text of the array. */
+export function encodeEvents(events) {
+  return jsonlBytes(events) ?? encode(events);
+}
+
+const utf16Decoder = new TextDecoder('utf-16le');
+
+/**
+ * The text of a large JSON result, which wasm hands over as UTF-16 code units (a `Uint16Array`):
+ * the entry point's `utf16ToString` (a plain copy in Node), else `TextDecoder('utf-16le')`.
+ */
+let utf16ToString = (units) => utf16Decoder.decode(units);
+
+/** Sets the entry point's faster `utf16ToString` (see `createApi`). */
+export function useUtf16ToString(fn) {
+  utf16ToString = fn;
+}
+
+/**
+ * Decodes a structured result: JSON text (a string, or UTF-16 code units when large), or a value
+ * holding BigInts (counts beyond 2^53).
+ */
+export function decode(result) {
+  if (typeof result === 'string') return JSON.parse(result);
+  if (result instanceof Uint16Array) return JSON.parse(utf16ToString(result));
+  return result;
+}
+
+/**
+ * Decodes a projection result: as `decode`, or `[json, table]` when wasm moved its long strings
+ * into a table of UTF-16 code units (events from JSONL or an EventLog, whose strings JS does not
+ * hold): `tableStrings` lists where each goes and its range. The table becomes one string (a
+ * copy) and each long string a slice of it (V8 does not copy slices), which spares the JSON
+ * escaping and the `JSON.parse` scan of nearly every byte of the result.
+ */
+export function decodeProjection(result) {
+  if (!Array.isArray(result)) return decode(result);
+  const [json, units] = result;
+  const projection = decode(json);
+  const table = utf16ToString(units);
+  for (const { at, start, end } of projection.tableStrings) {
+    let target = projection.messages;
+    for (let k = 0; k < at.length - 1; k += 1) target = target[at[k]];
+    target[at[at.length - 1]] = table.slice(start, end);
+  }
+  delete projection.tableStrings;
+  return projection;
+}
+
+/**
+ * Puts the caller's own strings back into a projection whose long strings the core left out
+ * (`sharedStrings`: where each goes in `messages`, which event holds it, where, and its UTF-16 length), so
+ * that they are not copied back through wasm memory. Returns false, changing nothing, unless
+ * every one is found as a string of that length in events that are plain data (a `toJSON`
+ * anywhere on the way could have given the core another value than the object holds).
+ */
+function restoreSharedStrings(result, shared, events) {
+  if (!Array.isArray(events) || typeof events.toJSON === 'function' || String.prototype.toJSON !== undefined) return false;
+  const strings = new Array(shared.length);
+  for (let i = 0; i < shared.length; i += 1) {
+    const { event, path, length } = shared[i];
+    let value = events[event];
+    for (const step of path) {
+      if (value === null || typeof value !== 'object' || typeof value.toJSON === 'function') return false;
+      value = value[step];
+    }
+    if (typeof value !== 'string' || value.length !== length) return false;
+    strings[i] = value;
+  }
+  for (let i = 0; i < shared.length; i += 1) {
+    const { at } = shared[i];
+    let target = result.messages;
+    for (let k = 0; k < at.length - 1; k += 1) target = target[at[k]];
+    target[at[at.length - 1]] = strings[i];
+  }
+  return true;
+}
+
+/**
+ * `project()` over JSON text: the long strings the messages repeat from the events come back as
+ * references to the caller's strings (see `restoreSharedStrings`), not as copies.
+ */
+export function projectSharing(raw, input) {
+  const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
+  if (bytes !== undefined) {
+    const { events: _events, ...options } = input;
+    return decodeProjection(raw.project(encode(options), false, bytes));
+  }
+  const text = encode(input);
+  if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
+    return decode(raw.project(text, false));
+  }
+  const result = decode(raw.project(text, true));
+  const shared = result.sharedStrings;
+  delete result.sharedStrings;
+  if (shared === undefined || restoreSharedStrings(result, shared, input.events)) return result;
+  return decode(raw.project(text, false));
+}
+
+export function convertError(error) {
+  if (error instanceof ContextfoldError) return error;
+  if (error && typeof error === 'object' && typeof error.code === 'string' && error.name === 'ContextfoldError') {
+    return new ContextfoldError(error.code, error.message, { line: error.line });
+  }
+  if (error instanceof WebAssembly.RuntimeError) {
+    return new ContextfoldError('internal_error', `contextfold panicked: ${error.message}`, { cause: error });
+  }
+  return error;
+}

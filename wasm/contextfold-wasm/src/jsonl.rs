@@ -1,0 +1,159 @@
+//! JSONL input: events as UTF-8 bytes, one `RuntimeEvent` per line (a ledger export, the files
+//! of the `contextfold` CLI), passed to any export that takes events as a `Uint8Array` (the
+//! wrapper encodes a JSONL string to one).
+//!
+//! The bytes are copied into wasm memory once, checked as UTF-8 here, and parsed with the core's
+//! [`RuntimeEvent::parse_jsonl`] semantics: lines split as `str::lines` does (so `\r\n` ends a
+//! line too), blank lines skipped, the first bad line reported with its 1-based number and the
+//! core's code ([`RuntimeEvent::from_json`]). Each line is first read straight into the core's
+//! typed `RuntimeEvent` (the same serde derive, without the intermediate `serde_json::Value`);
+//! only when that fails does the line go through [`RuntimeEvent::from_json`], whose result
+//! (event or typed error) is then the answer. Whenever the typed read succeeds, `from_json`
+//! gives the same event: it is that same derive applied to the parsed value, after a kind check
+//! the typed read also enforces (the tagged enum knows exactly the core's kinds).
+
+use contextfold_core::event::{LogError, RuntimeEvent};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::convert::BindingError;
+
+/// Events read from JSONL, with the 1-based line each one came from (to locate a broken log rule).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonlEvents {
+    /// The events, in line order.
+    pub events: Vec<RuntimeEvent>,
+    /// `lines[i]`: the line of `events[i]`.
+    pub lines: Vec<usize>,
+}
+
+impl JsonlEvents {
+    /// The error for a log rule broken at an event of this input: located at its line.
+    pub fn log_error(&self, error: LogError) -> BindingError {
+        located_log_error(error, |index| self.lines.get(index).copied())
+    }
+}
+
+/// The events of a JSONL `Uint8Array`, or `None` when `value` is not a `Uint8Array` (a `Buffer`
+/// is one).
+pub fn events_from_jsonl_js(value: &JsValue) -> Option<Result<JsonlEvents, BindingError>> {
+    let bytes = value.dyn_ref::<js_sys::Uint8Array>()?;
+    Some(events_from_jsonl(&bytes.to_vec()))
+}
+
+/// The error for a broken log rule: at the JSONL line `line_of(index)` of the offending event
+/// when it has one (`BindingError::EventLine` with the core's `log_*` code), else the core's error.
+pub fn located_log_error(
+    error: LogError,
+    line_of: impl Fn(usize) -> Option<usize>,
+) -> BindingError {
+    let index = match &error {
+        LogError::MixedSessions { index }
+        | LogError::SeqNotIncreasing { index }
+        | LogError::DuplicateEventId { index }
+        | LogError::CurrentTurnNotSuffix { index } => Some(*index),
+        _ => None,
+    };
+    match index.and_then(line_of) {
+        Some(line) => BindingError::EventLine {
+            line,
+            code: error.code().to_owned(),
+            message: error.to_string(),
+        },
+        None => BindingError::core(error.code(), error),
+    }
+}
+
+/// Parses UTF-8 JSONL bytes into events (see the module docs); invalid UTF-8 is
+/// [`BindingError::InvalidUtf8`], a bad line [`BindingError::EventLine`].
+pub fn events_from_jsonl(bytes: &[u8]) -> Result<JsonlEvents, BindingError> {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        let offset = error.valid_up_to();
+        let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
+        BindingError::InvalidUtf8 { line, offset }
+    })?;
+    parse_jsonl_text(text)
+}
+
+/// Parses a JSONL text into events with the core's `parse_jsonl` semantics (see the module docs).
+pub fn parse_jsonl_text(text: &str) -> Result<JsonlEvents, BindingError> {
+    let mut events = Vec::with_capacity(text.len() / 512);
+    let mut lines = Vec::with_capacity(text.len() / 512);
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event = match serde_json::from_str::<RuntimeEvent>(line) {
+            Ok(event) => event,
+            Err(_) => RuntimeEvent::from_json(line).map_err(|error| BindingError::EventLine {
+                line: index + 1,
+                code: error.code().to_owned(),
+                message: error.to_string(),
+            })?,
+        };
+        events.push(event);
+        lines.push(index + 1);
+    }
+    Ok(JsonlEvents { events, lines })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVENT: &str = r#"{"sessionId":"s","runId":"r","turnId":"t","runtimeEventId":"e1","seq":1,"content":{"type":"user_text","text":"héllo"}}"#;
+
+    fn line_error(text: &str) -> (usize, String) {
+        match events_from_jsonl(text.as_bytes()) {
+            Err(BindingError::EventLine { line, code, .. }) => (line, code),
+            other => panic!("expected a line error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_core_parser_on_good_input() {
+        let event2 = EVENT.replace("e1", "e2").replace("\"seq\":1", "\"seq\":2");
+        let text = format!("\r\n{EVENT}\r\n   \n{event2}\n");
+        let ours = events_from_jsonl(text.as_bytes()).expect("parses");
+        assert_eq!(ours.events, RuntimeEvent::parse_jsonl(&text).expect("core parses"));
+        assert_eq!(ours.lines, [2, 4]);
+        assert!(events_from_jsonl(b"").expect("empty").events.is_empty());
+        assert!(events_from_jsonl(b"\n\n").expect("blank").events.is_empty());
+    }
+
+    #[test]
+    fn a_duplicate_key_is_read_as_the_core_reads_it() {
+        // The typed read refuses a duplicate field; the core's Value route keeps the last one.
+        let text = EVENT.replace("\"seq\":1", "\"seq\":1,\"seq\":2");
+        let core = RuntimeEvent::parse_jsonl(&text);
+        assert_eq!(events_from_jsonl(text.as_bytes()).ok().map(|j| j.events), core.ok());
+    }
+
+    #[test]
+    fn bad_lines_report_their_number_and_the_core_code() {
+        assert_eq!(line_error(&format!("{EVENT}\n{{not json")), (2, "event_syntax".into()));
+        let unknown = EVENT.replace("user_text", "telepathy");
+        assert_eq!(line_error(&format!("\n\n{unknown}")), (3, "event_unknown_kind".into()));
+        let extra = EVENT.replace("\"seq\":1", "\"seq\":1,\"mood\":\"ok\"");
+        assert_eq!(line_error(&extra), (1, "event_unknown_field".into()));
+        let no_seq = EVENT.replace("\"seq\":1,", "");
+        assert_eq!(line_error(&no_seq), (1, "event_invalid".into()));
+        assert_eq!(line_error("[]"), (1, "event_missing_kind".into()));
+    }
+
+    #[test]
+    fn a_broken_log_rule_is_located_at_the_line_of_its_event() {
+        let parsed = events_from_jsonl(format!("{EVENT}\n\n{EVENT}").as_bytes()).expect("parses");
+        let error = contextfold_core::event::validate_log(&parsed.events).expect_err("seq repeats");
+        let located = parsed.log_error(error);
+        assert_eq!((located.line(), located.code()), (Some(3), "log_seq_not_increasing"));
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line_and_offset() {
+        let mut bytes = format!("{EVENT}\n").into_bytes();
+        bytes.extend_from_slice(b"{\"x\":\"\xff\"}");
+        let error = events_from_jsonl(&bytes).expect_err("not UTF-8");
+        assert_eq!(error, BindingError::InvalidUtf8 { line: 2, offset: EVENT.len() + 7 });
+        assert_eq!(error.code(), "jsonl_invalid_utf8");
+    }
+}
