@@ -34,7 +34,18 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>contextfold</title>
     let code = null;
     try { cf.validateLog([{}]); } catch (error) { code = error instanceof cf.ContextfoldError ? error.code : 'not-typed'; }
     const projected = cf.project({ events: vectors.cases[0].events, format: 'ai-sdk' }).messages.length;
-    window.__done({ results, code, projected, engine: cf.hashEngine() });
+    const big = Array.from({ length: 40 }, (_, i) => ({ sessionId: 's', runId: 'r', turnId: 't' + i, runtimeEventId: 'e' + i, seq: i + 1, content: { type: 'user_text', text: ('\\u6d4b\\u8bd5 \\ud83e\\udd80 \\u00e9 ' + i + ' ').repeat(400) } }));
+    const bigJsonl = big.map((e) => JSON.stringify(e)).join('\\n');
+    const fromArray = JSON.stringify(cf.project({ events: big }));
+    const jsonlSame = fromArray === JSON.stringify(cf.project({ events: new TextEncoder().encode(bigJsonl) }))
+      && cf.digestPrefix(bigJsonl) === cf.digestPrefix(big);
+    const bigLog = new cf.EventLog();
+    bigLog.append(bigJsonl);
+    const logSame = JSON.stringify(bigLog.project({})) === fromArray && JSON.stringify(bigLog.events()) === JSON.stringify(big);
+    bigLog.free();
+    let lineError = null;
+    try { cf.digestPrefix('\\n{oops}'); } catch (error) { lineError = [error.code, error.line]; }
+    window.__done({ results, code, projected, engine: cf.hashEngine(), jsonlSame, logSame, lineError, bigLength: fromArray.length });
   } catch (error) {
     window.__done({ error: String(error && error.stack || error) });
   }
@@ -95,6 +106,11 @@ test('the web build in headless Chromium reproduces the digest vectors', { timeo
     assert.ok(result.projected > 0);
     // No incremental SHA-256 in browsers: the digests above came from the wasm engine.
     assert.equal(result.engine, 'wasm');
+    // JSONL input, and large results through TextDecoder('utf-16le') and the string table.
+    assert.ok(result.bigLength > 128 * 1024, String(result.bigLength));
+    assert.equal(result.jsonlSame, true);
+    assert.equal(result.logSame, true);
+    assert.deepEqual(result.lineError, ['event_syntax', 2]);
   } finally {
     await browser.close();
     await new Promise((resolve) => server.close(resolve));

@@ -45,3 +45,16 @@ if (replay.decision === 'accepted') {
   void [code, sized, replay.diagnostic.detail];
 }
 void cuts;
+
+// Events as JSONL (a ledger export): UTF-8 bytes or a string, wherever events are taken.
+declare const ledgerBytes: Uint8Array;
+const jsonlDigest: string = digestPrefix(ledgerBytes);
+const jsonlProjection = project({ events: `${ledgerBytes.length}`, format: 'ai-sdk' });
+log.append(ledgerBytes);
+try {
+  digestPrefix('{oops}');
+} catch (error: unknown) {
+  const line: number | undefined = error instanceof ContextfoldError ? error.line : undefined;
+  void line;
+}
+void [jsonlDigest, jsonlProjection.messages];
