@@ -192,7 +192,15 @@ impl RuntimeEvent {
     }
 
     /// Parses one event from JSON, with a typed error for unknown kinds and fields.
+    ///
+    /// The text is read straight into the typed event first (no intermediate `Value`); the
+    /// same derive then accepts exactly what [`Self::from_value`] accepts, except a repeated key,
+    /// which the typed read refuses and the `Value` route resolves to its last occurrence. Any
+    /// failure goes through `from_value`, so results and errors are `from_value`'s.
     pub fn from_json(json: &str) -> Result<Self, EventParseError> {
+        if let Ok(event) = serde_json::from_str::<Self>(json) {
+            return Ok(event);
+        }
         let value: Value =
             serde_json::from_str(json).map_err(|e| EventParseError::Syntax(e.to_string()))?;
         Self::from_value(value)
@@ -336,6 +344,16 @@ impl LogError {
             LogError::SeqNotIncreasing { .. } => "log_seq_not_increasing",
             LogError::DuplicateEventId { .. } => "log_duplicate_event_id",
             LogError::CurrentTurnNotSuffix { .. } => "log_current_turn_not_suffix",
+        }
+    }
+
+    /// Index (in the events passed) of the event the defect was found at.
+    pub fn index(&self) -> usize {
+        match self {
+            LogError::MixedSessions { index }
+            | LogError::SeqNotIncreasing { index }
+            | LogError::DuplicateEventId { index }
+            | LogError::CurrentTurnNotSuffix { index } => *index,
         }
     }
 }

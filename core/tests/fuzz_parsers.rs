@@ -85,6 +85,11 @@ proptest! {
             prop_assert!(is_code(error.code()));
         }
         let mutated = mutate(valid_event(), pick, junk);
+        // The typed fast path of `from_json` agrees with the `Value` route, errors included.
+        prop_assert_eq!(
+            RuntimeEvent::from_json(&mutated.to_string()),
+            RuntimeEvent::from_value(mutated.clone())
+        );
         match RuntimeEvent::from_value(mutated) {
             Ok(event) => {
                 // Whatever parses survives a round trip unchanged (nothing silently dropped).
@@ -189,4 +194,14 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_repeated_key_keeps_its_last_value_on_both_routes() {
+    // The typed read refuses the duplicate; `from_json` then takes the `Value` route.
+    let text = valid_event().to_string().replacen("\"seq\":", "\"seq\":7,\"seq\":", 1);
+    let event = RuntimeEvent::from_json(&text).expect("parses");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(RuntimeEvent::from_value(value), Ok(event.clone()));
+    assert_ne!(event.seq, 7, "the last occurrence wins");
 }

@@ -5,12 +5,8 @@
 //! The bytes are copied into wasm memory once, checked as UTF-8 here, and parsed with the core's
 //! [`RuntimeEvent::parse_jsonl`] semantics: lines split as `str::lines` does (so `\r\n` ends a
 //! line too), blank lines skipped, the first bad line reported with its 1-based number and the
-//! core's code ([`RuntimeEvent::from_json`]). Each line is first read straight into the core's
-//! typed `RuntimeEvent` (the same serde derive, without the intermediate `serde_json::Value`);
-//! only when that fails does the line go through [`RuntimeEvent::from_json`], whose result
-//! (event or typed error) is then the answer. Whenever the typed read succeeds, `from_json`
-//! gives the same event: it is that same derive applied to the parsed value, after a kind check
-//! the typed read also enforces (the tagged enum knows exactly the core's kinds).
+//! core's code ([`RuntimeEvent::from_json`], which reads a line straight into the typed event and
+//! takes the `serde_json::Value` route only when that fails).
 
 use contextfold_core::event::{LogError, RuntimeEvent};
 use wasm_bindgen::{JsCast, JsValue};
@@ -46,14 +42,7 @@ pub fn located_log_error(
     error: LogError,
     line_of: impl Fn(usize) -> Option<usize>,
 ) -> BindingError {
-    let index = match &error {
-        LogError::MixedSessions { index }
-        | LogError::SeqNotIncreasing { index }
-        | LogError::DuplicateEventId { index }
-        | LogError::CurrentTurnNotSuffix { index } => Some(*index),
-        _ => None,
-    };
-    match index.and_then(line_of) {
+    match line_of(error.index()) {
         Some(line) => BindingError::EventLine {
             line,
             code: error.code().to_owned(),
@@ -82,14 +71,11 @@ pub fn parse_jsonl_text(text: &str) -> Result<JsonlEvents, BindingError> {
         if line.trim().is_empty() {
             continue;
         }
-        let event = match serde_json::from_str::<RuntimeEvent>(line) {
-            Ok(event) => event,
-            Err(_) => RuntimeEvent::from_json(line).map_err(|error| BindingError::EventLine {
-                line: index + 1,
-                code: error.code().to_owned(),
-                message: error.to_string(),
-            })?,
-        };
+        let event = RuntimeEvent::from_json(line).map_err(|error| BindingError::EventLine {
+            line: index + 1,
+            code: error.code().to_owned(),
+            message: error.to_string(),
+        })?;
         events.push(event);
         lines.push(index + 1);
     }
