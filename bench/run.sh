@@ -12,7 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Absolute: criterion runs each bench in its package's directory.
 target_dir=${CARGO_TARGET_DIR:-target}
+mkdir -p "$target_dir"
+target_dir=$(cd "$target_dir" && pwd)
 export CRITERION_HOME="$target_dir/criterion-contextfold"
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
@@ -23,6 +26,18 @@ if [ -n "${QUICK:-}" ]; then
   ledger_mb=256
 fi
 
+# Shows a bench's output and appends its RESULT lines to the table. (Not `tee /dev/stderr`:
+# when stderr is a file, tee reopens it and truncates it.)
+keep_results() {
+  local out status=0
+  out=$(mktemp)
+  cat >"$out"
+  cat "$out"
+  grep '^RESULT|' "$out" >>"$results" || status=$?  # no RESULT line: the bench is broken
+  rm -f "$out"
+  return "$status"
+}
+
 echo "== building release benches"
 cargo bench -q -p contextfold-core --bench projection --no-run
 cargo bench -q -p contextfold-host --bench cold_pipeline --bench cold_paired --bench storage \
@@ -31,7 +46,7 @@ cargo bench -q -p contextfold-host --bench cold_pipeline --bench cold_paired --b
 echo "== core: cold projection and steady state (criterion)"
 rm -rf "$CRITERION_HOME"
 cargo bench -q -p contextfold-core --bench projection -- \
-  --warm-up-time 1 --measurement-time "$measure" --noplot 2>&1 | grep -E '^[a-z_]+/|time:|thrpt:' || true
+  --warm-up-time 1 --measurement-time "$measure" --noplot 2>&1 | grep -E '^[a-z_0-9]+/|time:|thrpt:' || true
 echo "== host: cold digest and projection with the two-thread SHA-256 engine (criterion)"
 cargo bench -q -p contextfold-host --bench cold_pipeline -- \
   --warm-up-time 1 --measurement-time "$measure" --noplot 2>&1 | grep -E '^[a-z_0-9]+/|time:|thrpt:' || true
@@ -57,14 +72,13 @@ for name in ("sha256_only", "digest_prefix", "project_with_checkpoint"):
     print(f"RESULT|cold_10k_{name}_ms|{mean_ns('cold_10k', name) / 1e6:.1f}|report|-")
 PY
 echo "== host: cold path against SHA-256, paired rounds (the goal rows)"
-cargo bench -q -p contextfold-host --bench cold_paired | tee /dev/stderr | grep '^RESULT|' >>"$results"
+cargo bench -q -p contextfold-host --bench cold_paired | keep_results
 
 echo "== host: SQLite import and checkpoint append"
-cargo bench -q -p contextfold-host --bench storage | tee /dev/stderr | grep '^RESULT|' >>"$results"
+cargo bench -q -p contextfold-host --bench storage | keep_results
 
 echo "== host: streamed projection of a ${ledger_mb} MB ledger"
-CONTEXTFOLD_LEDGER_MB=$ledger_mb cargo bench -q -p contextfold-host --bench ledger_memory \
-  | tee /dev/stderr | grep '^RESULT|' >>"$results"
+CONTEXTFOLD_LEDGER_MB=$ledger_mb cargo bench -q -p contextfold-host --bench ledger_memory | keep_results
 
 for other in component npm; do
   script="bench/$other.sh"
