@@ -25,7 +25,8 @@ wasm-bindgen --target web --out-dir pkg/dist/web --out-name contextfold_wasm "$w
 if [ -n "${WASM_OPT:-}" ]; then
   for out in pkg/dist/node/contextfold_wasm_bg.wasm pkg/dist/web/contextfold_wasm_bg.wasm; do
     "$WASM_OPT" -O "$out" -o "$out.opt" --enable-bulk-memory --enable-nontrapping-float-to-int \
-      --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue
+      --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
+      --enable-simd
     mv "$out.opt" "$out"
   done
 fi
