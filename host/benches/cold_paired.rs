@@ -6,7 +6,7 @@
 //! rotating order, and the ratio is taken within the round; the median over the rounds is the
 //! result (min and max are printed too). Variants: SHA-256 alone over the canonical bytes,
 //! digest and project on one thread (the core's default engine: what WebAssembly runs), and
-//! digest and project with [`PipelinedSha256`] (the host's two-thread engine).
+//! digest and project with [`PipelinedSha256`](contextfold_host::hashing::PipelinedSha256) (the host's two-thread engine).
 //!
 //! Run: `cargo bench -p contextfold-host --bench cold_paired` (`CONTEXTFOLD_PAIRED_ROUNDS`,
 //! default 31). Prints a `RESULT|metric|measured|goal|pass` line per ratio for `bench/run.sh`.
@@ -15,15 +15,16 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use contextfold_core::CharEstimator;
-use contextfold_core::digest::{PrefixHasher, digest_prefix};
-use contextfold_core::projection::{project, project_with};
-use contextfold_core::verified_prefix::FullVerificationWith;
-use contextfold_host::hashing::PipelinedSha256;
+use contextfold_core::digest::digest_prefix;
+use contextfold_core::projection::project;
 use sha2::{Digest, Sha256};
 
 #[path = "../../core/benches/support/session.rs"]
 mod session;
 use session::ColdCase;
+#[path = "support/pipelined.rs"]
+mod pipelined;
+use pipelined::{assert_agrees_with_the_core, pipelined_digest, pipelined_project};
 
 /// The goal of every ratio here (issue #7): at most 1.3x SHA-256 alone.
 const GOAL: f64 = 1.3;
@@ -52,17 +53,7 @@ fn main() {
         std::env::var("CONTEXTFOLD_PAIRED_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(31);
     let case = ColdCase::new(2_500);
     let (events, bytes, input) = (&case.events[..], &case.bytes[..], case.input());
-    let pipelined_digest = || {
-        let mut hasher = PrefixHasher::with_engine(PipelinedSha256::default());
-        events.iter().for_each(|event| hasher.push(black_box(event)));
-        hasher.digest()
-    };
-    let pipelined_project = || {
-        let mut verifier = FullVerificationWith::<PipelinedSha256>::default();
-        project_with(black_box(&input), &CharEstimator, &mut verifier).expect("projects")
-    };
-    assert_eq!(pipelined_digest(), digest_prefix(events), "the pipelined digest differs");
-    assert_eq!(pipelined_project(), project(&input, &CharEstimator).expect("projects"));
+    assert_agrees_with_the_core(events, &input);
 
     let variants = [
         Variant::new("sha256_only", || Sha256::digest(black_box(bytes))),
@@ -70,8 +61,8 @@ fn main() {
         Variant::new("project_one_thread", || {
             project(black_box(&input), &CharEstimator).expect("projects")
         }),
-        Variant::new("digest_two_threads", pipelined_digest),
-        Variant::new("project_two_threads", pipelined_project),
+        Variant::new("digest_two_threads", || pipelined_digest(events)),
+        Variant::new("project_two_threads", || pipelined_project(&input)),
     ];
     // The load says whether the second thread had a core to itself (Linux; else "unknown").
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_else(|_| "unknown".into());
