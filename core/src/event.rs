@@ -182,6 +182,24 @@ impl EventContent {
 }
 
 impl RuntimeEvent {
+    /// This event with `content` in place of its own: the envelope (ids, seq, flags, metadata)
+    /// is copied, the old content is not (pruning replaces large outputs this way).
+    pub fn with_content(&self, content: EventContent) -> RuntimeEvent {
+        RuntimeEvent {
+            session_id: self.session_id.clone(),
+            run_id: self.run_id.clone(),
+            turn_id: self.turn_id.clone(),
+            runtime_event_id: self.runtime_event_id.clone(),
+            seq: self.seq,
+            created_at_ms: self.created_at_ms,
+            response_id: self.response_id.clone(),
+            partial: self.partial,
+            pinned: self.pinned,
+            content,
+            metadata: self.metadata.clone(),
+        }
+    }
+
     /// The boundary that identifies this event in a checkpoint's `through` field.
     pub fn boundary(&self) -> crate::checkpoint::Boundary {
         crate::checkpoint::Boundary {

@@ -94,8 +94,18 @@ pub fn materialize(
     tail: &[RuntimeEvent],
     current: &[RuntimeEvent],
 ) -> Materialized {
+    materialize_events(checkpoint, tail.iter(), current)
+}
+
+/// [`materialize`] over a tail given as event references (a pruned tail borrows most of its
+/// events from the log).
+pub(crate) fn materialize_events<'e>(
+    checkpoint: Option<&HistoryCompactCheckpoint>,
+    tail: impl Iterator<Item = &'e RuntimeEvent>,
+    current: &'e [RuntimeEvent],
+) -> Materialized {
     let mut projector = Projector::default();
-    for event in tail.iter().chain(current) {
+    for event in tail.chain(current) {
         projector.push(event);
     }
     let (mut messages, repairs) = projector.finish();

@@ -19,7 +19,7 @@ use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::{LogError, RuntimeEvent};
-use crate::projection::materialize::{estimate_messages, materialize};
+use crate::projection::materialize::{estimate_messages, materialize, materialize_events};
 use crate::projection::message::Message;
 use crate::prune::prune_stale_tool_results;
 use crate::replay::evaluate_replay_with;
@@ -164,7 +164,8 @@ pub fn project_with(
 
     let pruned = prune_stale_tool_results(&prior[tail_start..], input.current_turn_id, estimator);
     diagnostics.extend(pruned.diagnostic());
-    let materialized = materialize(replayed, &pruned.events, current);
+    let tail = pruned.events.iter().map(|event| &**event);
+    let materialized = materialize_events(replayed, tail, current);
     let estimated_tokens = estimate_messages(estimator, &materialized.messages);
     diagnostics.extend(materialized.repairs.iter().map(|repair| repair.to_diagnostic()));
     let fits = estimated_tokens <= budget.history_budget;

@@ -103,7 +103,7 @@ pub fn archive_tool_result(
     Ok(Some(ActivePrune {
         address,
         archive_bytes,
-        replacement: RuntimeEvent { content, ..event.clone() },
+        replacement: event.with_content(content),
         original_tokens,
     }))
 }

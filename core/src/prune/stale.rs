@@ -10,7 +10,9 @@
 //! remainder, and it is oversized when its output is estimated above [`STALE_RESULT_MIN_TOKENS`]
 //! tokens. Pinned and partial events are never pruned. A pruned result keeps its call id, tool
 //! name and error flag (so every call/result pair stays intact); only its output becomes
-//! [`stale_result_placeholder`]. Every other event is copied unchanged.
+//! [`stale_result_placeholder`]. Every other event is borrowed unchanged (nothing is copied).
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -38,16 +40,18 @@ pub struct PrunedResult {
     pub original_tokens: u64,
 }
 
-/// A pruned copy of the uncovered remainder for one request.
+/// The uncovered remainder as one request sees it: the events it borrows, except the pruned
+/// ones, which it owns.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StalePrune {
+pub struct StalePrune<'a> {
     /// The remainder, with stale oversized outputs replaced; same length and order as the input.
-    pub events: Vec<RuntimeEvent>,
+    /// Unpruned events are borrowed from it.
+    pub events: Vec<Cow<'a, RuntimeEvent>>,
     /// What was replaced, in event order.
     pub pruned: Vec<PrunedResult>,
 }
 
-impl StalePrune {
+impl StalePrune<'_> {
     /// A `stale_tool_results_pruned` diagnostic, or `None` when nothing was pruned.
     pub fn diagnostic(&self) -> Option<Diagnostic> {
         if self.pruned.is_empty() {
@@ -90,28 +94,28 @@ pub(super) fn quote(text: &str) -> String {
 
 /// Prunes stale oversized tool results from the uncovered remainder `tail` (see the module
 /// docs). `current_turn_id` names the turn being produced now, if any.
-pub fn prune_stale_tool_results(
-    tail: &[RuntimeEvent],
+pub fn prune_stale_tool_results<'a>(
+    tail: &'a [RuntimeEvent],
     current_turn_id: Option<&str>,
     estimator: &dyn TokenEstimator,
-) -> StalePrune {
+) -> StalePrune<'a> {
     let protected = protected_turns(tail, current_turn_id);
     let mut pruned = Vec::new();
     let events = tail
         .iter()
         .map(|event| {
             if event.pinned || event.partial || protected.contains(&event.turn_id.as_str()) {
-                return event.clone();
+                return Cow::Borrowed(event);
             }
             let (EventContent::ToolResult { call_id, tool_name, output, is_error }
             | EventContent::HostedToolResult { call_id, tool_name, output, is_error }) =
                 &event.content
             else {
-                return event.clone();
+                return Cow::Borrowed(event);
             };
             let original_tokens = estimate_value(estimator, output);
             if original_tokens <= STALE_RESULT_MIN_TOKENS {
-                return event.clone();
+                return Cow::Borrowed(event);
             }
             let placeholder = Value::String(stale_result_placeholder(
                 tool_name,
@@ -135,7 +139,7 @@ pub fn prune_stale_tool_results(
                 },
                 _ => EventContent::ToolResult { call_id, tool_name, output: placeholder, is_error },
             };
-            RuntimeEvent { content, ..event.clone() }
+            Cow::Owned(event.with_content(content))
         })
         .collect();
     StalePrune { events, pruned }
