@@ -7,21 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Turns every human line "LABEL: X (goal <= G ..." or "(goal < G" into a RESULT line for
-# bench/run.sh (metric = LABEL in snake_case); the human lines stay as they were.
-to_result_lines() {
-  awk '{
-    if (match($0, /^[^:]+: [0-9.]+ \(goal (<=|<) [0-9.]+/)) {
-      head = substr($0, 1, RLENGTH)
-      split(head, parts, ": ")
-      metric = tolower(parts[1]); gsub(/[^a-z0-9]+/, "_", metric)
-      split(parts[2], rest, " ")
-      value = rest[1]; op = rest[3]; goal = rest[4]
-      ok = (op == "<=") ? (value + 0 <= goal + 0) : (value + 0 < goal + 0)
-      printf "RESULT|%s|%sx|%s %sx|%s\n", metric, value, op, goal, (ok ? "pass" : "FAIL")
-    }
-  }'
-}
+# shellcheck source=bench/result-lines.sh
+source bench/result-lines.sh
 
 EVENTS=${EVENTS:-10000}
 
