@@ -184,6 +184,17 @@ impl EventContent {
 impl RuntimeEvent {
     /// This event with `content` in place of its own: the envelope (ids, seq, flags, metadata)
     /// is copied, the old content is not (pruning replaces large outputs this way).
+    ///
+    /// ```
+    /// use contextfold_core::LogBuilder;
+    /// use contextfold_core::event::EventContent;
+    /// let mut log = LogBuilder::new("s");
+    /// log.user("a long question");
+    /// let event = &log.events()[0];
+    /// let short = event.with_content(EventContent::UserText { text: "q".into() });
+    /// assert_eq!((short.seq, &short.runtime_event_id), (event.seq, &event.runtime_event_id));
+    /// assert_eq!(short.content, EventContent::UserText { text: "q".into() });
+    /// ```
     pub fn with_content(&self, content: EventContent) -> RuntimeEvent {
         RuntimeEvent {
             session_id: self.session_id.clone(),
