@@ -12,7 +12,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::convert::utf16_units_into;
+use crate::utf16::utf16_units_into;
 use crate::shared_strings::Step;
 
 /// Shorter strings stay in the JSON text: each table entry costs a path and a JS assignment.
