@@ -1,21 +1,25 @@
 //! UTF-8 → UTF-16 transcoding of the text handed to JavaScript as code units.
 //!
 //! Large results cross into JS as UTF-16 code units (see [`crate::convert::json_text_to_js`] and
-//! [`crate::string_table`]), which JS turns into strings with a plain copy. The transcoding here
-//! is on the hot path of every `EventLog.project()`, so it works on blocks of [`BLOCK`] bytes:
-//! each block is widened to 16 code units in one go (written as fixed-size arrays, which LLVM turns
-//! into two SIMD widening stores under `simd128`), and only the length of its ASCII prefix is
-//! kept. A block that is all ASCII costs that single step; otherwise the non-ASCII characters
-//! after the prefix are decoded one by one (no validation: the input is a `str`), until an ASCII
-//! byte starts the next block. The output is written by index into a slice sized once, never
-//! pushed unit by unit.
+//! [`crate::string_table`]), which JS turns into strings with a plain copy. The transcoding is
+//! on the hot path of every `EventLog.project()` (megabytes of tool output, mixed ASCII, CJK and
+//! emoji), so it works on blocks of [`BLOCK`] bytes, without a branch per character:
 //!
-//! The widened block may be written past the units a string really has: the units of the bytes
-//! after its ASCII prefix are overwritten by the next step, and the slice is cut to the real
-//! length at the end. This never writes beyond `text.len()` units, because a UTF-8 string never
-//! has more UTF-16 code units than bytes, and a block is only read while 16 bytes remain.
+//! - a block that is all ASCII is widened to 16 code units;
+//! - any other block is read lane by lane as if every byte started a character (with the byte
+//!   before the block and the two after it): a byte that starts one gives its unit (the high
+//!   surrogate for a 4-byte character), the byte after a 4-byte lead gives the low surrogate,
+//!   other continuation bytes give nothing. With `simd128` (every wasm build of this crate, see
+//!   `.cargo/config.toml`) the lanes are computed 8 at a time and packed with one shuffle from
+//!   a table; elsewhere (native tests) the same arithmetic runs one lane at a time;
+//! - the first character, and the bytes after the last full block, one character at a time.
+//!
+//! The input is a `str`, so it is well formed and nothing is validated. The output is written
+//! by index into a slice sized once: a step may write units past the real ones (overwritten by
+//! the next step), never beyond `text.len()` units, because a UTF-8 string never has more
+//! UTF-16 code units than bytes.
 
-/// Bytes widened per step of the ASCII fast path.
+/// Bytes transcoded per step.
 pub const BLOCK: usize = 16;
 
 /// The high bit of each byte of a `u64`.
@@ -220,9 +224,8 @@ mod simd {
     }
 
     fn load(bytes: &[u8]) -> v128 {
-        let word = |k: usize| {
-            u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().unwrap_or([0; 8]))
-        };
+        let word =
+            |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().unwrap_or([0; 8]));
         u64x2(word(0), word(1))
     }
 
@@ -345,7 +348,8 @@ mod tests {
         for c in &chars {
             for ascii_before in 0..=2 * BLOCK + 1 {
                 for ascii_after in [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK] {
-                    let text = format!("{}{c}{}", "x".repeat(ascii_before), "y".repeat(ascii_after));
+                    let text =
+                        format!("{}{c}{}", "x".repeat(ascii_before), "y".repeat(ascii_after));
                     assert_eq!(utf16_units(&text), expected(&text), "{text:?}");
                 }
             }
