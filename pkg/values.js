@@ -94,21 +94,27 @@ export function decode(result) {
 }
 
 /**
- * Decodes a projection result: as `decode`, or `[json, table]` when wasm moved its long strings
- * into a table of UTF-16 code units (events from JSONL or an EventLog, whose strings JS does not
- * hold): `tableStrings` lists where each goes and its range. The table becomes one string (a
- * copy) and each long string a slice of it (V8 does not copy slices), which spares the JSON
- * escaping and the `JSON.parse` scan of nearly every byte of the result.
+ * Decodes a projection result: as `decode`, or `[memory, address, tableUnits, totalUnits]` when
+ * wasm moved its long strings into a table of UTF-16 code units (events from JSONL or an
+ * EventLog, whose strings JS does not hold). The table is read straight from the module's
+ * memory (valid until the next call into wasm, so it is read first): its first `tableUnits`
+ * units hold the long strings, the rest the JSON text of the result, whose `tableStrings` lists
+ * where each string goes and its range. The whole becomes one string (one copy), and each long
+ * string a slice of it (V8 does not copy slices), which spares the JSON escaping and the
+ * `JSON.parse` scan of nearly every byte of the result.
  */
 export function decodeProjection(result) {
   if (!Array.isArray(result)) return decode(result);
-  const [json, units] = result;
-  const projection = decode(json);
-  const table = utf16ToString(units);
-  for (const { at, start, end } of projection.tableStrings) {
+  const [memory, address, tableUnits, totalUnits] = result;
+  const table = utf16ToString(new Uint16Array(memory.buffer, address, totalUnits));
+  const projection = JSON.parse(table.slice(tableUnits));
+  const strings = projection.tableStrings;
+  for (let i = 0; i < strings.length; i += 1) {
+    const { at, start, end } = strings[i];
     let target = projection.messages;
-    for (let k = 0; k < at.length - 1; k += 1) target = target[at[k]];
-    target[at[at.length - 1]] = table.slice(start, end);
+    const last = at.length - 1;
+    for (let k = 0; k < last; k += 1) target = target[at[k]];
+    target[at[last]] = table.slice(start, end);
   }
   delete projection.tableStrings;
   return projection;

@@ -39,11 +39,22 @@ pub const OPENAI_COMPACTION_KIND: &str = "openai.compaction";
 
 /// Writes projected messages as AI SDK `ModelMessage`s.
 pub fn to_model_messages(messages: &[Message]) -> Vec<Value> {
-    messages.iter().map(model_message).collect()
+    into_model_messages(messages.to_vec())
 }
 
-fn model_message(message: &Message) -> Value {
-    match message.role {
+/// [`to_model_messages`] of messages the caller owns: their strings and JSON values move into
+/// the result instead of being copied (what a binding that serializes the result wants).
+pub fn into_model_messages(messages: Vec<Message>) -> Vec<Value> {
+    messages.into_iter().map(model_message).collect()
+}
+
+/// A JSON object of `fields`, in their order.
+fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(key, value)| (key.to_owned(), value)).collect())
+}
+
+fn model_message(message: Message) -> Value {
+    let role = match message.role {
         Role::System => {
             let texts: Vec<&str> = message
                 .parts
@@ -53,50 +64,55 @@ fn model_message(message: &Message) -> Value {
                     _ => None,
                 })
                 .collect();
-            json!({ "role": "system", "content": texts.join("\n\n") })
+            return object([("role", "system".into()), ("content", texts.join("\n\n").into())]);
         }
         Role::User => {
-            let content = match message.parts.as_slice() {
-                [Part::Text { text }] => Value::String(text.clone()),
-                parts => Value::Array(parts.iter().map(model_part).collect()),
-            };
-            json!({ "role": "user", "content": content })
+            let mut parts = message.parts;
+            if let [Part::Text { text }] = parts.as_mut_slice() {
+                let text = std::mem::take(text);
+                return object([("role", "user".into()), ("content", Value::String(text))]);
+            }
+            return object([("role", "user".into()), ("content", model_parts(parts))]);
         }
-        Role::Assistant => {
-            json!({ "role": "assistant", "content": message.parts.iter().map(model_part).collect::<Vec<_>>() })
-        }
-        Role::Tool => {
-            json!({ "role": "tool", "content": message.parts.iter().map(model_part).collect::<Vec<_>>() })
-        }
-    }
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    object([("role", role.into()), ("content", model_parts(message.parts))])
 }
 
-fn model_part(part: &Part) -> Value {
+fn model_parts(parts: Vec<Part>) -> Value {
+    Value::Array(parts.into_iter().map(model_part).collect())
+}
+
+fn model_part(part: Part) -> Value {
     match part {
-        Part::Text { text } => json!({ "type": "text", "text": text }),
+        Part::Text { text } => object([("type", "text".into()), ("text", Value::String(text))]),
         Part::Reasoning { text, provider_data } => {
-            let mut out = json!({ "type": "reasoning", "text": text });
+            let mut out = object([("type", "reasoning".into()), ("text", Value::String(text))]);
             if let Some(Value::Object(options)) = provider_data {
-                out["providerOptions"] = reasoning_provider_options(options);
+                out["providerOptions"] = reasoning_provider_options(&options);
             }
             out
         }
         Part::ToolCall { call_id, tool_name, input, hosted } => {
-            let mut out = json!({
-                "type": "tool-call", "toolCallId": call_id, "toolName": tool_name, "input": input,
-            });
-            if *hosted {
+            let mut out = object([
+                ("type", "tool-call".into()),
+                ("toolCallId", Value::String(call_id)),
+                ("toolName", Value::String(tool_name)),
+                ("input", input),
+            ]);
+            if hosted {
                 out["providerExecuted"] = Value::Bool(true);
             }
             out
         }
-        Part::ToolResult { call_id, tool_name, output, is_error, .. } => json!({
-            "type": "tool-result",
-            "toolCallId": call_id,
-            "toolName": tool_name,
-            "output": tool_output(output, *is_error),
-        }),
-        Part::ProviderState { state } => compaction_part(state),
+        Part::ToolResult { call_id, tool_name, output, is_error, .. } => object([
+            ("type", "tool-result".into()),
+            ("toolCallId", Value::String(call_id)),
+            ("toolName", Value::String(tool_name)),
+            ("output", owned_tool_output(output, is_error)),
+        ]),
+        Part::ProviderState { state } => compaction_part(&state),
     }
 }
 
@@ -133,15 +149,21 @@ pub fn compaction_part(state: &ProviderState) -> Value {
 
 /// The `output` of a tool-result part (see the module docs).
 pub fn tool_output(output: &Value, is_error: bool) -> Value {
-    if is_whole_output(output) {
-        return output.clone();
+    owned_tool_output(output.clone(), is_error)
+}
+
+/// [`tool_output`] of an output the caller owns (moved into the result).
+fn owned_tool_output(output: Value, is_error: bool) -> Value {
+    if is_whole_output(&output) {
+        return output;
     }
-    match (output, is_error) {
-        (Value::String(text), false) => json!({ "type": "text", "value": text }),
-        (Value::String(text), true) => json!({ "type": "error-text", "value": text }),
-        (value, false) => json!({ "type": "json", "value": value }),
-        (value, true) => json!({ "type": "error-json", "value": value }),
-    }
+    let kind = match (&output, is_error) {
+        (Value::String(_), false) => "text",
+        (Value::String(_), true) => "error-text",
+        (_, false) => "json",
+        (_, true) => "error-json",
+    };
+    object([("type", kind.into()), ("value", output)])
 }
 
 /// Whether a logged output is an AI SDK `content` or `execution-denied` output kept whole.

@@ -4,7 +4,7 @@ use contextfold_core::budget::{CharEstimator, ModelFacts};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::RuntimeEvent;
-use contextfold_core::projection::ai_sdk::to_model_messages;
+use contextfold_core::projection::ai_sdk::into_model_messages;
 use contextfold_core::projection::anthropic::to_anthropic;
 use contextfold_core::projection::openai_chat::to_openai_chat;
 use contextfold_core::projection::openai_responses::to_openai_responses;
@@ -19,7 +19,7 @@ use crate::hash_engine::BindingEngine;
 use crate::jsonl::JsonlEvents;
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
-use crate::string_table::{TableString, move_long_strings};
+use crate::string_table::{OutputTable, TableString};
 use crate::{events_from_json, read_with_events};
 
 /// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
@@ -112,7 +112,7 @@ pub(crate) fn project_events(
     let checkpoint =
         args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
     let model = args.model.unwrap_or_default();
-    let projection = project_with(
+    let mut projection = project_with(
         &ProjectInput {
             events,
             current_turn_id: args.current_turn_id.as_deref(),
@@ -131,7 +131,7 @@ pub(crate) fn project_events(
     let format = args.format.as_deref().unwrap_or("ai-sdk");
     let mut system = None;
     let mut messages = match format {
-        "ai-sdk" => Value::Array(to_model_messages(&projection.messages)),
+        "ai-sdk" => Value::Array(into_model_messages(std::mem::take(&mut projection.messages))),
         "openai-chat" => Value::Array(
             to_openai_chat(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?,
         ),
@@ -156,9 +156,10 @@ pub(crate) fn project_events(
     };
     let shared_strings =
         (strings == LongStrings::Share).then(|| StringSources::of(events).share(&mut messages));
-    let mut table = Vec::new();
-    let table_strings = (strings == LongStrings::Table)
-        .then(|| move_long_strings(&mut messages, &mut table))
+    let mut table = (strings == LongStrings::Table).then(OutputTable::reuse);
+    let table_strings = table
+        .as_mut()
+        .map(|table| table.move_long_strings(&mut messages))
         .filter(|moved| !moved.is_empty());
     let output = ProjectOutput {
         messages: &messages,
@@ -172,11 +173,16 @@ pub(crate) fn project_events(
         shared_strings,
         table_strings,
     };
-    let result = convert::output_to_js(&output, exact, "projection")?;
-    if output.table_strings.is_none() {
-        return Ok(result);
+    match table.filter(|_| output.table_strings.is_some()) {
+        None => Ok(convert::output_to_js(&output, exact, "projection")?),
+        Some(table) => {
+            let json = serde_json::to_string(&output).map_err(|e| BindingError::Output {
+                what: "projection".into(),
+                detail: e.to_string(),
+            })?;
+            Ok(table.to_js(&json))
+        }
     }
-    Ok(js_sys::Array::of2(&result, &js_sys::Uint16Array::from(table.as_slice())).into())
 }
 
 /// How the long strings of a projection's messages go back to JavaScript.
@@ -186,8 +192,8 @@ pub(crate) enum LongStrings {
     InText,
     /// Left out where the caller's events hold the same string (see [`crate::shared_strings`]).
     Share,
-    /// In a UTF-16 table beside the JSON text (see [`crate::string_table`]): the result is then
-    /// `[json, table]` when any string moved.
+    /// In a UTF-16 table with the JSON text after it (see [`crate::string_table`]) when any
+    /// string moved: the result is then `[memory, address, tableUnits, totalUnits]`.
     Table,
 }
 

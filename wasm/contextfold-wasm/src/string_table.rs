@@ -4,16 +4,23 @@
 //! `EventLog`), a projection's long texts and tool outputs must cross back into JS. As JSON text
 //! they cost a JSON escaping in wasm and a `JSON.parse` scan in JS of nearly every byte of the
 //! result. Instead, each string of at least [`MIN_TABLE_BYTES`] bytes is moved out of the value
-//! (written as `null`), its UTF-16 code units appended to one table, and listed with where it goes
-//! and its range in the table. The wrapper turns the table into one JS string with a copy and
-//! puts `table.slice(start, end)` at each place (V8 makes such a slice without copying). The
-//! result is the same value either way.
+//! (written as `null`), its UTF-16 code units written to one table, and listed with where it goes
+//! and its range in the table. The JSON text of the rest of the result follows in the same table.
+//!
+//! The table stays in wasm memory, in a buffer reused by the next call ([`OutputTable`]): the
+//! wrapper reads it straight from the module's memory (`[memory, address, tableUnits,
+//! totalUnits]`, see [`OutputTable::to_js`]), makes one JS string of it with one copy, parses
+//! its JSON part and puts `table.slice(start, end)` at each listed place (V8 makes such a slice
+//! without copying). The result is the same value either way.
+
+use std::cell::RefCell;
 
 use serde::Serialize;
 use serde_json::Value;
+use wasm_bindgen::JsValue;
 
-use crate::convert::utf16_units_into;
 use crate::shared_strings::Step;
+use crate::utf16::{utf16_units_into, write_utf16};
 
 /// Shorter strings stay in the JSON text: each table entry costs a path and a JS assignment.
 pub const MIN_TABLE_BYTES: usize = 256;
@@ -29,41 +36,93 @@ pub struct TableString {
     pub end: usize,
 }
 
-/// Moves every long string of `value` into `table` (UTF-16 code units) and lists them.
+/// Moves every long string of `value` into `table` (UTF-16 code units, written after what it
+/// holds) and lists them. The strings are moved, not copied: each is transcoded once into a
+/// table grown once to the size they need.
 pub fn move_long_strings(value: &mut Value, table: &mut Vec<u16>) -> Vec<TableString> {
-    let mut moved = Vec::new();
-    move_in(value, &mut Vec::new(), table, &mut moved);
+    let mut taken = Vec::new();
+    take_long_strings(value, &mut Vec::new(), &mut taken);
+    let first = table.len();
+    // A UTF-8 string never has more UTF-16 code units than bytes.
+    table.resize(first + taken.iter().map(|(_, text)| text.len()).sum::<usize>(), 0);
+    let mut end = first;
+    let moved = taken
+        .into_iter()
+        .map(|(at, text)| {
+            let start = end;
+            end += write_utf16(&text, &mut table[start..]);
+            TableString { at, start, end }
+        })
+        .collect();
+    table.truncate(end);
     moved
 }
 
-fn move_in(
-    value: &mut Value,
-    at: &mut Vec<Step>,
-    table: &mut Vec<u16>,
-    moved: &mut Vec<TableString>,
-) {
+fn take_long_strings(value: &mut Value, at: &mut Vec<Step>, taken: &mut Vec<(Vec<Step>, String)>) {
     match value {
         Value::String(text) if text.len() >= MIN_TABLE_BYTES => {
-            let start = table.len();
-            utf16_units_into(text, table);
-            moved.push(TableString { at: at.clone(), start, end: table.len() });
+            taken.push((at.clone(), std::mem::take(text)));
             *value = Value::Null;
         }
         Value::Array(items) => {
             for (index, item) in items.iter_mut().enumerate() {
                 at.push(Step::Index(index));
-                move_in(item, at, table, moved);
+                take_long_strings(item, at, taken);
                 at.pop();
             }
         }
         Value::Object(map) => {
             for (key, item) in map.iter_mut() {
                 at.push(Step::Key(key.clone()));
-                move_in(item, at, table, moved);
+                take_long_strings(item, at, taken);
                 at.pop();
             }
         }
         _ => {}
+    }
+}
+
+thread_local! {
+    /// The code units of the last [`OutputTable`], kept for the wrapper to read and reused
+    /// (cleared, its capacity kept) by the next one.
+    static LAST_TABLE: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A result's long strings and its JSON text, as UTF-16 code units for the wrapper.
+#[derive(Debug, Default)]
+pub struct OutputTable {
+    units: Vec<u16>,
+}
+
+impl OutputTable {
+    /// An empty table in the reused buffer (whose last contents the wrapper has read: every
+    /// call that hands one out returns before the next starts).
+    pub fn reuse() -> Self {
+        let mut units = LAST_TABLE.with(|last| std::mem::take(&mut *last.borrow_mut()));
+        units.clear();
+        OutputTable { units }
+    }
+
+    /// Moves the long strings of `value` into the table (see [`move_long_strings`]).
+    pub fn move_long_strings(&mut self, value: &mut Value) -> Vec<TableString> {
+        move_long_strings(value, &mut self.units)
+    }
+
+    /// Hands the table to the wrapper with `json` (the result's JSON text) after its strings:
+    /// `[memory, address, tableUnits, totalUnits]`, the units being at `address` in the
+    /// module's `memory` until the next call that returns a table.
+    pub fn to_js(mut self, json: &str) -> JsValue {
+        let table_units = self.units.len();
+        utf16_units_into(json, &mut self.units);
+        let address = self.units.as_ptr() as usize;
+        let total_units = self.units.len();
+        LAST_TABLE.with(|last| *last.borrow_mut() = self.units);
+        let array = js_sys::Array::new();
+        array.push(&wasm_bindgen::memory());
+        for number in [address, table_units, total_units] {
+            array.push(&JsValue::from_f64(number as f64));
+        }
+        array.into()
     }
 }
 
