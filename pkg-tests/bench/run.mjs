@@ -102,5 +102,8 @@ console.log(`node vs plain-js digest: ${(wasmDigestMs / plainDigestMs).toFixed(2
 console.log(`node vs plain-js projection: ${(wasmProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0)`);
 console.log(`node vs plain-js digest from jsonl: ${(jsonlDigestMs / plainJsonlDigestMs).toFixed(2)} (goal < 1.0)`);
 console.log(`node vs plain-js projection from jsonl: ${(jsonlProjectMs / plainJsonlProjectMs).toFixed(2)} (goal < 1.0)`);
-console.log(`EventLog vs plain-js: digest() after append ${(logDigestMs / plainDigestMs).toFixed(4)}, project() ${(logProjectMs / plainProjectMs).toFixed(2)}`);
+// An agent appends each event to an EventLog once, as it happens, and projects every request; the
+// plain-JS equivalent keeps its array of objects and projects it.
+console.log(`eventlog vs plain-js project: ${(logProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0; events appended once, projected per request)`);
+console.log(`EventLog vs plain-js: digest() after append ${(logDigestMs / plainDigestMs).toFixed(4)} (kept incrementally)`);
 log.free();

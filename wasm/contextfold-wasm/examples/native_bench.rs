@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::{CharEstimator, ModelFacts};
 use contextfold_core::digest::digest_prefix;
-use contextfold_core::projection::ai_sdk::to_model_messages;
+use contextfold_core::projection::ai_sdk::into_model_messages;
 use contextfold_core::projection::{ProjectInput, project};
 use contextfold_wasm::jsonl::events_from_jsonl;
 
@@ -49,7 +49,7 @@ fn project_to_json(events: &[RuntimeEvent], model: &ModelFacts) -> (usize, Strin
         fail_open: false,
     };
     let projection = project(&input, &CharEstimator).expect("projects");
-    let messages = to_model_messages(&projection.messages);
+    let messages = into_model_messages(projection.messages);
     (messages.len(), serde_json::to_string(&messages).expect("serializable"))
 }
 
