@@ -182,7 +182,7 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
     );
     fails(
         &import_args(db, "s", "anthropic", image.to_str().expect("utf8")),
-        "anthropic_unsupported_block",
+        "anthropic_import_unsupported_block",
     );
     let file_part = write(
         dir.path(),

@@ -16,12 +16,11 @@
 //! `messageProviderOptions`). Parts the event model cannot hold (images, files, approvals,
 //! custom parts) and malformed shapes are typed errors: nothing is dropped silently.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::{Map, Value};
 
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::ai_sdk::{CONTENT_OUTPUT, DENIED_OUTPUT, copy_provider_options};
+use crate::projection::import_state::{ImportState, PairingError};
 use crate::projection::openai_chat::{ImportContext, message_array};
 
 /// Why `ModelMessage[]` could not be imported.
@@ -112,28 +111,16 @@ pub fn import_model_messages(messages: &Value, ids: &ImportContext) -> Result<Ve
         "messages" => shape(path, "an array of ModelMessages"),
         _ => shape(path, "an array of ModelMessages or an object with `messages`"),
     })?;
-    let mut importer = Importer {
-        ids,
-        events: Vec::new(),
-        turn: ids.first_turn,
-        turn_has_user: false,
-        calls: HashMap::new(),
-        answered: HashSet::new(),
-    };
+    let mut importer = Importer { state: ImportState::new(ids) };
     for (index, message) in list.iter().enumerate() {
         importer.message(index, message)?;
     }
-    Ok(importer.events)
+    Ok(importer.state.into_events())
 }
 
 struct Importer<'a> {
-    ids: &'a ImportContext,
-    events: Vec<RuntimeEvent>,
-    turn: u64,
-    turn_has_user: bool,
-    /// Tool name and hostedness of every call seen so far, by call id.
-    calls: HashMap<String, (String, bool)>,
-    answered: HashSet<String>,
+    /// Keeps the tool name and hostedness of every call, by call id.
+    state: ImportState<'a, (String, bool)>,
 }
 
 /// One message being imported: its index, JSON path and object.
@@ -144,10 +131,6 @@ struct Source<'m> {
 }
 
 impl Importer<'_> {
-    fn next_seq(&self) -> u64 {
-        self.ids.first_seq + self.events.len() as u64
-    }
-
     fn emit(
         &mut self,
         source: &Source<'_>,
@@ -162,9 +145,7 @@ impl Importer<'_> {
         {
             copy_provider_options(&mut metadata, "providerOptions", part);
         }
-        let mut event = self.ids.event(self.next_seq(), self.turn, content, response_id);
-        event.metadata = (!metadata.is_empty()).then_some(metadata);
-        self.events.push(event);
+        self.state.emit(content, response_id).metadata = (!metadata.is_empty()).then_some(metadata);
     }
 
     fn message(&mut self, index: usize, value: &Value) -> Result<()> {
@@ -191,10 +172,7 @@ impl Importer<'_> {
     }
 
     fn user(&mut self, source: &Source<'_>) -> Result<()> {
-        if self.turn_has_user {
-            self.turn += 1;
-        }
-        self.turn_has_user = true;
+        self.state.open_user_turn();
         if let Some(Value::String(text)) = source.message.get("content") {
             self.emit(source, None, EventContent::UserText { text: text.clone() }, None);
             return Ok(());
@@ -213,7 +191,7 @@ impl Importer<'_> {
     }
 
     fn assistant(&mut self, source: &Source<'_>) -> Result<()> {
-        let response_id = Some(format!("{}{}", self.ids.response_id_prefix, self.next_seq()));
+        let response_id = Some(self.state.next_response_id());
         if let Some(Value::String(text)) = source.message.get("content") {
             let content = EventContent::AssistantText { text: text.clone() };
             self.emit(source, None, content, response_id);
@@ -260,7 +238,7 @@ impl Importer<'_> {
         let tool_name = string_field(part, "toolName", path)?;
         let input = part.get("input").cloned().unwrap_or(Value::Null);
         let hosted = part.get("providerExecuted").and_then(Value::as_bool).unwrap_or(false);
-        if self.calls.insert(call_id.clone(), (tool_name.clone(), hosted)).is_some() {
+        if self.state.call(&call_id, (tool_name.clone(), hosted)).is_err() {
             return Err(ModelMessageImportError::DuplicateToolCallId { index, call_id });
         }
         Ok(if hosted {
@@ -278,13 +256,14 @@ impl Importer<'_> {
         hosted: bool,
     ) -> Result<EventContent> {
         let call_id = string_field(part, "toolCallId", path)?;
-        let tool_name = match self.calls.get(&call_id) {
-            Some((name, was_hosted)) if *was_hosted == hosted => name.clone(),
-            _ => return Err(ModelMessageImportError::UnknownToolCallId { index, call_id }),
+        // A hosted result answers a hosted call, an ordinary result an ordinary one.
+        let tool_name = match self.state.answer(&call_id, |(_, was_hosted)| *was_hosted == hosted) {
+            Ok((name, _)) => name.clone(),
+            Err(PairingError::DuplicateResult) => {
+                return Err(ModelMessageImportError::DuplicateToolResult { index, call_id });
+            }
+            Err(_) => return Err(ModelMessageImportError::UnknownToolCallId { index, call_id }),
         };
-        if !self.answered.insert(call_id.clone()) {
-            return Err(ModelMessageImportError::DuplicateToolResult { index, call_id });
-        }
         let (output, is_error) = tool_output(part.get("output"), &format!("{path}.output"))?;
         Ok(if hosted {
             EventContent::HostedToolResult { call_id, tool_name, output, is_error }

@@ -13,11 +13,10 @@
 //! Images, documents, unknown block types and malformed shapes are typed errors: nothing is
 //! dropped silently.
 
-use std::collections::HashMap;
-
 use serde_json::{Value, json};
 
 use crate::event::{EventContent, RuntimeEvent};
+use crate::projection::import_state::{ImportState, PairingError};
 use crate::projection::openai_chat::{ImportContext, message_array};
 
 /// Why an Anthropic conversation cannot be imported.
@@ -40,9 +39,26 @@ pub enum AnthropicImportError {
         /// Its `type`.
         kind: String,
     },
-    /// A tool result names no earlier tool call.
+    /// A tool result names no earlier tool call (of its kind: a `tool_result` answers a
+    /// `tool_use`, a `*_tool_result` a `server_tool_use`).
     #[error("{path}: tool_result for unknown tool_use_id `{id}`")]
     UnknownToolUse {
+        /// JSON path of the block.
+        path: String,
+        /// The id.
+        id: String,
+    },
+    /// A tool use reuses the id of an earlier one.
+    #[error("{path}: tool_use id `{id}` is used twice")]
+    DuplicateToolUse {
+        /// JSON path of the block.
+        path: String,
+        /// The id.
+        id: String,
+    },
+    /// A second result for one tool use.
+    #[error("{path}: second result for tool_use_id `{id}`")]
+    DuplicateToolResult {
         /// JSON path of the block.
         path: String,
         /// The id.
@@ -57,6 +73,10 @@ impl AnthropicImportError {
             AnthropicImportError::Shape { .. } => "anthropic_import_shape",
             AnthropicImportError::UnsupportedBlock { .. } => "anthropic_import_unsupported_block",
             AnthropicImportError::UnknownToolUse { .. } => "anthropic_import_unknown_tool_use",
+            AnthropicImportError::DuplicateToolUse { .. } => "anthropic_import_duplicate_tool_use",
+            AnthropicImportError::DuplicateToolResult { .. } => {
+                "anthropic_import_duplicate_tool_result"
+            }
         }
     }
 }
@@ -75,13 +95,7 @@ pub fn import_anthropic(
         _ => shape(path, "a messages array or a request object"),
     })?;
     let system = body.and_then(|body| body.get("system"));
-    let mut out = Importer {
-        ids,
-        events: Vec::new(),
-        turn: ids.first_turn,
-        turn_has_user: false,
-        calls: HashMap::new(),
-    };
+    let mut out = Importer { state: ImportState::new(ids) };
     match system {
         None | Some(Value::Null) => {}
         Some(Value::String(text)) => {
@@ -110,22 +124,30 @@ pub fn import_anthropic(
             _ => return Err(shape(format!("{path}.role"), "`user` or `assistant`")),
         }
     }
-    Ok(out.events)
+    Ok(out.state.into_events())
 }
 
 struct Importer<'a> {
-    ids: &'a ImportContext,
-    events: Vec<RuntimeEvent>,
-    turn: u64,
-    turn_has_user: bool,
-    calls: HashMap<String, String>,
+    /// Keeps the tool name of every tool use and whether it is a server tool, by id.
+    state: ImportState<'a, (String, bool)>,
 }
 
 impl Importer<'_> {
     fn emit(&mut self, content: EventContent, response_id: Option<String>) {
-        let seq = self.ids.first_seq + self.events.len() as u64;
-        let event = self.ids.event(seq, self.turn, content, response_id);
-        self.events.push(event);
+        self.state.emit(content, response_id);
+    }
+
+    /// The tool name of the call `id` a result block at `at` answers (`hosted`: a server tool's
+    /// result), recording the answer.
+    fn answer(&mut self, id: &str, at: &str, hosted: bool) -> Result<String, AnthropicImportError> {
+        let (path, id) = (at.to_owned(), id.to_owned());
+        match self.state.answer(&id, |(_, server)| *server == hosted) {
+            Ok((tool_name, _)) => Ok(tool_name.clone()),
+            Err(PairingError::DuplicateResult) => {
+                Err(AnthropicImportError::DuplicateToolResult { path, id })
+            }
+            Err(_) => Err(AnthropicImportError::UnknownToolUse { path, id }),
+        }
     }
 
     fn user(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {
@@ -135,19 +157,16 @@ impl Importer<'_> {
             match block_type(block, &at)? {
                 "text" => {
                     // One turn per user message that carries text, however many text blocks.
-                    if self.turn_has_user && !message_has_text {
-                        self.turn += 1;
+                    if !message_has_text {
+                        self.state.open_user_turn();
                     }
                     message_has_text = true;
-                    self.turn_has_user = true;
                     let text = block_text(block, &at)?;
                     self.emit(EventContent::UserText { text }, None);
                 }
                 "tool_result" => {
                     let id = str_field(block, "tool_use_id", &at)?;
-                    let tool_name = self.calls.get(&id).cloned().ok_or_else(|| {
-                        AnthropicImportError::UnknownToolUse { path: at.clone(), id: id.clone() }
-                    })?;
+                    let tool_name = self.answer(&id, &at, false)?;
                     let output = match block.get("content") {
                         None | Some(Value::Null) => Value::String(String::new()),
                         Some(Value::String(text)) => Value::String(text.clone()),
@@ -176,11 +195,7 @@ impl Importer<'_> {
     }
 
     fn assistant(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {
-        let response = format!(
-            "{}{}",
-            self.ids.response_id_prefix,
-            self.ids.first_seq + self.events.len() as u64
-        );
+        let response = self.state.next_response_id();
         for (i, block) in blocks.iter().enumerate() {
             let at = format!("{path}.content[{i}]");
             let content = match block_type(block, &at)? {
@@ -200,8 +215,14 @@ impl Importer<'_> {
                     let tool_name = str_field(block, "name", &at)?;
                     let input =
                         block.get("input").cloned().unwrap_or(Value::Object(Default::default()));
-                    self.calls.insert(call_id.clone(), tool_name.clone());
-                    if kind == "tool_use" {
+                    let hosted = kind == "server_tool_use";
+                    if self.state.call(&call_id, (tool_name.clone(), hosted)).is_err() {
+                        return Err(AnthropicImportError::DuplicateToolUse {
+                            path: at,
+                            id: call_id,
+                        });
+                    }
+                    if !hosted {
                         EventContent::ToolCall { call_id, tool_name, input }
                     } else {
                         EventContent::HostedToolCall { call_id, tool_name, input }
@@ -209,12 +230,7 @@ impl Importer<'_> {
                 }
                 kind if kind.ends_with("_tool_result") => {
                     let call_id = str_field(block, "tool_use_id", &at)?;
-                    let tool_name = self.calls.get(&call_id).cloned().ok_or_else(|| {
-                        AnthropicImportError::UnknownToolUse {
-                            path: at.clone(),
-                            id: call_id.clone(),
-                        }
-                    })?;
+                    let tool_name = self.answer(&call_id, &at, true)?;
                     let output = block.get("content").cloned().unwrap_or(Value::Null);
                     EventContent::HostedToolResult { call_id, tool_name, output, is_error: false }
                 }
@@ -323,5 +339,35 @@ mod tests {
             import_anthropic(&json!(3), &ids).expect_err("shape").code(),
             "anthropic_import_shape"
         );
+    }
+
+    /// Every result answers exactly one earlier tool use of its kind: a replayed log with a
+    /// reused id or a second result would be refused by the provider.
+    #[test]
+    fn tool_pairing_is_checked() {
+        let ids = ImportContext::new("s");
+        let call =
+            |id: &str, kind: &str| json!({"type": kind, "id": id, "name": "shell", "input": {}});
+        let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "ok"});
+        let code = |messages: Value| import_anthropic(&messages, &ids).expect_err("refused").code();
+        let twice = json!([{"role": "assistant", "content": [call("a", "tool_use"), call("a", "tool_use")]}]);
+        assert_eq!(code(twice), "anthropic_import_duplicate_tool_use");
+        let answered_twice = json!([
+            {"role": "assistant", "content": [call("a", "tool_use")]},
+            {"role": "user", "content": [result("a")]},
+            {"role": "user", "content": [result("a")]},
+        ]);
+        assert_eq!(code(answered_twice), "anthropic_import_duplicate_tool_result");
+        let server_answered_by_user = json!([
+            {"role": "assistant", "content": [call("s1", "server_tool_use")]},
+            {"role": "user", "content": [result("s1")]},
+        ]);
+        assert_eq!(code(server_answered_by_user), "anthropic_import_unknown_tool_use");
+        let error = import_anthropic(
+            &json!([{"role": "assistant", "content": [call("a", "tool_use"), call("a", "tool_use")]}]),
+            &ids,
+        )
+        .expect_err("refused");
+        assert_eq!(error.to_string(), "messages[0].content[1]: tool_use id `a` is used twice");
     }
 }

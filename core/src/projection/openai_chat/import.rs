@@ -23,8 +23,6 @@
 //! fields, unknown roles and malformed shapes are typed [`ChatImportError`]s: nothing is dropped
 //! silently.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::{Map, Value};
 
 use super::TOOL_ERROR_PREFIX;
@@ -33,6 +31,7 @@ use super::chat_shape::{
     check_fields, parse_tool_call, require_absent, shape, text_content, unsupported,
 };
 use crate::event::{EventContent, RuntimeEvent};
+use crate::projection::import_state::{ImportState, PairingError};
 
 /// Where imported events get their ids and sequence numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,38 +125,21 @@ pub fn import_openai_chat(
         "messages" => shape(path, "an array of chat messages"),
         _ => shape(path, "an array of chat messages or an object with `messages`"),
     })?;
-    let mut importer = Importer {
-        ids,
-        events: Vec::new(),
-        turn: ids.first_turn,
-        turn_has_user: false,
-        calls: HashMap::new(),
-        answered: HashSet::new(),
-    };
+    let mut importer = Importer { state: ImportState::new(ids) };
     for (index, message) in list.iter().enumerate() {
         importer.message(index, message)?;
     }
-    Ok(importer.events)
+    Ok(importer.state.into_events())
 }
 
 struct Importer<'a> {
-    ids: &'a ImportContext,
-    events: Vec<RuntimeEvent>,
-    turn: u64,
-    turn_has_user: bool,
-    /// Tool name of every call seen so far, by call id.
-    calls: HashMap<String, String>,
-    answered: HashSet<String>,
+    /// Keeps the tool name of every call, by call id.
+    state: ImportState<'a, String>,
 }
 
 impl Importer<'_> {
-    fn next_seq(&self) -> u64 {
-        self.ids.first_seq + self.events.len() as u64
-    }
-
     fn emit(&mut self, content: EventContent, response_id: Option<String>) {
-        let event = self.ids.event(self.next_seq(), self.turn, content, response_id);
-        self.events.push(event);
+        self.state.emit(content, response_id);
     }
 
     fn message(&mut self, index: usize, value: &Value) -> Result<(), ChatImportError> {
@@ -178,10 +160,7 @@ impl Importer<'_> {
                 check_fields(&path, object, &["role", "content", "name"])?;
                 require_absent(&path, object, "name", "a participant name")?;
                 let text = text_content(&format!("{path}.content"), object.get("content"))?;
-                if self.turn_has_user {
-                    self.turn += 1;
-                }
-                self.turn_has_user = true;
+                self.state.open_user_turn();
                 self.emit(EventContent::UserText { text }, None);
             }
             "assistant" => self.assistant(index, &path, object)?,
@@ -236,15 +215,14 @@ impl Importer<'_> {
         if content.is_none() && calls.is_empty() {
             return Err(ChatImportError::EmptyAssistantMessage { index });
         }
-        let response_id = format!("{}{}", self.ids.response_id_prefix, self.next_seq());
+        let response_id = self.state.next_response_id();
         if let Some(text) = content {
             self.emit(EventContent::AssistantText { text }, Some(response_id.clone()));
         }
         for (call_id, tool_name, input) in calls {
-            if self.calls.contains_key(&call_id) {
+            if self.state.call(&call_id, tool_name.clone()).is_err() {
                 return Err(ChatImportError::DuplicateToolCallId { index, call_id });
             }
-            self.calls.insert(call_id.clone(), tool_name.clone());
             self.emit(
                 EventContent::ToolCall { call_id, tool_name, input },
                 Some(response_id.clone()),
@@ -266,12 +244,13 @@ impl Importer<'_> {
             .ok_or_else(|| shape(&format!("{path}.tool_call_id"), "a string"))?
             .to_owned();
         let text = text_content(&format!("{path}.content"), object.get("content"))?;
-        let Some(tool_name) = self.calls.get(&call_id).cloned() else {
-            return Err(ChatImportError::UnknownToolCallId { index, call_id });
+        let tool_name = match self.state.answer(&call_id, |_| true) {
+            Ok(tool_name) => tool_name.clone(),
+            Err(PairingError::DuplicateResult) => {
+                return Err(ChatImportError::DuplicateToolResult { index, call_id });
+            }
+            Err(_) => return Err(ChatImportError::UnknownToolCallId { index, call_id }),
         };
-        if !self.answered.insert(call_id.clone()) {
-            return Err(ChatImportError::DuplicateToolResult { index, call_id });
-        }
         let (output, is_error) = match text.strip_prefix(TOOL_ERROR_PREFIX) {
             Some(rest) => (rest.to_owned(), true),
             None => (text, false),

@@ -3,8 +3,10 @@
 //! `docs/cli.md`).
 //!
 //! This module adapts them to the CLI: the mapping is written as the request body fragment
-//! `{system?, messages}`, and import errors keep the CLI's documented codes
-//! (`anthropic_invalid_shape`, `anthropic_unsupported_block`, `anthropic_unknown_tool_use`).
+//! `{system?, messages}`, and import errors carry the core's codes (`anthropic_import_shape`,
+//! `anthropic_import_unsupported_block`, `anthropic_import_unknown_tool_use`,
+//! `anthropic_import_duplicate_tool_use`, `anthropic_import_duplicate_tool_result`), the same
+//! in every runtime.
 
 use contextfold_core::projection::Message;
 use contextfold_core::projection::anthropic::{
@@ -22,17 +24,15 @@ pub fn import_anthropic(document: &Value, sink: &mut EventSink) -> Result<(), Fo
 }
 
 fn import_error(error: AnthropicImportError) -> FormatError {
-    let (code, path) = match &error {
-        AnthropicImportError::Shape { path, .. } => ("anthropic_invalid_shape", path.clone()),
-        AnthropicImportError::UnsupportedBlock { path, .. } => {
-            ("anthropic_unsupported_block", path.clone())
-        }
-        AnthropicImportError::UnknownToolUse { path, .. } => {
-            ("anthropic_unknown_tool_use", path.clone())
-        }
-        _ => ("anthropic_invalid_shape", "$".to_owned()),
+    let path = match &error {
+        AnthropicImportError::Shape { path, .. }
+        | AnthropicImportError::UnsupportedBlock { path, .. }
+        | AnthropicImportError::UnknownToolUse { path, .. }
+        | AnthropicImportError::DuplicateToolUse { path, .. }
+        | AnthropicImportError::DuplicateToolResult { path, .. } => path.clone(),
+        _ => "$".to_owned(),
     };
-    FormatError::new(code, path, error.to_string())
+    FormatError::new(error.code(), path, error.to_string())
 }
 
 /// Maps neutral messages to an Anthropic Messages request body `{system?, messages}`.
