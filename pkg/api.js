@@ -4,6 +4,7 @@
 import {
   ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectSharing, useUtf16ToString,
 } from './values.js';
+import { StringInterner, withInternedEvents } from './interned.js';
 
 export { ContextfoldError };
 
@@ -76,7 +77,8 @@ function randomCheckpointId() {
  */
 export function createApi(raw, options = {}) {
   if (options.utf16ToString) useUtf16ToString(options.utf16ToString);
-  const project = guard((input) => projectSharing(raw, input));
+  const interner = new StringInterner(raw);
+  const project = guard((input) => projectSharing(raw, input, interner));
 
   /** The core's step-by-step compaction transaction (what `compact()` drives). */
   class CompactionSession {
@@ -285,7 +287,12 @@ export function createApi(raw, options = {}) {
     compact,
     project,
     providerFailure,
-    digestPrefix: guard((events) => raw.digestPrefix(encodeEvents(events))),
+    digestPrefix: guard((events) => withInternedEvents(
+      interner,
+      events,
+      (text) => raw.digestPrefix(text, true),
+      () => raw.digestPrefix(encodeEvents(events)),
+    )),
     prefixDigests: guard((events) => raw.prefixDigests(encodeEvents(events))),
     canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
     validateLog: guard((events) => raw.validateLog(encodeEvents(events))),

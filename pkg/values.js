@@ -3,6 +3,8 @@
 // results (JSON text, UTF-16 code units when large, a projection's long strings shared with the
 // caller's events or sent in a UTF-16 table). No decision is taken here.
 
+import { withInternedEvents } from './interned.js';
+
 /** An error from contextfold, carrying the core's stable snake_case `code`. */
 export class ContextfoldError extends Error {
   /**
@@ -151,14 +153,33 @@ function restoreSharedStrings(result, shared, events) {
 
 /**
  * `project()` over JSON text: the long strings the messages repeat from the events come back as
- * references to the caller's strings (see `restoreSharedStrings`), not as copies.
+ * references to the caller's strings (see `restoreSharedStrings`), not as copies. With an
+ * `interner` (see interned.js), the events' long strings go into wasm only once across calls.
  */
-export function projectSharing(raw, input) {
+export function projectSharing(raw, input, interner) {
   const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
   if (bytes !== undefined) {
     const { events: _events, ...options } = input;
     return decodeProjection(raw.project(encode(options), false, bytes));
   }
+  if (interner !== undefined && input !== null && typeof input === 'object' && typeof input.toJSON !== 'function') {
+    const { events, ...options } = input;
+    const optionsText = encode(options);
+    if (typeof optionsText === 'string') {
+      const plain = () => projectFullText(raw, input);
+      return withInternedEvents(interner, events, (eventsText) => {
+        const result = decode(raw.project(optionsText, true, eventsText));
+        const shared = result.sharedStrings;
+        delete result.sharedStrings;
+        return shared === undefined || restoreSharedStrings(result, shared, events) ? result : plain();
+      }, plain);
+    }
+  }
+  return projectFullText(raw, input);
+}
+
+/** `project()` over the JSON text of the whole input (see `projectSharing`). */
+function projectFullText(raw, input) {
   const text = encode(input);
   if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
     return decode(raw.project(text, false));

@@ -11,6 +11,7 @@ pub mod convert;
 pub mod coverage;
 pub mod event_log;
 pub mod hash_engine;
+pub mod interned;
 pub mod jsonl;
 pub mod project;
 pub mod session;
@@ -86,9 +87,15 @@ fn events_to_js(events: &[RuntimeEvent]) -> Result<JsValue, BindingError> {
 }
 
 /// `SHA-256` source digest (`sha256:<hex>`) of the events, as a checkpoint's coverage records it.
+///
+/// `interned`: `events` is JSON text holding interned string references (see [`interned`]).
 #[wasm_bindgen(js_name = digestPrefix)]
-pub fn digest_prefix(events: JsValue) -> Result<String, JsValue> {
-    Ok(digest_prefix_with::<BindingEngine>(&events_from_js(events)?))
+pub fn digest_prefix(events: JsValue, interned: Option<bool>) -> Result<String, JsValue> {
+    let events = match (interned.unwrap_or(false), events.as_string()) {
+        (true, Some(text)) => interned::events_from_interned_json(&text)?,
+        _ => events_from_js(events)?,
+    };
+    Ok(digest_prefix_with::<BindingEngine>(&events))
 }
 
 /// The digest of every prefix: `[digest(events[..1]), digest(events[..2]), …]`.

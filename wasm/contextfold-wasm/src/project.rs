@@ -65,16 +65,30 @@ impl<E> ProjectArgs<E> {
 /// With `share_strings` (and JSON text input), the long strings the messages copy from the
 /// events are left out and listed in `sharedStrings` (see [`crate::shared_strings`]).
 ///
-/// `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]), `input`
-/// then holding no `events`; `undefined` otherwise.
+/// `separate_events`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]) or as JSON
+/// text holding interned string references (a string, see [`crate::interned`]), `input` then
+/// holding no `events`; `undefined` otherwise.
 #[wasm_bindgen]
 pub fn project(
     input: JsValue,
     share_strings: Option<bool>,
-    jsonl_events: JsValue,
+    separate_events: JsValue,
 ) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
-    if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
+    if let Some(text) = separate_events.as_string() {
+        let events = crate::interned::events_from_interned_json(&text)?;
+        let args: ProjectArgs<RuntimeEvent> = convert::from_js(input, "project input")?;
+        if !args.events.is_empty() {
+            let detail = "`events` are given apart; leave them out of the options";
+            return Err(BindingError::invalid("project input", detail).into());
+        }
+        let strings = match share_strings.unwrap_or(false) && !exact {
+            true => LongStrings::Share,
+            false => LongStrings::InText,
+        };
+        return Ok(project_events(&events, args, exact, strings, None)?);
+    }
+    if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&separate_events) {
         let args: ProjectArgs<Value> = convert::from_js(input, "project input")?;
         if !args.events.is_empty() {
             let detail = "`events` are given as JSONL; leave them out of the options";

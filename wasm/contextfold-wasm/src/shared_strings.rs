@@ -32,6 +32,22 @@ pub enum Step {
     Index(usize),
 }
 
+/// A [`Step`] borrowing its key while a path is walked; owned only for a string that is shared.
+#[derive(Debug, Clone, Copy)]
+enum StepRef<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn owned(path: &[StepRef<'_>]) -> Vec<Step> {
+    path.iter()
+        .map(|step| match *step {
+            StepRef::Key(key) => Step::Key(key.to_owned()),
+            StepRef::Index(index) => Step::Index(index),
+        })
+        .collect()
+}
+
 /// A string left out of a value: the caller's copy goes at `at`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SharedString {
@@ -45,8 +61,8 @@ pub struct SharedString {
     pub length: usize,
 }
 
-/// A string hashed by its length and ends only (equality still compares it whole): long
-/// strings are looked up without reading them twice.
+/// A string hashed by its length and ends only, and compared a block at a time (wasm's
+/// `memcmp` goes byte by byte): long strings are looked up without reading them twice.
 struct ByContent<'a>(&'a str);
 
 impl Hash for ByContent<'_> {
@@ -60,7 +76,19 @@ impl Hash for ByContent<'_> {
 
 impl PartialEq for ByContent<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0
+        let (a, b) = (self.0.as_bytes(), other.0.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        // Differences are or-ed over 64-byte blocks (no branch per word, so the loop
+        // vectorizes), and only each block's result is tested.
+        let (a_blocks, a_rest) = a.as_chunks::<64>();
+        let (b_blocks, b_rest) = b.as_chunks::<64>();
+        let word = |bytes: &[u8; 8]| u64::from_ne_bytes(*bytes);
+        a_blocks.iter().zip(b_blocks).all(|(x, y)| {
+            let (x, y) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
+            x.iter().zip(y).fold(0, |diff, (p, q)| diff | (word(p) ^ word(q))) == 0
+        }) && a_rest == b_rest
     }
 }
 
@@ -69,7 +97,7 @@ impl Eq for ByContent<'_> {}
 /// The long strings of a list of events, by content, with where each one is.
 #[derive(Default)]
 pub struct StringSources<'a> {
-    by_content: HashMap<ByContent<'a>, (usize, Vec<Step>)>,
+    by_content: HashMap<ByContent<'a>, (usize, Vec<StepRef<'a>>)>,
 }
 
 impl std::fmt::Debug for StringSources<'_> {
@@ -83,24 +111,24 @@ impl<'a> StringSources<'a> {
     pub fn of(events: &'a [RuntimeEvent]) -> Self {
         let mut sources = StringSources::default();
         for (index, event) in events.iter().enumerate() {
-            let mut path = vec![Step::Key("content".into())];
+            let mut path = vec![StepRef::Key("content")];
             match &event.content {
                 EventContent::UserText { text }
                 | EventContent::AssistantText { text }
                 | EventContent::SystemNote { text }
                 | EventContent::Reasoning { text, .. }
                 | EventContent::RuntimeNote { text, .. } => {
-                    path.push(Step::Key("text".into()));
-                    sources.add(text, index, path);
+                    path.push(StepRef::Key("text"));
+                    sources.add(text, index, &path);
                 }
                 EventContent::ToolCall { input, .. }
                 | EventContent::HostedToolCall { input, .. } => {
-                    path.push(Step::Key("input".into()));
+                    path.push(StepRef::Key("input"));
                     sources.add_value(input, index, &mut path);
                 }
                 EventContent::ToolResult { output, .. }
                 | EventContent::HostedToolResult { output, .. } => {
-                    path.push(Step::Key("output".into()));
+                    path.push(StepRef::Key("output"));
                     sources.add_value(output, index, &mut path);
                 }
                 _ => {}
@@ -109,25 +137,25 @@ impl<'a> StringSources<'a> {
         sources
     }
 
-    fn add(&mut self, text: &'a str, event: usize, path: Vec<Step>) {
+    fn add(&mut self, text: &'a str, event: usize, path: &[StepRef<'a>]) {
         if text.len() >= MIN_SHARED_BYTES {
-            self.by_content.entry(ByContent(text)).or_insert((event, path));
+            self.by_content.entry(ByContent(text)).or_insert_with(|| (event, path.to_vec()));
         }
     }
 
-    fn add_value(&mut self, value: &'a Value, event: usize, path: &mut Vec<Step>) {
+    fn add_value(&mut self, value: &'a Value, event: usize, path: &mut Vec<StepRef<'a>>) {
         match value {
-            Value::String(text) => self.add(text, event, path.clone()),
+            Value::String(text) => self.add(text, event, path),
             Value::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
-                    path.push(Step::Index(index));
+                    path.push(StepRef::Index(index));
                     self.add_value(item, event, path);
                     path.pop();
                 }
             }
             Value::Object(map) => {
                 for (key, item) in map {
-                    path.push(Step::Key(key.clone()));
+                    path.push(StepRef::Key(key));
                     self.add_value(item, event, path);
                     path.pop();
                 }
@@ -145,15 +173,20 @@ impl<'a> StringSources<'a> {
         shared
     }
 
-    fn share_in(&self, value: &mut Value, at: &mut Vec<Step>, shared: &mut Vec<SharedString>) {
+    fn share_in<'v>(
+        &self,
+        value: &'v mut Value,
+        at: &mut Vec<StepRef<'v>>,
+        shared: &mut Vec<SharedString>,
+    ) {
         match value {
             Value::String(text) if text.len() >= MIN_SHARED_BYTES => {
                 if let Some((event, path)) = self.by_content.get(&ByContent(text)) {
                     let length = utf16_length(text);
                     shared.push(SharedString {
-                        at: at.clone(),
+                        at: owned(at),
                         event: *event,
-                        path: path.clone(),
+                        path: owned(path),
                         length,
                     });
                     *value = Value::Null;
@@ -161,14 +194,14 @@ impl<'a> StringSources<'a> {
             }
             Value::Array(items) => {
                 for (index, item) in items.iter_mut().enumerate() {
-                    at.push(Step::Index(index));
+                    at.push(StepRef::Index(index));
                     self.share_in(item, at, shared);
                     at.pop();
                 }
             }
             Value::Object(map) => {
                 for (key, item) in map.iter_mut() {
-                    at.push(Step::Key(key.clone()));
+                    at.push(StepRef::Key(key));
                     self.share_in(item, at, shared);
                     at.pop();
                 }
