@@ -15,31 +15,48 @@
 //! not know) is [`BindingError::InternedUnreadable`], on which the wrapper sends the full text
 //! instead: errors and their messages are then exactly the full text's.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
+use contextfold_core::budget::{CharEstimator, TokenEstimator};
 use contextfold_core::event::{EventContent, RuntimeEvent};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::BindingError;
+use crate::shared_strings::utf16_length;
 
 /// What the wrapper writes in place of an interned string, before its id.
 pub const REFERENCE_PREFIX: &str = "\u{0}\u{1}cf:";
 
+/// One interned string, with what a projection needs of it without reading it.
+struct Interned {
+    text: String,
+    /// [`CharEstimator`]'s estimate of `text`.
+    estimate: u64,
+    /// Its length in UTF-16 code units (what JS `length` says).
+    utf16_length: usize,
+}
+
 thread_local! {
     /// The interned strings by id (`None`: released or never sent).
-    static STRINGS: RefCell<Vec<Option<String>>> = const { RefCell::new(Vec::new()) };
+    static STRINGS: RefCell<Vec<Option<Interned>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Keeps `text` under `id` until [`release_strings`] (replacing what the id held).
 #[wasm_bindgen(js_name = internString)]
 pub fn intern_string(id: u32, text: String) {
+    let interned = Interned {
+        estimate: CharEstimator.estimate_text(&text),
+        utf16_length: utf16_length(&text),
+        text,
+    };
     STRINGS.with_borrow_mut(|strings| {
         let index = id as usize;
         if strings.len() <= index {
-            strings.resize(index + 1, None);
+            strings.resize_with(index + 1, || None);
         }
-        strings[index] = Some(text);
+        strings[index] = Some(interned);
     });
 }
 
@@ -55,74 +72,204 @@ pub fn release_strings(ids: &[u32]) {
     });
 }
 
-/// Parses events from JSON text holding references (see the module docs) and resolves them.
+/// Parses events from JSON text holding references (see the module docs) and resolves them all.
 pub fn events_from_interned_json(text: &str) -> Result<Vec<RuntimeEvent>, BindingError> {
-    let mut events: Vec<RuntimeEvent> =
-        serde_json::from_str(text).map_err(|e| BindingError::InternedUnreadable(e.to_string()))?;
+    let mut events = parse(text)?;
     STRINGS.with_borrow(|strings| {
-        let mut resolve = |text: &mut String| resolve(text, strings);
-        events.iter_mut().try_for_each(|event| each_string(event, &mut resolve))
+        events.iter_mut().try_for_each(|event| {
+            each_string(event, &mut |text, _| resolve(text, strings), &mut |text| {
+                resolve(text, strings)
+            })
+        })
     })?;
     Ok(events)
 }
 
+/// Events whose texts (see [`TextSlot`]) may still be references, with where each referenced
+/// string first occurs. Every other string is resolved.
+#[derive(Debug)]
+pub struct KeptReferences {
+    /// The events.
+    pub events: Vec<RuntimeEvent>,
+    /// Per referenced id: the index of the first event holding it and the slot it is in.
+    pub sources: HashMap<usize, (usize, TextSlot)>,
+}
+
+/// Parses events from JSON text holding references, leaving the references of their texts in
+/// place for [`with_kept_references`]: a projection without a checkpoint never needs to read
+/// those strings, only their estimates.
+pub fn events_keeping_texts(text: &str) -> Result<KeptReferences, BindingError> {
+    let mut events = parse(text)?;
+    let mut sources = HashMap::new();
+    STRINGS.with_borrow(|strings| {
+        events.iter_mut().enumerate().try_for_each(|(index, event)| {
+            let mut keep = |text: &mut String, slot: TextSlot| match reference_id(text) {
+                None => Ok(()),
+                Some(id) if strings.get(id).is_some_and(Option::is_some) => {
+                    sources.entry(id).or_insert((index, slot));
+                    Ok(())
+                }
+                Some(_) => {
+                    Err(BindingError::InternedUnreadable(format!("unknown reference {text:?}")))
+                }
+            };
+            each_string(event, &mut keep, &mut |text| resolve(text, strings))
+        })
+    })?;
+    Ok(KeptReferences { events, sources })
+}
+
+/// Runs `f` with an estimator that knows the interned strings' estimates and a lookup of their
+/// UTF-16 lengths.
+pub fn with_kept_references<T>(f: impl FnOnce(&ReferenceEstimator<'_>) -> T) -> T {
+    STRINGS.with_borrow(|strings| f(&ReferenceEstimator { strings, leaked: Cell::new(false) }))
+}
+
+/// [`CharEstimator`], with the estimate of an interned string for its reference. A reference
+/// inside a longer text (a text the core built from an event's, such as a runtime note's)
+/// cannot be estimated: it is recorded in [`ReferenceEstimator::leaked`].
+pub struct ReferenceEstimator<'a> {
+    strings: &'a [Option<Interned>],
+    leaked: Cell<bool>,
+}
+
+impl std::fmt::Debug for ReferenceEstimator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReferenceEstimator").field("leaked", &self.leaked.get()).finish()
+    }
+}
+
+impl ReferenceEstimator<'_> {
+    /// A reference was estimated inside a longer text: the projection must be redone with the
+    /// strings themselves.
+    pub fn leaked(&self) -> bool {
+        self.leaked.get()
+    }
+
+    /// The UTF-16 length of the string a reference stands for, if `text` is one.
+    pub fn referenced_length(&self, text: &str) -> Option<usize> {
+        Some(self.interned(text)?.utf16_length)
+    }
+
+    fn interned(&self, text: &str) -> Option<&Interned> {
+        self.strings.get(reference_id(text)?)?.as_ref()
+    }
+}
+
+impl TokenEstimator for ReferenceEstimator<'_> {
+    fn estimate_text(&self, text: &str) -> u64 {
+        if let Some(interned) = self.interned(text) {
+            return interned.estimate;
+        }
+        if text.contains(REFERENCE_PREFIX) {
+            self.leaked.set(true);
+        }
+        CharEstimator.estimate_text(text)
+    }
+}
+
+/// Where a text an event may keep as a reference is: the caller's string is read from there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextSlot {
+    /// `content.text`.
+    Text,
+    /// `content.input`, a string.
+    Input,
+    /// `content.output`, a string.
+    Output,
+}
+
+impl TextSlot {
+    /// The slot's path in the event.
+    pub fn path(self) -> [&'static str; 2] {
+        match self {
+            TextSlot::Text => ["content", "text"],
+            TextSlot::Input => ["content", "input"],
+            TextSlot::Output => ["content", "output"],
+        }
+    }
+}
+
+/// The id of a reference (the whole string is the prefix and a decimal id).
+pub fn reference_id(text: &str) -> Option<usize> {
+    let digits = text.strip_prefix(REFERENCE_PREFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn parse(text: &str) -> Result<Vec<RuntimeEvent>, BindingError> {
+    serde_json::from_str(text).map_err(|e| BindingError::InternedUnreadable(e.to_string()))
+}
+
 /// Puts the referenced string in place of `text` when `text` is a reference.
-fn resolve(text: &mut String, strings: &[Option<String>]) -> Result<(), BindingError> {
-    let Some(id) = text.strip_prefix(REFERENCE_PREFIX) else {
+fn resolve(text: &mut String, strings: &[Option<Interned>]) -> Result<(), BindingError> {
+    if !text.starts_with(REFERENCE_PREFIX) {
         return Ok(());
-    };
-    let found = id.parse::<usize>().ok().and_then(|id| strings.get(id)?.as_ref());
-    match found {
+    }
+    match reference_id(text).and_then(|id| strings.get(id)?.as_ref()) {
         Some(interned) => {
-            text.clone_from(interned);
+            text.clone_from(&interned.text);
             Ok(())
         }
-        None => Err(BindingError::InternedUnreadable(format!("unknown string reference {id}"))),
+        None => Err(BindingError::InternedUnreadable(format!("unknown reference {text:?}"))),
     }
 }
 
 type Visit<'a> = dyn FnMut(&mut String) -> Result<(), BindingError> + 'a;
+type VisitText<'a> = dyn FnMut(&mut String, TextSlot) -> Result<(), BindingError> + 'a;
 
-/// Calls `visit` on every string value of `event` (not on object keys, which are never
-/// references).
-fn each_string(event: &mut RuntimeEvent, visit: &mut Visit<'_>) -> Result<(), BindingError> {
-    visit(&mut event.session_id)?;
-    visit(&mut event.run_id)?;
-    visit(&mut event.turn_id)?;
-    visit(&mut event.runtime_event_id)?;
+/// Calls `text` on the texts of `event` (its [`TextSlot`]s) and `other` on every other string
+/// value (not on object keys, which are never references).
+fn each_string(
+    event: &mut RuntimeEvent,
+    text: &mut VisitText<'_>,
+    other: &mut Visit<'_>,
+) -> Result<(), BindingError> {
+    other(&mut event.session_id)?;
+    other(&mut event.run_id)?;
+    other(&mut event.turn_id)?;
+    other(&mut event.runtime_event_id)?;
     if let Some(response_id) = &mut event.response_id {
-        visit(response_id)?;
+        other(response_id)?;
     }
     for value in event.metadata.iter_mut().flat_map(|m| m.values_mut()) {
-        each_value_string(value, visit)?;
+        each_value_string(value, other)?;
     }
     match &mut event.content {
-        EventContent::UserText { text }
-        | EventContent::AssistantText { text }
-        | EventContent::SystemNote { text } => visit(text),
-        EventContent::Reasoning { text, provider_data } => {
-            visit(text)?;
-            provider_data.as_mut().map_or(Ok(()), |data| each_value_string(data, visit))
+        EventContent::UserText { text: body }
+        | EventContent::AssistantText { text: body }
+        | EventContent::SystemNote { text: body } => text(body, TextSlot::Text),
+        EventContent::Reasoning { text: body, provider_data } => {
+            text(body, TextSlot::Text)?;
+            provider_data.as_mut().map_or(Ok(()), |data| each_value_string(data, other))
         }
-        EventContent::RuntimeNote { code, text } => {
-            visit(code)?;
-            visit(text)
+        EventContent::RuntimeNote { code, text: body } => {
+            other(code)?;
+            text(body, TextSlot::Text)
         }
         EventContent::ToolCall { call_id, tool_name, input }
         | EventContent::HostedToolCall { call_id, tool_name, input } => {
-            visit(call_id)?;
-            visit(tool_name)?;
-            each_value_string(input, visit)
+            other(call_id)?;
+            other(tool_name)?;
+            match input {
+                Value::String(body) => text(body, TextSlot::Input),
+                value => each_value_string(value, other),
+            }
         }
         EventContent::ToolResult { call_id, tool_name, output, .. }
         | EventContent::HostedToolResult { call_id, tool_name, output, .. } => {
-            visit(call_id)?;
-            visit(tool_name)?;
-            each_value_string(output, visit)
+            other(call_id)?;
+            other(tool_name)?;
+            match output {
+                Value::String(body) => text(body, TextSlot::Output),
+                value => each_value_string(value, other),
+            }
         }
-        other => Err(BindingError::InternedUnreadable(format!(
+        unknown => Err(BindingError::InternedUnreadable(format!(
             "no reference resolution for `{}` events",
-            other.kind_name()
+            unknown.kind_name()
         ))),
     }
 }

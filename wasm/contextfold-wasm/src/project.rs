@@ -1,6 +1,8 @@
 //! [`project`]: the next request's history in one of the core's wire formats.
 
-use contextfold_core::budget::{CharEstimator, ModelFacts};
+use std::collections::HashMap;
+
+use contextfold_core::budget::{CharEstimator, ModelFacts, TokenEstimator};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::RuntimeEvent;
@@ -16,6 +18,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, BindingError};
 use crate::hash_engine::BindingEngine;
+use crate::interned::{ReferenceEstimator, TextSlot};
 use crate::jsonl::JsonlEvents;
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
@@ -76,17 +79,7 @@ pub fn project(
 ) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
     if let Some(text) = separate_events.as_string() {
-        let events = crate::interned::events_from_interned_json(&text)?;
-        let args: ProjectArgs<RuntimeEvent> = convert::from_js(input, "project input")?;
-        if !args.events.is_empty() {
-            let detail = "`events` are given apart; leave them out of the options";
-            return Err(BindingError::invalid("project input", detail).into());
-        }
-        let strings = match share_strings.unwrap_or(false) && !exact {
-            true => LongStrings::Share,
-            false => LongStrings::InText,
-        };
-        return Ok(project_events(&events, args, exact, strings, None)?);
+        return Ok(project_interned(input, &text, share_strings.unwrap_or(false) && !exact)?);
     }
     if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&separate_events) {
         let args: ProjectArgs<Value> = convert::from_js(input, "project input")?;
@@ -112,6 +105,40 @@ pub fn project(
     Ok(project_events(&events, args, exact, strings, None)?)
 }
 
+/// [`project`] of events sent as JSON text with interned strings (see [`crate::interned`]):
+/// without a checkpoint to verify and with `share` (see [`LongStrings::Share`]), the events'
+/// texts stay references, estimated from the interned strings and shared back by reference,
+/// so the projection never copies them; if a reference went into a text the core built from
+/// one (it would show in the result), the projection is redone with the strings themselves.
+fn project_interned(input: JsValue, text: &str, share: bool) -> Result<JsValue, BindingError> {
+    let read_args = |input: JsValue| -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
+        let args: ProjectArgs<RuntimeEvent> = convert::from_js(input, "project input")?;
+        if !args.events.is_empty() {
+            let detail = "`events` are given apart; leave them out of the options";
+            return Err(BindingError::invalid("project input", detail));
+        }
+        Ok(args)
+    };
+    let args = read_args(input.clone())?;
+    let has_checkpoint = args.checkpoint.as_ref().is_some_and(|c| !c.is_null());
+    if share && !has_checkpoint {
+        let kept = crate::interned::events_keeping_texts(text)?;
+        let projected = crate::interned::with_kept_references(|estimator| {
+            let references = Some((estimator, &kept.sources));
+            project_events_with(&kept.events, args, false, LongStrings::Share, None, references)
+        });
+        match projected {
+            Err(BindingError::InternedUnreadable(_)) => {}
+            // An error about an event never quotes a text, but if one did, it quotes the string.
+            Err(error) if error.to_string().contains(crate::interned::REFERENCE_PREFIX) => {}
+            other => return other,
+        }
+    }
+    let events = crate::interned::events_from_interned_json(text)?;
+    let strings = if share { LongStrings::Share } else { LongStrings::InText };
+    project_events(&events, read_args(input)?, false, strings, None)
+}
+
 /// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
 /// the input held a `BigInt` (see [`convert::output_to_js`]); `strings`: how the long strings of
 /// the messages travel (see [`LongStrings`]); `jsonl`: the
@@ -123,6 +150,28 @@ pub(crate) fn project_events(
     strings: LongStrings,
     jsonl: Option<&JsonlEvents>,
 ) -> Result<JsValue, BindingError> {
+    project_events_with(events, args, exact, strings, jsonl, None)
+}
+
+/// The kept references of events read by [`crate::interned::events_keeping_texts`], with the
+/// estimator that knows them.
+type KeptReferences<'a> = (&'a ReferenceEstimator<'a>, &'a HashMap<usize, (usize, TextSlot)>);
+
+/// [`project_events`], estimating with the estimator of `references` when given (the events'
+/// texts are then references) and sharing those back by reference; fails with
+/// [`BindingError::InternedUnreadable`] if a reference shows anywhere else in the result.
+fn project_events_with(
+    events: &[RuntimeEvent],
+    args: ProjectArgs<RuntimeEvent>,
+    exact: bool,
+    strings: LongStrings,
+    jsonl: Option<&JsonlEvents>,
+    references: Option<KeptReferences<'_>>,
+) -> Result<JsValue, BindingError> {
+    let estimator: &dyn TokenEstimator = match references {
+        Some((estimator, _)) => estimator,
+        None => &CharEstimator,
+    };
     let checkpoint =
         args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
     let model = args.model.unwrap_or_default();
@@ -135,7 +184,7 @@ pub(crate) fn project_events(
             provider: args.provider.as_ref(),
             fail_open: args.fail_open.unwrap_or(false),
         },
-        &CharEstimator,
+        estimator,
         &mut FullVerificationWith::<BindingEngine>::default(),
     )
     .map_err(|e| match jsonl {
@@ -168,8 +217,12 @@ pub(crate) fn project_events(
             ));
         }
     };
-    let shared_strings =
-        (strings == LongStrings::Share).then(|| StringSources::of(events).share(&mut messages));
+    let shared_strings = (strings == LongStrings::Share).then(|| match references {
+        Some((estimator, sources)) => {
+            StringSources::of(events).with_references(estimator, sources).share(&mut messages)
+        }
+        None => StringSources::of(events).share(&mut messages),
+    });
     let mut table = (strings == LongStrings::Table).then(OutputTable::reuse);
     let table_strings = table
         .as_mut()
@@ -187,6 +240,17 @@ pub(crate) fn project_events(
         shared_strings,
         table_strings,
     };
+    if let Some((estimator, _)) = references {
+        let json = serde_json::to_string(&output).map_err(|e| BindingError::Output {
+            what: "projection".into(),
+            detail: e.to_string(),
+        })?;
+        // The prefix of a reference, as JSON writes it (escaped once or more).
+        if estimator.leaked() || json.contains("u0001cf:") {
+            return Err(BindingError::InternedUnreadable("a reference left its text".into()));
+        }
+        return Ok(convert::json_text_to_js(json));
+    }
     match table.filter(|_| output.table_strings.is_some()) {
         None => Ok(convert::output_to_js(&output, exact, "projection")?),
         Some(table) => {

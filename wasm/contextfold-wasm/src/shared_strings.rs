@@ -15,6 +15,8 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use contextfold_core::event::{EventContent, RuntimeEvent};
+
+use crate::interned::{ReferenceEstimator, TextSlot, reference_id};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -94,10 +96,18 @@ impl PartialEq for ByContent<'_> {
 
 impl Eq for ByContent<'_> {}
 
-/// The long strings of a list of events, by content, with where each one is.
+/// The long strings of a list of events, by content, with where each one is; and, for events
+/// read with kept references (see [`crate::interned`]), where each referenced string is.
 #[derive(Default)]
 pub struct StringSources<'a> {
     by_content: HashMap<ByContent<'a>, (usize, Vec<StepRef<'a>>)>,
+    references: Option<References<'a>>,
+}
+
+/// The references a result may hold instead of an event's text.
+struct References<'a> {
+    estimator: &'a ReferenceEstimator<'a>,
+    sources: &'a HashMap<usize, (usize, TextSlot)>,
 }
 
 impl std::fmt::Debug for StringSources<'_> {
@@ -137,6 +147,17 @@ impl<'a> StringSources<'a> {
         sources
     }
 
+    /// Also shares the references of `sources` (the events' kept references, see
+    /// [`crate::interned::events_keeping_texts`]), with their lengths from `estimator`.
+    pub fn with_references(
+        mut self,
+        estimator: &'a ReferenceEstimator<'a>,
+        sources: &'a HashMap<usize, (usize, TextSlot)>,
+    ) -> Self {
+        self.references = Some(References { estimator, sources });
+        self
+    }
+
     fn add(&mut self, text: &'a str, event: usize, path: &[StepRef<'a>]) {
         if text.len() >= MIN_SHARED_BYTES {
             self.by_content.entry(ByContent(text)).or_insert_with(|| (event, path.to_vec()));
@@ -167,7 +188,7 @@ impl<'a> StringSources<'a> {
     /// Replaces every long string of `result` found among the sources by `null` and lists it.
     pub fn share(&self, result: &mut Value) -> Vec<SharedString> {
         let mut shared = Vec::new();
-        if !self.by_content.is_empty() {
+        if !self.by_content.is_empty() || self.references.is_some() {
             self.share_in(result, &mut Vec::new(), &mut shared);
         }
         shared
@@ -180,15 +201,21 @@ impl<'a> StringSources<'a> {
         shared: &mut Vec<SharedString>,
     ) {
         match value {
-            Value::String(text) if text.len() >= MIN_SHARED_BYTES => {
-                if let Some((event, path)) = self.by_content.get(&ByContent(text)) {
-                    let length = utf16_length(text);
-                    shared.push(SharedString {
-                        at: owned(at),
-                        event: *event,
-                        path: owned(path),
-                        length,
-                    });
+            Value::String(text) => {
+                let found = match self.find_reference(text, at) {
+                    Some(found) => Some(found),
+                    None if text.len() >= MIN_SHARED_BYTES => {
+                        self.by_content.get(&ByContent(text)).map(|(event, path)| SharedString {
+                            at: owned(at),
+                            event: *event,
+                            path: owned(path),
+                            length: utf16_length(text),
+                        })
+                    }
+                    None => None,
+                };
+                if let Some(found) = found {
+                    shared.push(found);
                     *value = Value::Null;
                 }
             }
@@ -211,10 +238,24 @@ impl<'a> StringSources<'a> {
     }
 }
 
+impl StringSources<'_> {
+    /// The shared string for `text` if it is one of the events' kept references.
+    fn find_reference(&self, text: &str, at: &[StepRef<'_>]) -> Option<SharedString> {
+        let references = self.references.as_ref()?;
+        let (event, slot) = references.sources.get(&reference_id(text)?)?;
+        Some(SharedString {
+            at: owned(at),
+            event: *event,
+            path: slot.path().iter().map(|key| Step::Key((*key).to_owned())).collect(),
+            length: references.estimator.referenced_length(text)?,
+        })
+    }
+}
+
 /// Length of `text` in UTF-16 code units: its bytes, less the UTF-8 continuation bytes
 /// (`10xxxxxx`), plus one per four-byte sequence (lead `11110xxx`: a surrogate pair). Counted
 /// eight bytes at a time: bit 7 of each byte of the masks below is that byte's flag.
-fn utf16_length(text: &str) -> usize {
+pub(crate) fn utf16_length(text: &str) -> usize {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let bytes = text.as_bytes();
     let (words, rest) = bytes.as_chunks::<8>();
