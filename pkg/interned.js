@@ -41,13 +41,18 @@ export class StringInterner {
   #freeIds = [];
   #nextId = 0;
   #units = 0;
+  #slackUnits;
   #call = 0;
   /** Units of the distinct strings the current call refers to. */
   #usedUnits = 0;
 
-  /** @param raw the raw wasm-bindgen module (`internString`, `releaseStrings`) */
-  constructor(raw) {
+  /**
+   * @param raw the raw wasm-bindgen module (`internString`, `releaseStrings`)
+   * @param {{ slackUnits?: number }} [options] units kept beyond twice the last call's
+   */
+  constructor(raw, { slackUnits = RETAINED_SLACK_UNITS } = {}) {
     this.#raw = raw;
+    this.#slackUnits = slackUnits;
   }
 
   /** Number and total UTF-16 units of the strings held (for tests and diagnostics). */
@@ -128,7 +133,7 @@ export class StringInterner {
 
   /** Releases the strings the current call did not use once the total is over the bound. */
   #release() {
-    if (this.#units <= 2 * this.#usedUnits + RETAINED_SLACK_UNITS) return;
+    if (this.#units <= 2 * this.#usedUnits + this.#slackUnits) return;
     const ids = [];
     for (const [value, entry] of this.#entries) {
       if (entry.call === this.#call) continue;

@@ -285,3 +285,97 @@ fn each_value_string(value: &mut Value, visit: &mut Visit<'_>) -> Result<(), Bin
         Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reference(id: u32) -> String {
+        format!("{REFERENCE_PREFIX}{id}")
+    }
+
+    fn events_text(output: Value, text: &str) -> String {
+        json!([
+            { "sessionId": "s", "runId": "r", "turnId": "t", "runtimeEventId": "e1", "seq": 1,
+              "content": { "type": "user_text", "text": text } },
+            { "sessionId": "s", "runId": "r", "turnId": "t", "runtimeEventId": "e2", "seq": 2,
+              "content": { "type": "tool_result", "callId": "c", "toolName": "x", "output": output } }
+        ])
+        .to_string()
+    }
+
+    #[test]
+    fn a_reference_is_the_prefix_and_a_decimal_id_only() {
+        assert_eq!(reference_id(&reference(42)), Some(42));
+        for text in
+            ["", "42", "\u{0}\u{1}cf:", "\u{0}\u{1}cf:4a", "\u{0}\u{1}cf:-1", "x\u{0}\u{1}cf:1"]
+        {
+            assert_eq!(reference_id(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn resolving_puts_every_interned_string_back() {
+        let long = "🚀 output ".repeat(40);
+        intern_string(1000, long.clone());
+        intern_string(1001, "a nested string".repeat(20));
+        let output = json!({ "lines": [reference(1001)], "n": 1 });
+        let events = events_from_interned_json(&events_text(output, &reference(1000))).unwrap();
+        assert_eq!(events[0].content, EventContent::UserText { text: long });
+        let EventContent::ToolResult { output, .. } = &events[1].content else { panic!() };
+        assert_eq!(output["lines"][0], json!("a nested string".repeat(20)));
+        release_strings(&[1000, 1001]);
+    }
+
+    #[test]
+    fn kept_texts_stay_references_and_know_their_first_event() {
+        intern_string(1100, "x".repeat(300));
+        intern_string(1101, "nested ".repeat(50));
+        let output = json!({ "lines": [reference(1101)] });
+        let kept = events_keeping_texts(&events_text(output, &reference(1100))).unwrap();
+        assert_eq!(kept.events[0].content, EventContent::UserText { text: reference(1100) });
+        let EventContent::ToolResult { output, .. } = &kept.events[1].content else { panic!() };
+        assert_eq!(
+            output["lines"][0],
+            json!("nested ".repeat(50)),
+            "strings inside values resolve"
+        );
+        assert_eq!(kept.sources.get(&1100), Some(&(0, TextSlot::Text)));
+        assert!(!kept.sources.contains_key(&1101));
+        release_strings(&[1100, 1101]);
+    }
+
+    #[test]
+    fn an_unknown_or_released_reference_is_unreadable() {
+        intern_string(1200, "y".repeat(300));
+        release_strings(&[1200]);
+        for read in [
+            |text: &str| events_from_interned_json(text).map(drop),
+            |text: &str| events_keeping_texts(text).map(drop),
+        ] {
+            let error = read(&events_text(json!("short"), &reference(1200))).unwrap_err();
+            assert_eq!(error.code(), "interned_events_unreadable");
+            let error = read("[{\"not\": \"an event\"}]").unwrap_err();
+            assert_eq!(error.code(), "interned_events_unreadable");
+        }
+    }
+
+    #[test]
+    fn the_estimator_knows_references_and_flags_one_inside_a_text() {
+        let text = "测试 mixed ascii text ".repeat(30);
+        intern_string(1300, text.clone());
+        with_kept_references(|estimator| {
+            assert_eq!(
+                estimator.estimate_text(&reference(1300)),
+                CharEstimator.estimate_text(&text)
+            );
+            assert_eq!(estimator.referenced_length(&reference(1300)), Some(utf16_length(&text)));
+            assert_eq!(estimator.estimate_text("plain"), CharEstimator.estimate_text("plain"));
+            assert!(!estimator.leaked());
+            estimator.estimate_text(&format!("[runtime:x] {}", reference(1300)));
+            assert!(estimator.leaked());
+        });
+        release_strings(&[1300]);
+    }
+}

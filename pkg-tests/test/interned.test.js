@@ -1,0 +1,153 @@
+// Events passed as objects send each long string into wasm once (pkg/interned.js) and refer to
+// it afterwards; a projection without a checkpoint keeps the events' texts as references
+// (wasm/contextfold-wasm/src/interned.rs). None of it may show: every result and every error
+// must be the one of the same events as JSONL, which never takes that path, whatever the
+// strings hold, wherever they are, and however the caller changes its events between calls.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { compact, digestPrefix, extractiveSummary, project } from 'contextfold';
+import * as raw from '../../pkg/dist/node/contextfold_wasm.js';
+import { MIN_UNITS, REFERENCE_PREFIX, StringInterner } from '../../pkg/interned.js';
+
+raw.useHashFactory(() => createHash('sha256'));
+
+const long = (seed, units = 400) => `${seed} 测试 🚀 "q" \\ \t\u0007 `.repeat(Math.ceil(units / 20)).slice(0, units);
+const jsonl = (events) => `${events.map((e) => JSON.stringify(e)).join('\n')}\n`;
+const FORMATS = ['ai-sdk', 'openai-chat', 'openai-responses', 'anthropic', 'neutral'];
+
+/**
+ * A session with long strings in every place an event can hold one. A runtime note's text
+ * goes into a text the core builds (`[runtime:code] text`), which sends the whole projection
+ * back to the strings themselves: `notes: false` leaves it out, so the texts stay references.
+ */
+function session(sessionId = 's', { notes = true } = {}) {
+  const events = [];
+  const push = (turn, content, extra = {}) => {
+    const seq = events.length + 1;
+    events.push({ sessionId, runId: 'r', turnId: `t${turn}`, runtimeEventId: `e${seq}`, seq, content, ...extra });
+  };
+  push(0, { type: 'system_note', text: long('system') });
+  push(0, { type: 'user_text', text: long('user') });
+  push(0, { type: 'reasoning', text: long('thinking') }, { responseId: 'r0' });
+  push(0, { type: 'tool_call', callId: 'c1', toolName: 'shell', input: long('string input') }, { responseId: 'r0' });
+  push(0, { type: 'tool_call', callId: 'c2', toolName: 'shell', input: { argv: [long('nested input')] } }, { responseId: 'r0' });
+  push(0, { type: 'tool_result', callId: 'c1', toolName: 'shell', output: long('output', 20_000) });
+  push(0, { type: 'tool_result', callId: 'c2', toolName: 'shell', output: { lines: [long('nested output'), 'short'] }, isError: true });
+  push(0, { type: 'assistant_text', text: long('answer') }, { responseId: 'r1', metadata: { note: long('metadata') } });
+  if (notes) push(1, { type: 'runtime_note', code: 'context_compaction_failed_open', text: long('runtime note') });
+  push(1, { type: 'user_text', text: long('user') });
+  push(1, { type: 'tool_call', callId: 'c3', toolName: 'shell', input: {} }, { responseId: 'r2' });
+  push(1, { type: 'assistant_text', text: long('answer 2') }, { responseId: 'r3' });
+  push(2, { type: 'user_text', text: 'short' });
+  return events;
+}
+
+function sameAsJsonl(events, options = {}) {
+  for (const format of FORMATS) {
+    const input = { model: { contextWindow: 1_000_000 }, format, ...options };
+    assert.deepEqual(project({ events, ...input }), project({ events: jsonl(events), ...input }), format);
+  }
+  assert.equal(digestPrefix(events), digestPrefix(jsonl(events)));
+}
+
+test('projections and digests from objects equal those from JSONL, every format', () => {
+  sameAsJsonl(session());
+  sameAsJsonl(session('s', { notes: false }));
+  sameAsJsonl(session('s', { notes: false }), { currentTurnId: 't2' });
+  const stale = session('s', { notes: false });
+  stale.push(...session('s', { notes: false }).slice(0, 8).map((e, i) => ({ ...e, turnId: `late${i >> 2}`, runtimeEventId: `x${i}`, seq: 100 + i, content: e.content.callId ? { ...e.content, callId: `${e.content.callId}x` } : e.content })));
+  sameAsJsonl(stale, { model: { contextWindow: 2_000 } });
+});
+
+test('long ids, session ids and call ids are references too', () => {
+  const sessionId = long('session', 300);
+  const events = session(sessionId, { notes: false }).map((e) => ({ ...e, runtimeEventId: `${long('id', 300)}${e.seq}`, ...(e.content.callId ? { content: { ...e.content, callId: long(e.content.callId, 300) } } : {}) }));
+  sameAsJsonl(events);
+});
+
+test('a checkpoint is verified over the strings themselves', async () => {
+  const events = [...session(), ...session().map((e, i) => ({ ...e, turnId: `b${e.turnId}`, runtimeEventId: `b${i}`, seq: 100 + i, ...(e.content.callId ? { content: { ...e.content, callId: `b${e.content.callId}` } } : {}) }))];
+  const ledger = [];
+  const outcome = await compact({ events, model: { contextWindow: 8_000 }, trigger: 'manual', checkpointId: 'cp-1', nowMs: 1 }, {
+    summarize: async (request) => ({ text: extractiveSummary(request.previousSummary, events.slice(request.fold.start, request.fold.end), request.targetTokens), finishReason: 'stop' }),
+    appendCheckpoint: async (checkpoint) => ledger.push(checkpoint),
+  });
+  assert.equal(outcome.outcome, 'recorded');
+  const { checkpoint } = outcome;
+  sameAsJsonl(events, { checkpoint });
+  assert.ok(project({ events, checkpoint, format: 'ai-sdk' }).checkpoint, 'the checkpoint replays');
+  // One covered character changed: both paths refuse the checkpoint (and fail open) alike.
+  assert.ok(checkpoint.coverage.eventCount > 5, 'the changed event is covered');
+  const tampered = events.map((e) => e);
+  tampered[5] = { ...events[5], content: { ...events[5].content, output: `${events[5].content.output.slice(0, -1)}!` } };
+  sameAsJsonl(tampered, { checkpoint });
+  const refused = project({ events: tampered, checkpoint, format: 'ai-sdk' });
+  assert.equal(refused.checkpoint, null);
+  assert.ok(refused.diagnostics.some((d) => d.code === 'source_hash_mismatch'), JSON.stringify(refused.diagnostics));
+});
+
+test('a string of the caller that looks like a reference is read as itself', () => {
+  for (const text of [`${REFERENCE_PREFIX}0`, `${REFERENCE_PREFIX}1`, REFERENCE_PREFIX, `${REFERENCE_PREFIX}${'9'.repeat(MIN_UNITS)}`]) {
+    const events = session('s', { notes: false });
+    events[1].content.text = text;
+    events[5].content.output = `${text} and more`;
+    sameAsJsonl(events);
+    assert.equal(project({ events, format: 'ai-sdk' }).messages[1].content, text);
+  }
+});
+
+test('a long string with a lone surrogate fails as it does without references', () => {
+  const events = session();
+  events[5].content.output = `${long('x', 300)}\ud800`;
+  assert.throws(() => project({ events, format: 'ai-sdk' }), (error) => error.code === 'event_invalid' || error.code === 'invalid_argument');
+  const code = (() => { try { project({ events, format: 'ai-sdk' }); } catch (error) { return error.code; } })();
+  const full = (() => { try { raw.project(JSON.stringify({ events, format: 'ai-sdk' }), true); } catch (error) { return error.code; } })();
+  assert.equal(code, full);
+});
+
+test('the caller may change its events between calls', () => {
+  const events = session('s', { notes: false });
+  const before = project({ events, format: 'ai-sdk' });
+  events[5] = { ...events[5], content: { ...events[5].content, output: long('changed output', 5000) } };
+  events[1].content.text = long('changed user');
+  const after = project({ events, format: 'ai-sdk' });
+  assert.notDeepEqual(after, before);
+  assert.deepEqual(after, project({ events: jsonl(events), format: 'ai-sdk' }));
+});
+
+test('values JSON would write otherwise travel as JSON text', () => {
+  class Output { constructor(text) { this.text = text; } }
+  const events = session();
+  events[6].content.output = new Output(long('class instance'));
+  events[7].metadata = { when: { toJSON: () => long('toJSON') } };
+  sameAsJsonl(events);
+});
+
+test('the interner keeps one copy per string and releases what the last call did not use', () => {
+  const interner = new StringInterner(raw, { slackUnits: 1000 });
+  const first = session('one');
+  const text = interner.encode(first);
+  assert.ok(text.includes('\\u0000\\u0001cf:'), 'long strings are references');
+  const held = interner.size;
+  assert.ok(held.strings > 5 && held.units >= held.strings * MIN_UNITS);
+  interner.encode(first);
+  assert.deepEqual(interner.size, held, 'the same strings are not sent again');
+  interner.encode(session('two').map((e) => ({ ...e, content: e.content.text ? { ...e.content, text: `${e.content.text}!` } : e.content })));
+  assert.ok(interner.size.units <= 2 * held.units + 1000, 'unused strings are released over the bound');
+  // A released id is reused, and what it held is gone from wasm: the old text must be sent again.
+  const again = interner.encode(first);
+  assert.deepEqual(raw.digestPrefix(again, true), digestPrefix(jsonl(first)));
+});
+
+test('many sessions in turn keep the interner bounded and every result right', () => {
+  const interner = new StringInterner(raw, { slackUnits: 5000 });
+  let largest = 0;
+  for (let round = 0; round < 30; round += 1) {
+    const events = session(`s${round % 7}`).map((e) => (e.content.text ? { ...e, content: { ...e.content, text: `${e.content.text}${round % 7}` } } : e));
+    const text = interner.encode(events);
+    assert.equal(raw.digestPrefix(text, true), digestPrefix(jsonl(events)));
+    largest = Math.max(largest, interner.size.units);
+  }
+  assert.ok(largest < 3 * 40_000 + 5000, `held ${largest} units`);
+});
