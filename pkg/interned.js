@@ -38,21 +38,22 @@ export class StringInterner {
   #raw;
   /** string → { id, reference, units, call } */
   #entries = new Map();
-  #freeIds = [];
-  #nextId = 0;
   #units = 0;
   #slackUnits;
+  #minUnits;
   #call = 0;
   /** Units of the distinct strings the current call refers to. */
   #usedUnits = 0;
 
   /**
    * @param raw the raw wasm-bindgen module (`internString`, `releaseStrings`)
-   * @param {{ slackUnits?: number }} [options] units kept beyond twice the last call's
+   * @param {{ slackUnits?: number, minUnits?: number }} [options] units kept beyond twice
+   *   the last call's; the shortest string interned
    */
-  constructor(raw, { slackUnits = RETAINED_SLACK_UNITS } = {}) {
+  constructor(raw, { slackUnits = RETAINED_SLACK_UNITS, minUnits = MIN_UNITS } = {}) {
     this.#raw = raw;
     this.#slackUnits = slackUnits;
+    this.#minUnits = minUnits;
   }
 
   /** Number and total UTF-16 units of the strings held (for tests and diagnostics). */
@@ -82,7 +83,7 @@ export class StringInterner {
   /** `value` with its long strings replaced by references (copies only where one is). */
   #substitute(value) {
     if (typeof value === 'string') {
-      if (value.length < MIN_UNITS) {
+      if (value.length < this.#minUnits) {
         if (value.charCodeAt(0) === 0 && value.startsWith(REFERENCE_PREFIX)) throw cannot;
         return value;
       }
@@ -120,11 +121,10 @@ export class StringInterner {
     return out;
   }
 
-  /** Sends a well-formed string to wasm under a new id; undefined for a lone surrogate. */
+  /** Sends a well-formed string to wasm (which gives its id); undefined for a lone surrogate. */
   #add(value) {
     if (!value.isWellFormed()) return undefined;
-    const id = this.#freeIds.length > 0 ? this.#freeIds.pop() : this.#nextId++;
-    this.#raw.internString(id, value);
+    const id = this.#raw.internString(value);
     const entry = { id, reference: `${REFERENCE_PREFIX}${id}`, units: value.length, call: 0 };
     this.#entries.set(value, entry);
     this.#units += value.length;
@@ -142,7 +142,6 @@ export class StringInterner {
       this.#entries.delete(value);
     }
     this.#raw.releaseStrings(Uint32Array.from(ids));
-    for (const id of ids) this.#freeIds.push(id);
   }
 }
 

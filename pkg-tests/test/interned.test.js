@@ -151,3 +151,17 @@ test('many sessions in turn keep the interner bounded and every result right', (
   }
   assert.ok(largest < 3 * 40_000 + 5000, `held ${largest} units`);
 });
+
+test('interners on one module never mix their strings', () => {
+  const first = new StringInterner(raw);
+  const second = new StringInterner(raw);
+  const one = session('one', { notes: false });
+  const two = session('two', { notes: false }).map((e) => (e.content.text ? { ...e, content: { ...e.content, text: `${e.content.text} (two)` } } : e));
+  const textOne = first.encode(one);
+  const textTwo = second.encode(two);
+  assert.equal(raw.digestPrefix(textOne, true), digestPrefix(jsonl(one)));
+  assert.equal(raw.digestPrefix(textTwo, true), digestPrefix(jsonl(two)));
+  // The package's own interner shares the module too.
+  assert.deepEqual(project({ events: one, format: 'ai-sdk' }), project({ events: jsonl(one), format: 'ai-sdk' }));
+  assert.equal(raw.digestPrefix(first.encode(one), true), digestPrefix(jsonl(one)));
+});

@@ -4,7 +4,7 @@
 //! text each time, every tool output would be escaped by `JSON.stringify`, copied into wasm
 //! memory and unescaped by the parser on every call, although JS strings never change. So the
 //! wrapper (`pkg/interned.js`) sends each string of at least 256 UTF-16 units once
-//! ([`intern_string`], under an id it keys by the string's content) and writes a reference in its
+//! ([`intern_string`], which returns its id; the wrapper keys it by the string's content) and writes a reference in its
 //! place in the events' JSON text: the string [`REFERENCE_PREFIX`] followed by the id in decimal.
 //! It does so only when no other string of those events starts with that prefix, and only for
 //! well-formed strings (a lone surrogate has no UTF-8 form and must fail as it does in JSON).
@@ -39,36 +39,44 @@ struct Interned {
 }
 
 thread_local! {
-    /// The interned strings by id (`None`: released or never sent).
+    /// The interned strings by id (`None`: released), and the released ids to reuse.
     static STRINGS: RefCell<Vec<Option<Interned>>> = const { RefCell::new(Vec::new()) };
+    static FREE_IDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Keeps `text` under `id` until [`release_strings`] (replacing what the id held).
+/// Keeps `text` until [`release_strings`] and returns its id. Ids are unique in the module, so
+/// any number of wrappers can intern into it.
 #[wasm_bindgen(js_name = internString)]
-pub fn intern_string(id: u32, text: String) {
+pub fn intern_string(text: String) -> u32 {
     let interned = Interned {
         estimate: CharEstimator.estimate_text(&text),
         utf16_length: utf16_length(&text),
         text,
     };
-    STRINGS.with_borrow_mut(|strings| {
-        let index = id as usize;
-        if strings.len() <= index {
-            strings.resize_with(index + 1, || None);
+    STRINGS.with_borrow_mut(|strings| match FREE_IDS.with_borrow_mut(Vec::pop) {
+        Some(id) => {
+            strings[id as usize] = Some(interned);
+            id
         }
-        strings[index] = Some(interned);
-    });
+        None => {
+            strings.push(Some(interned));
+            u32::try_from(strings.len() - 1).expect("fewer than 2^32 strings")
+        }
+    })
 }
 
-/// Forgets the strings of these ids (their memory is reused).
+/// Forgets the strings of these ids (their memory and ids are reused).
 #[wasm_bindgen(js_name = releaseStrings)]
 pub fn release_strings(ids: &[u32]) {
     STRINGS.with_borrow_mut(|strings| {
-        for &id in ids {
-            if let Some(slot) = strings.get_mut(id as usize) {
-                *slot = None;
+        FREE_IDS.with_borrow_mut(|free| {
+            for &id in ids {
+                if let Some(slot) = strings.get_mut(id as usize).filter(|slot| slot.is_some()) {
+                    *slot = None;
+                    free.push(id);
+                }
             }
-        }
+        });
     });
 }
 
@@ -295,6 +303,17 @@ mod tests {
         format!("{REFERENCE_PREFIX}{id}")
     }
 
+    #[test]
+    fn ids_are_unique_until_released_then_reused() {
+        let a = intern_string("a".repeat(300));
+        let b = intern_string("b".repeat(300));
+        assert_ne!(a, b);
+        release_strings(&[a, a]);
+        let c = intern_string("c".repeat(300));
+        assert_eq!(c, a, "a released id is reused once");
+        assert_ne!(intern_string("d".repeat(300)), a);
+    }
+
     fn events_text(output: Value, text: &str) -> String {
         json!([
             { "sessionId": "s", "runId": "r", "turnId": "t", "runtimeEventId": "e1", "seq": 1,
@@ -318,43 +337,43 @@ mod tests {
     #[test]
     fn resolving_puts_every_interned_string_back() {
         let long = "🚀 output ".repeat(40);
-        intern_string(1000, long.clone());
-        intern_string(1001, "a nested string".repeat(20));
-        let output = json!({ "lines": [reference(1001)], "n": 1 });
-        let events = events_from_interned_json(&events_text(output, &reference(1000))).unwrap();
+        let a = intern_string(long.clone());
+        let b = intern_string("a nested string".repeat(20));
+        let output = json!({ "lines": [reference(b)], "n": 1 });
+        let events = events_from_interned_json(&events_text(output, &reference(a))).unwrap();
         assert_eq!(events[0].content, EventContent::UserText { text: long });
         let EventContent::ToolResult { output, .. } = &events[1].content else { panic!() };
         assert_eq!(output["lines"][0], json!("a nested string".repeat(20)));
-        release_strings(&[1000, 1001]);
+        release_strings(&[a, b]);
     }
 
     #[test]
     fn kept_texts_stay_references_and_know_their_first_event() {
-        intern_string(1100, "x".repeat(300));
-        intern_string(1101, "nested ".repeat(50));
-        let output = json!({ "lines": [reference(1101)] });
-        let kept = events_keeping_texts(&events_text(output, &reference(1100))).unwrap();
-        assert_eq!(kept.events[0].content, EventContent::UserText { text: reference(1100) });
+        let a = intern_string("x".repeat(300));
+        let b = intern_string("nested ".repeat(50));
+        let output = json!({ "lines": [reference(b)] });
+        let kept = events_keeping_texts(&events_text(output, &reference(a))).unwrap();
+        assert_eq!(kept.events[0].content, EventContent::UserText { text: reference(a) });
         let EventContent::ToolResult { output, .. } = &kept.events[1].content else { panic!() };
         assert_eq!(
             output["lines"][0],
             json!("nested ".repeat(50)),
             "strings inside values resolve"
         );
-        assert_eq!(kept.sources.get(&1100), Some(&(0, TextSlot::Text)));
-        assert!(!kept.sources.contains_key(&1101));
-        release_strings(&[1100, 1101]);
+        assert_eq!(kept.sources.get(&(a as usize)), Some(&(0, TextSlot::Text)));
+        assert!(!kept.sources.contains_key(&(b as usize)));
+        release_strings(&[a, b]);
     }
 
     #[test]
     fn an_unknown_or_released_reference_is_unreadable() {
-        intern_string(1200, "y".repeat(300));
-        release_strings(&[1200]);
+        let id = intern_string("y".repeat(300));
+        release_strings(&[id]);
         for read in [
             |text: &str| events_from_interned_json(text).map(drop),
             |text: &str| events_keeping_texts(text).map(drop),
         ] {
-            let error = read(&events_text(json!("short"), &reference(1200))).unwrap_err();
+            let error = read(&events_text(json!("short"), &reference(id))).unwrap_err();
             assert_eq!(error.code(), "interned_events_unreadable");
             let error = read("[{\"not\": \"an event\"}]").unwrap_err();
             assert_eq!(error.code(), "interned_events_unreadable");
@@ -364,18 +383,15 @@ mod tests {
     #[test]
     fn the_estimator_knows_references_and_flags_one_inside_a_text() {
         let text = "测试 mixed ascii text ".repeat(30);
-        intern_string(1300, text.clone());
+        let id = intern_string(text.clone());
         with_kept_references(|estimator| {
-            assert_eq!(
-                estimator.estimate_text(&reference(1300)),
-                CharEstimator.estimate_text(&text)
-            );
-            assert_eq!(estimator.referenced_length(&reference(1300)), Some(utf16_length(&text)));
+            assert_eq!(estimator.estimate_text(&reference(id)), CharEstimator.estimate_text(&text));
+            assert_eq!(estimator.referenced_length(&reference(id)), Some(utf16_length(&text)));
             assert_eq!(estimator.estimate_text("plain"), CharEstimator.estimate_text("plain"));
             assert!(!estimator.leaked());
-            estimator.estimate_text(&format!("[runtime:x] {}", reference(1300)));
+            estimator.estimate_text(&format!("[runtime:x] {}", reference(id)));
             assert!(estimator.leaked());
         });
-        release_strings(&[1300]);
+        release_strings(&[id]);
     }
 }
