@@ -98,7 +98,8 @@ export function decode(result) {
 /**
  * Decodes a projection result: as `decode`, or `[memory, address, tableUnits, totalUnits]` when
  * wasm moved its long strings into a table of UTF-16 code units (events from JSONL or an
- * EventLog, whose strings JS does not hold). The table is read straight from the module's
+ * EventLog, whose strings JS does not hold), or wrote only the JSON text there (`tableUnits`
+ * 0: events with interned strings, whose long strings are shared). The table is read straight from the module's
  * memory (valid until the next call into wasm, so it is read first): its first `tableUnits`
  * units hold the long strings, the rest the JSON text of the result, whose `tableStrings` lists
  * where each string goes and its range. The whole becomes one string (one copy), and each long
@@ -109,8 +110,8 @@ export function decodeProjection(result) {
   if (!Array.isArray(result)) return decode(result);
   const [memory, address, tableUnits, totalUnits] = result;
   const table = utf16ToString(new Uint16Array(memory.buffer, address, totalUnits));
-  const projection = JSON.parse(table.slice(tableUnits));
-  const strings = projection.tableStrings;
+  const projection = JSON.parse(tableUnits === 0 ? table : table.slice(tableUnits));
+  const strings = projection.tableStrings ?? [];
   for (let i = 0; i < strings.length; i += 1) {
     const { at, start, end } = strings[i];
     let target = projection.messages;
@@ -168,7 +169,7 @@ export function projectSharing(raw, input, interner) {
     if (typeof optionsText === 'string') {
       const plain = () => projectFullText(raw, input);
       return withInternedEvents(interner, events, (eventsText) => {
-        const result = decode(raw.project(optionsText, true, eventsText));
+        const result = decodeProjection(raw.project(optionsText, true, eventsText));
         const shared = result.sharedStrings;
         delete result.sharedStrings;
         return shared === undefined || restoreSharedStrings(result, shared, events) ? result : plain();

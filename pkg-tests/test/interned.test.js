@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { compact, digestPrefix, extractiveSummary, project } from 'contextfold';
 import * as raw from '../../pkg/dist/node/contextfold_wasm.js';
 import { MIN_UNITS, REFERENCE_PREFIX, StringInterner } from '../../pkg/interned.js';
+import { projectSharing } from '../../pkg/values.js';
 
 raw.useHashFactory(() => createHash('sha256'));
 
@@ -164,4 +165,50 @@ test('interners on one module never mix their strings', () => {
   // The package's own interner shares the module too.
   assert.deepEqual(project({ events: one, format: 'ai-sdk' }), project({ events: jsonl(one), format: 'ai-sdk' }));
   assert.equal(raw.digestPrefix(first.encode(one), true), digestPrefix(jsonl(one)));
+});
+
+test('a growing log reuses the events read before and projects like JSONL at every step', () => {
+  const all = [...session('grow', { notes: false }), ...session('grow', { notes: false }).map((e, i) => ({ ...e, turnId: `g${e.turnId}`, runtimeEventId: `g${i}`, seq: 100 + i, ...(e.content.callId ? { content: { ...e.content, callId: `g${e.content.callId}` } } : {}) }))];
+  const events = [];
+  for (const event of all) {
+    events.push(event);
+    const input = { model: { contextWindow: 1_000_000 }, format: 'ai-sdk' };
+    assert.deepEqual(project({ events, ...input }), project({ events: jsonl(events), ...input }), `${events.length} events`);
+  }
+  // A change before the end, an event removed, the same events again: each read right.
+  events[3] = { ...events[3], content: { ...events[3].content, input: long('other input') } };
+  sameAsJsonl(events);
+  events.pop();
+  sameAsJsonl(events);
+  sameAsJsonl(events);
+});
+
+test('released strings never leave kept events naming them', () => {
+  const interner = new StringInterner(raw, { slackUnits: 0 });
+  for (let round = 0; round < 12; round += 1) {
+    const events = session(`r${round % 3}`, { notes: false }).map((e) => (e.content.type === 'tool_result' && typeof e.content.output === 'string' ? { ...e, content: { ...e.content, output: long(`round ${round % 4}`, 2000) } } : e));
+    const input = { events, model: { contextWindow: 1_000_000 }, format: 'ai-sdk' };
+    assert.deepEqual(projectSharing(raw, input, interner), project({ ...input, events: jsonl(events) }), `round ${round}`);
+  }
+});
+
+test('a released id reused for another string is never read from the kept events', () => {
+  const interner = new StringInterner(raw, { slackUnits: 0 });
+  const withNested = (text) => {
+    const events = session('reuse', { notes: false });
+    events[6] = { ...events[6], content: { ...events[6].content, output: { lines: [text] } } };
+    return events;
+  };
+  const input = (events) => ({ events, model: { contextWindow: 1_000_000 }, format: 'ai-sdk' });
+  // The nested string outweighs the others, so that it alone is released below.
+  const first = withNested(long('first nested', 200_000));
+  const firstText = interner.encode(first);
+  assert.deepEqual(projectSharing(raw, input(first), interner), project(input(jsonl(first))));
+  // A call through the same interner with every string but the nested one releases it ...
+  raw.digestPrefix(interner.encode(first.filter((_, i) => i !== 6)), true);
+  // ... and the same events with another nested string then name its id in the same place:
+  // the same JSON text as the first call's, which must not be read from the kept events.
+  const second = withNested(long('second nested', 200_000));
+  assert.equal(interner.encode(second), firstText);
+  assert.deepEqual(projectSharing(raw, input(second), interner), project(input(jsonl(second))));
 });

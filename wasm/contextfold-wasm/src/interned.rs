@@ -65,9 +65,11 @@ pub fn intern_string(text: String) -> u32 {
     })
 }
 
-/// Forgets the strings of these ids (their memory and ids are reused).
+/// Forgets the strings of these ids (their memory and ids are reused). The events kept from
+/// the last projection are dropped too, since their text could name a reused id.
 #[wasm_bindgen(js_name = releaseStrings)]
 pub fn release_strings(ids: &[u32]) {
+    crate::kept_events::forget();
     STRINGS.with_borrow_mut(|strings| {
         FREE_IDS.with_borrow_mut(|free| {
             for &id in ids {
@@ -93,28 +95,20 @@ pub fn events_from_interned_json(text: &str) -> Result<Vec<RuntimeEvent>, Bindin
     Ok(events)
 }
 
-/// Events whose texts (see [`TextSlot`]) may still be references, with where each referenced
-/// string first occurs. Every other string is resolved.
-#[derive(Debug)]
-pub struct KeptReferences {
-    /// The events.
-    pub events: Vec<RuntimeEvent>,
-    /// Per referenced id: the index of the first event holding it and the slot it is in.
-    pub sources: HashMap<usize, (usize, TextSlot)>,
-}
-
-/// Parses events from JSON text holding references, leaving the references of their texts in
-/// place for [`with_kept_references`]: a projection without a checkpoint never needs to read
-/// those strings, only their estimates.
-pub fn events_keeping_texts(text: &str) -> Result<KeptReferences, BindingError> {
-    let mut events = parse(text)?;
-    let mut sources = HashMap::new();
+/// Leaves the references of the texts of `events` in place (see [`TextSlot`]), resolving every
+/// other string, and records in `sources` where each referenced string first occurs (the
+/// events' indexes counted from `first_index`).
+pub(crate) fn keep_texts(
+    events: &mut [RuntimeEvent],
+    first_index: usize,
+    sources: &mut HashMap<usize, (usize, TextSlot)>,
+) -> Result<(), BindingError> {
     STRINGS.with_borrow(|strings| {
-        events.iter_mut().enumerate().try_for_each(|(index, event)| {
+        events.iter_mut().enumerate().try_for_each(|(offset, event)| {
             let mut keep = |text: &mut String, slot: TextSlot| match reference_id(text) {
                 None => Ok(()),
                 Some(id) if strings.get(id).is_some_and(Option::is_some) => {
-                    sources.entry(id).or_insert((index, slot));
+                    sources.entry(id).or_insert((first_index + offset, slot));
                     Ok(())
                 }
                 Some(_) => {
@@ -123,8 +117,7 @@ pub fn events_keeping_texts(text: &str) -> Result<KeptReferences, BindingError> 
             };
             each_string(event, &mut keep, &mut |text| resolve(text, strings))
         })
-    })?;
-    Ok(KeptReferences { events, sources })
+    })
 }
 
 /// Runs `f` with an estimator that knows the interned strings' estimates and a lookup of their
@@ -207,7 +200,8 @@ pub fn reference_id(text: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-fn parse(text: &str) -> Result<Vec<RuntimeEvent>, BindingError> {
+/// Events of JSON text (an array), typed; any failure is [`BindingError::InternedUnreadable`].
+pub(crate) fn parse(text: &str) -> Result<Vec<RuntimeEvent>, BindingError> {
     serde_json::from_str(text).map_err(|e| BindingError::InternedUnreadable(e.to_string()))
 }
 
@@ -352,7 +346,7 @@ mod tests {
         let a = intern_string("x".repeat(300));
         let b = intern_string("nested ".repeat(50));
         let output = json!({ "lines": [reference(b)] });
-        let kept = events_keeping_texts(&events_text(output, &reference(a))).unwrap();
+        let kept = crate::kept_events::read_fresh(&events_text(output, &reference(a))).unwrap();
         assert_eq!(kept.events[0].content, EventContent::UserText { text: reference(a) });
         let EventContent::ToolResult { output, .. } = &kept.events[1].content else { panic!() };
         assert_eq!(
@@ -371,7 +365,7 @@ mod tests {
         release_strings(&[id]);
         for read in [
             |text: &str| events_from_interned_json(text).map(drop),
-            |text: &str| events_keeping_texts(text).map(drop),
+            |text: &str| crate::kept_events::read_fresh(text).map(drop),
         ] {
             let error = read(&events_text(json!("short"), &reference(id))).unwrap_err();
             assert_eq!(error.code(), "interned_events_unreadable");

@@ -13,6 +13,7 @@ pub mod event_log;
 pub mod hash_engine;
 pub mod interned;
 pub mod jsonl;
+pub mod kept_events;
 pub mod project;
 pub mod session;
 pub mod shared_strings;

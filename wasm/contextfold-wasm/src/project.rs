@@ -78,8 +78,9 @@ pub fn project(
     separate_events: JsValue,
 ) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
-    if let Some(text) = separate_events.as_string() {
-        return Ok(project_interned(input, &text, share_strings.unwrap_or(false) && !exact)?);
+    if separate_events.is_string() {
+        let share = share_strings.unwrap_or(false) && !exact;
+        return Ok(project_interned(input, &separate_events, share)?);
     }
     if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&separate_events) {
         let args: ProjectArgs<Value> = convert::from_js(input, "project input")?;
@@ -110,7 +111,12 @@ pub fn project(
 /// texts stay references, estimated from the interned strings and shared back by reference,
 /// so the projection never copies them; if a reference went into a text the core built from
 /// one (it would show in the result), the projection is redone with the strings themselves.
-fn project_interned(input: JsValue, text: &str, share: bool) -> Result<JsValue, BindingError> {
+fn project_interned(
+    input: JsValue,
+    events: &JsValue,
+    share: bool,
+) -> Result<JsValue, BindingError> {
+    let text = || events.as_string().ok_or_else(|| BindingError::invalid("events", "not text"));
     let read_args = |input: JsValue| -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
         let args: ProjectArgs<RuntimeEvent> = convert::from_js(input, "project input")?;
         if !args.events.is_empty() {
@@ -122,11 +128,13 @@ fn project_interned(input: JsValue, text: &str, share: bool) -> Result<JsValue, 
     let args = read_args(input.clone())?;
     let has_checkpoint = args.checkpoint.as_ref().is_some_and(|c| !c.is_null());
     if share && !has_checkpoint {
-        let kept = crate::interned::events_keeping_texts(text)?;
-        let projected = crate::interned::with_kept_references(|estimator| {
-            let references = Some((estimator, &kept.sources));
-            project_events_with(&kept.events, args, false, LongStrings::Share, None, references)
-        });
+        let projected = crate::kept_events::with_kept_events(text()?, |kept| {
+            crate::interned::with_kept_references(|estimator| {
+                let references = Some((estimator, &kept.sources));
+                project_events_with(&kept.events, args, false, LongStrings::Share, None, references)
+            })
+        })
+        .and_then(|projected| projected);
         match projected {
             Err(BindingError::InternedUnreadable(_)) => {}
             // An error about an event never quotes a text, but if one did, it quotes the string.
@@ -134,7 +142,7 @@ fn project_interned(input: JsValue, text: &str, share: bool) -> Result<JsValue, 
             other => return other,
         }
     }
-    let events = crate::interned::events_from_interned_json(text)?;
+    let events = crate::interned::events_from_interned_json(&text()?)?;
     let strings = if share { LongStrings::Share } else { LongStrings::InText };
     project_events(&events, read_args(input)?, false, strings, None)
 }
@@ -153,7 +161,7 @@ pub(crate) fn project_events(
     project_events_with(events, args, exact, strings, jsonl, None)
 }
 
-/// The kept references of events read by [`crate::interned::events_keeping_texts`], with the
+/// The kept references of events read by [`crate::kept_events`], with the
 /// estimator that knows them.
 type KeptReferences<'a> = (&'a ReferenceEstimator<'a>, &'a HashMap<usize, (usize, TextSlot)>);
 
@@ -249,7 +257,8 @@ fn project_events_with(
         if estimator.leaked() || json.contains("u0001cf:") {
             return Err(BindingError::InternedUnreadable("a reference left its text".into()));
         }
-        return Ok(convert::json_text_to_js(json));
+        // The JSON text alone in the reused table (read from wasm memory with one copy).
+        return Ok(OutputTable::reuse().to_js(&json));
     }
     match table.filter(|_| output.table_strings.is_some()) {
         None => Ok(convert::output_to_js(&output, exact, "projection")?),

@@ -148,7 +148,7 @@ impl<'a> StringSources<'a> {
     }
 
     /// Also shares the references of `sources` (the events' kept references, see
-    /// [`crate::interned::events_keeping_texts`]), with their lengths from `estimator`.
+    /// [`crate::kept_events`]), with their lengths from `estimator`.
     pub fn with_references(
         mut self,
         estimator: &'a ReferenceEstimator<'a>,
