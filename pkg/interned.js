@@ -42,6 +42,8 @@ export class StringInterner {
   #slackUnits;
   #minUnits;
   #call = 0;
+  /** The text whose events wasm keeps, and the token naming them (see `continuation`). */
+  #kept;
   /** Units of the distinct strings the current call refers to. */
   #usedUnits = 0;
 
@@ -121,6 +123,26 @@ export class StringInterner {
     return out;
   }
 
+  /**
+   * What to send instead of `text` if wasm still keeps the events of the last remembered text
+   * (see `remember`): `[token, elements]`, the elements appended since (with the closing `]`),
+   * or undefined. wasm answers a token it no longer keeps as unreadable.
+   */
+  continuation(text) {
+    const last = this.#kept;
+    if (last === undefined) return undefined;
+    if (text === last.text) return [last.token, ''];
+    const open = last.text.slice(0, -1);
+    if (!text.startsWith(open)) return undefined;
+    if (open === '[') return [last.token, text.slice(1)];
+    return text.charCodeAt(open.length) === 44 /* , */ ? [last.token, text.slice(open.length + 1)] : undefined;
+  }
+
+  /** wasm kept the events of `text` under `token` (undefined: it kept nothing). */
+  remember(text, token) {
+    this.#kept = token === undefined ? undefined : { text, token };
+  }
+
   /** Sends a well-formed string to wasm (which gives its id); undefined for a lone surrogate. */
   #add(value) {
     if (!value.isWellFormed()) return undefined;
@@ -142,6 +164,7 @@ export class StringInterner {
       this.#entries.delete(value);
     }
     this.#raw.releaseStrings(Uint32Array.from(ids));
+    this.#kept = undefined;
   }
 }
 

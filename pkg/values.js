@@ -3,7 +3,7 @@
 // results (JSON text, UTF-16 code units when large, a projection's long strings shared with the
 // caller's events or sent in a UTF-16 table). No decision is taken here.
 
-import { withInternedEvents } from './interned.js';
+import { UNREADABLE, withInternedEvents } from './interned.js';
 
 /** An error from contextfold, carrying the core's stable snake_case `code`. */
 export class ContextfoldError extends Error {
@@ -169,7 +169,7 @@ export function projectSharing(raw, input, interner) {
     if (typeof optionsText === 'string') {
       const plain = () => projectFullText(raw, input);
       return withInternedEvents(interner, events, (eventsText) => {
-        const result = decodeProjection(raw.project(optionsText, true, eventsText));
+        const result = projectKept(raw, optionsText, eventsText, interner);
         const shared = result.sharedStrings;
         delete result.sharedStrings;
         return shared === undefined || restoreSharedStrings(result, shared, events) ? result : plain();
@@ -177,6 +177,31 @@ export function projectSharing(raw, input, interner) {
     }
   }
   return projectFullText(raw, input);
+}
+
+/**
+ * `project()` over events with interned strings: as a continuation of the events wasm kept
+ * from the last call when it can be one (only the appended events cross), else the whole
+ * text. A projection that kept its events returns their token after the table.
+ */
+function projectKept(raw, optionsText, eventsText, interner) {
+  const continuation = interner.continuation(eventsText);
+  if (continuation !== undefined) {
+    try {
+      return decodeKept(raw.project(optionsText, true, continuation), eventsText, interner);
+    } catch (error) {
+      if (error?.code !== UNREADABLE) throw error;
+    }
+  }
+  return decodeKept(raw.project(optionsText, true, eventsText), eventsText, interner);
+}
+
+/** Decodes a projection of `projectKept` and remembers the token of the events it kept. */
+function decodeKept(output, eventsText, interner) {
+  const token = Array.isArray(output) ? output[4] : undefined;
+  const result = decodeProjection(output);
+  interner.remember(eventsText, token);
+  return result;
 }
 
 /** `project()` over the JSON text of the whole input (see `projectSharing`). */

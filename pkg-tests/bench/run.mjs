@@ -5,10 +5,12 @@
 //
 // Generates a seeded session (large unicode tool outputs), writes it as JSONL for the native
 // example (wasm/contextfold-wasm/examples/native_bench.rs), checks that all three agree on the
-// digest and the projection, and prints the ratios: from events held as JS objects (the package
-// stringifies them), and from the same JSONL bytes on every side (package: the bytes passed in;
-// plain JS: checked UTF-8 decoding, line split, JSON.parse, then the same work; native: parse
-// then the same work). `bench/npm.sh` builds everything and runs it.
+// digest and the projection, and prints the ratios: from events held as JS objects — the same
+// array every call, an array growing by one turn before each call (an agent's loop), and
+// sessions never seen before (report: every long string crosses into wasm, pkg/interned.js) —
+// and from the same JSONL bytes on every side (package: the bytes passed in; plain JS: checked
+// UTF-8 decoding, line split, JSON.parse, then the same work; native: parse then the same
+// work). `bench/npm.sh` builds everything and runs it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -37,7 +39,18 @@ function timeIt(fn, minMs = 1500) {
   return Number(elapsed) / runs / 1e6;
 }
 
+/** Milliseconds per call of `fn(i)` for i in 0..calls, after one untimed warm-up call `fn(calls)`. */
+function meanOf(calls, fn) {
+  fn(calls);
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < calls; i += 1) fn(i);
+  return Number(process.hrtime.bigint() - start) / calls / 1e6;
+}
+
 const count = Number(option('--events', '10000'));
+/** Projections of the growing log (one turn appended before each), and unseen sessions. */
+const GROWING_CALLS = 20;
+const FRESH_SESSIONS = 5;
 const contextWindow = 100_000_000;
 const events = generateSession(count);
 const jsonl = Buffer.from(`${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
@@ -72,6 +85,23 @@ const logProjectMs = timeIt(() => log.project({ model: { contextWindow }, format
 const plainDigestMs = timeIt(() => plainDigest(events));
 const wasmProjectMs = timeIt(() => project({ events, model: { contextWindow }, format: 'ai-sdk' }));
 const plainProjectMs = timeIt(() => plainProject(events, contextWindow));
+// An agent's loop: the array grows by one turn (4 events) before each projection.
+const extra = generateSession(count + 4 * GROWING_CALLS).slice(count);
+const growing = [...events];
+const plainGrowing = [...events];
+const growingMs = meanOf(GROWING_CALLS, (i) => {
+  growing.push(...extra.slice(4 * i, 4 * i + 4));
+  project({ events: growing, ...projectInput });
+});
+const plainGrowingMs = meanOf(GROWING_CALLS, (i) => {
+  plainGrowing.push(...extra.slice(4 * i, 4 * i + 4));
+  plainProject(plainGrowing, contextWindow);
+});
+assert.deepEqual(plainProject(plainGrowing, contextWindow), project({ events: growing, ...projectInput }), 'grown projections agree');
+// Every call a session the package has not seen: its long strings all cross into wasm.
+const fresh = Array.from({ length: FRESH_SESSIONS + 1 }, (_, i) => generateSession(count, { seed: 1000 + i }));
+const freshMs = meanOf(FRESH_SESSIONS, (i) => project({ events: fresh[i], ...projectInput }));
+const plainFreshMs = meanOf(FRESH_SESSIONS, (i) => plainProject(fresh[i], contextWindow));
 const jsonlDigestMs = timeIt(() => digestPrefix(jsonl));
 const plainJsonlDigestMs = timeIt(() => plainDigest(parseJsonl(jsonl)));
 const jsonlProjectMs = timeIt(() => project({ events: jsonl, ...projectInput }));
@@ -80,6 +110,8 @@ const plainJsonlProjectMs = timeIt(() => plainProject(parseJsonl(jsonl), context
 console.log(`digest:     node(wasm) ${wasmDigestMs.toFixed(1)} ms   plain JS ${plainDigestMs.toFixed(1)} ms`);
 console.log(`projection: node(wasm) ${wasmProjectMs.toFixed(1)} ms   plain JS ${plainProjectMs.toFixed(1)} ms`);
 console.log(`from JSONL: digest node(wasm) ${jsonlDigestMs.toFixed(1)} ms   plain JS ${plainJsonlDigestMs.toFixed(1)} ms   projection node(wasm) ${jsonlProjectMs.toFixed(1)} ms   plain JS ${plainJsonlProjectMs.toFixed(1)} ms`);
+console.log(`growing:    node(wasm) ${growingMs.toFixed(1)} ms   plain JS ${plainGrowingMs.toFixed(1)} ms per projection (one turn appended before each)`);
+console.log(`unseen:     node(wasm) ${freshMs.toFixed(1)} ms   plain JS ${plainFreshMs.toFixed(1)} ms per projection of a session not seen before`);
 console.log(`EventLog:   append all + digest ${appendDigestMs.toFixed(1)} ms   digest() after append ${logDigestMs.toFixed(3)} ms   project() ${logProjectMs.toFixed(1)} ms`);
 
 const nativeBin = option('--native');
@@ -100,6 +132,8 @@ if (nativeBin) {
 }
 console.log(`node vs plain-js digest: ${(wasmDigestMs / plainDigestMs).toFixed(2)} (goal < 1.0)`);
 console.log(`node vs plain-js projection: ${(wasmProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js projection growing: ${(growingMs / plainGrowingMs).toFixed(2)} (goal < 1.0; one turn appended before each projection)`);
+console.log(`node vs plain-js projection unseen: ${(freshMs / plainFreshMs).toFixed(2)} (report; every long string crosses into wasm)`);
 console.log(`node vs plain-js digest from jsonl: ${(jsonlDigestMs / plainJsonlDigestMs).toFixed(2)} (goal < 1.0)`);
 console.log(`node vs plain-js projection from jsonl: ${(jsonlProjectMs / plainJsonlProjectMs).toFixed(2)} (goal < 1.0)`);
 // An agent appends each event to an EventLog once, as it happens, and projects every request; the

@@ -212,3 +212,24 @@ test('a released id reused for another string is never read from the kept events
   assert.equal(interner.encode(second), firstText);
   assert.deepEqual(projectSharing(raw, input(second), interner), project(input(jsonl(second))));
 });
+
+test('continuations name the kept events exactly: interleaved interners, notes appended', () => {
+  const first = new StringInterner(raw);
+  const second = new StringInterner(raw);
+  const input = (events) => ({ events, model: { contextWindow: 1_000_000 }, format: 'ai-sdk' });
+  const one = session('one', { notes: false });
+  const two = session('two', { notes: false }).map((e) => (e.content.text ? { ...e, content: { ...e.content, text: `${e.content.text} (two)` } } : e));
+  for (let round = 0; round < 4; round += 1) {
+    // Each interner's continuation names a state the other one replaced in between.
+    assert.deepEqual(projectSharing(raw, input(one), first), project(input(jsonl(one))), `one, round ${round}`);
+    assert.deepEqual(projectSharing(raw, input(two), second), project(input(jsonl(two))), `two, round ${round}`);
+    one.push({ ...one[one.length - 1], runtimeEventId: `one-${round}`, seq: 1000 + round, content: { type: 'user_text', text: long(`more ${round}`) } });
+  }
+  // A runtime note appended to kept events: its text is built from the reference, so the
+  // projection is redone over the whole text, which only the kept state still has.
+  assert.deepEqual(projectSharing(raw, input(one), first), project(input(jsonl(one))));
+  assert.deepEqual(projectSharing(raw, input(one), first), project(input(jsonl(one))));
+  one.push({ ...one[one.length - 1], runtimeEventId: 'note', seq: 2000, content: { type: 'runtime_note', code: 'x', text: long('note') } });
+  assert.deepEqual(projectSharing(raw, input(one), first), project(input(jsonl(one))));
+  assert.deepEqual(projectSharing(raw, input(one), first), project(input(jsonl(one))));
+});

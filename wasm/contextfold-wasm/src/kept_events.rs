@@ -7,6 +7,11 @@
 //! appended ones are, and the last call's events (already read and resolved) are kept. Equal
 //! texts mean equal events, because a reference names one string until its id is released,
 //! and releasing any id forgets the kept events ([`forget`]). Anything else is read whole.
+//!
+//! The wrapper can spare sending the text again: each kept state has a token, returned with
+//! the projection; a call may then name the token and give only the elements appended since
+//! ([`KeptInput::Continue`]). A token that is not the kept state's reads as unreadable, and the
+//! wrapper sends the whole text.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -26,35 +31,87 @@ pub struct KeptReferences {
     pub sources: HashMap<usize, (usize, TextSlot)>,
 }
 
-/// The last call's events and the text they were read from.
+/// The last call's events, the text they were read from, and the token naming this state.
 struct Kept {
+    token: u32,
     text: String,
     events: KeptReferences,
 }
 
 thread_local! {
     static LAST: RefCell<Option<Kept>> = const { RefCell::new(None) };
+    static LAST_TOKEN: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// Runs `f` over the events of `text` (a JSON array with references) read with their texts
-/// kept, reusing the last call's events for the prefix the two texts share (see the module
-/// docs); the events are kept for the next call.
+/// The events of a call, as the wrapper sends them.
+#[derive(Debug)]
+pub enum KeptInput {
+    /// The whole JSON text of the events (with references).
+    Text(String),
+    /// The kept state named by `token`, with `elements` appended: the text of the new elements
+    /// and the closing `]` (`"…},{…}]"`), or empty when nothing was appended.
+    Continue {
+        /// The token returned with the call that kept the state.
+        token: u32,
+        /// The appended elements.
+        elements: String,
+    },
+}
+
+/// Runs `f` over the events of `input` read with their texts kept, reusing the last call's
+/// events for the prefix the two share (see the module docs); the events are kept for the next
+/// call, under the token returned beside `f`'s result.
 pub fn with_kept_events<T>(
-    text: String,
+    input: KeptInput,
     f: impl FnOnce(&KeptReferences) -> T,
-) -> Result<T, BindingError> {
+) -> Result<(T, u32), BindingError> {
     let last = LAST.with_borrow_mut(Option::take);
-    let events = match last {
-        Some(last) if last.text == text => last.events,
-        Some(last) => match appended(&last.text, &text) {
-            Some(elements) => extend(last.events, parse(&format!("[{elements}"))?)?,
-            None => read_fresh(&text)?,
+    let (text, events) = match (input, last) {
+        (KeptInput::Text(text), Some(last)) if last.text == text => (text, last.events),
+        (KeptInput::Text(text), Some(last)) => match appended(&last.text, &text) {
+            Some(elements) => {
+                let events = extend(last.events, parse(&format!("[{elements}"))?)?;
+                (text, events)
+            }
+            None => {
+                let events = read_fresh(&text)?;
+                (text, events)
+            }
         },
-        None => read_fresh(&text)?,
+        (KeptInput::Text(text), None) => {
+            let events = read_fresh(&text)?;
+            (text, events)
+        }
+        (KeptInput::Continue { token, elements }, Some(last)) if last.token == token => {
+            if elements.is_empty() {
+                (last.text, last.events)
+            } else {
+                let events = extend(last.events, parse(&format!("[{elements}"))?)?;
+                let mut text = last.text;
+                text.pop();
+                if text.len() > 1 {
+                    text.push(',');
+                }
+                text.push_str(&elements);
+                (text, events)
+            }
+        }
+        (KeptInput::Continue { .. }, _) => {
+            return Err(BindingError::InternedUnreadable("no kept events of that token".into()));
+        }
     };
     let result = f(&events);
-    LAST.with_borrow_mut(|slot| *slot = Some(Kept { text, events }));
-    Ok(result)
+    let token = LAST_TOKEN.with(|last| {
+        last.set(last.get().wrapping_add(1).max(1));
+        last.get()
+    });
+    LAST.with_borrow_mut(|slot| *slot = Some(Kept { token, text, events }));
+    Ok((result, token))
+}
+
+/// The text of the kept events, if any.
+pub fn kept_text() -> Option<String> {
+    LAST.with_borrow(|last| last.as_ref().map(|kept| kept.text.clone()))
 }
 
 /// Forgets the kept events (an id they may name was released).

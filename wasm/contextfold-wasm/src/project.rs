@@ -14,12 +14,14 @@ use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project_wit
 use contextfold_core::verified_prefix::FullVerificationWith;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, BindingError};
 use crate::hash_engine::BindingEngine;
-use crate::interned::{ReferenceEstimator, TextSlot};
+use crate::interned::{ReferenceEstimator, TextSlot, with_kept_references};
 use crate::jsonl::JsonlEvents;
+use crate::kept_events::{KeptInput, kept_text, with_kept_events};
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
 use crate::string_table::{OutputTable, TableString};
@@ -78,7 +80,7 @@ pub fn project(
     separate_events: JsValue,
 ) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
-    if separate_events.is_string() {
+    if separate_events.is_string() || separate_events.is_array() {
         let share = share_strings.unwrap_or(false) && !exact;
         return Ok(project_interned(input, &separate_events, share)?);
     }
@@ -109,14 +111,15 @@ pub fn project(
 /// [`project`] of events sent as JSON text with interned strings (see [`crate::interned`]):
 /// without a checkpoint to verify and with `share` (see [`LongStrings::Share`]), the events'
 /// texts stay references, estimated from the interned strings and shared back by reference,
-/// so the projection never copies them; if a reference went into a text the core built from
-/// one (it would show in the result), the projection is redone with the strings themselves.
+/// so the projection never copies them, and the events read are kept for the next call (see
+/// [`crate::kept_events`]; the result array then ends with the token naming them). If a
+/// reference went into a text the core built from one (it would show in the result), the
+/// projection is redone with the strings themselves.
 fn project_interned(
     input: JsValue,
     events: &JsValue,
     share: bool,
 ) -> Result<JsValue, BindingError> {
-    let text = || events.as_string().ok_or_else(|| BindingError::invalid("events", "not text"));
     let read_args = |input: JsValue| -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
         let args: ProjectArgs<RuntimeEvent> = convert::from_js(input, "project input")?;
         if !args.events.is_empty() {
@@ -127,24 +130,56 @@ fn project_interned(
     };
     let args = read_args(input.clone())?;
     let has_checkpoint = args.checkpoint.as_ref().is_some_and(|c| !c.is_null());
+    let mut kept = false;
     if share && !has_checkpoint {
-        let projected = crate::kept_events::with_kept_events(text()?, |kept| {
-            crate::interned::with_kept_references(|estimator| {
+        let projected = with_kept_events(kept_input(events)?, |kept| {
+            with_kept_references(|estimator| {
                 let references = Some((estimator, &kept.sources));
                 project_events_with(&kept.events, args, false, LongStrings::Share, None, references)
             })
-        })
-        .and_then(|projected| projected);
-        match projected {
-            Err(BindingError::InternedUnreadable(_)) => {}
+        });
+        let error = match projected {
+            Ok((Ok(value), token)) => {
+                value.unchecked_ref::<js_sys::Array>().push(&JsValue::from(token));
+                return Ok(value);
+            }
+            Ok((Err(error), _)) => {
+                kept = true;
+                error
+            }
+            Err(error) => error,
+        };
+        match error {
+            BindingError::InternedUnreadable(_) => {}
             // An error about an event never quotes a text, but if one did, it quotes the string.
-            Err(error) if error.to_string().contains(crate::interned::REFERENCE_PREFIX) => {}
-            other => return other,
+            error if error.to_string().contains(crate::interned::REFERENCE_PREFIX) => {}
+            error => return Err(error),
         }
     }
-    let events = crate::interned::events_from_interned_json(&text()?)?;
+    // The whole text: as sent, or (only given as a continuation) as just kept by this call.
+    let text = match events.as_string() {
+        Some(text) => text,
+        None if kept => kept_text().unwrap_or_default(),
+        None => return Err(BindingError::InternedUnreadable("the whole text is needed".into())),
+    };
+    let events = crate::interned::events_from_interned_json(&text)?;
     let strings = if share { LongStrings::Share } else { LongStrings::InText };
     project_events(&events, read_args(input)?, false, strings, None)
+}
+
+/// The events argument of [`project_interned`]: JSON text, or `[token, elements]`.
+fn kept_input(events: &JsValue) -> Result<KeptInput, BindingError> {
+    if let Some(text) = events.as_string() {
+        return Ok(KeptInput::Text(text));
+    }
+    let unreadable =
+        || BindingError::InternedUnreadable("expected text or [token, elements]".into());
+    let array =
+        events.dyn_ref::<js_sys::Array>().filter(|a| a.length() == 2).ok_or_else(unreadable)?;
+    let token =
+        array.get(0).as_f64().filter(|t| t.fract() == 0.0 && *t >= 0.0).ok_or_else(unreadable)?;
+    let elements = array.get(1).as_string().ok_or_else(unreadable)?;
+    Ok(KeptInput::Continue { token: token as u32, elements })
 }
 
 /// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
