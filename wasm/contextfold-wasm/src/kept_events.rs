@@ -149,6 +149,37 @@ fn extend(
 mod tests {
     use super::*;
 
+    fn event(seq: u64) -> String {
+        format!(
+            r#"{{"sessionId":"s","runId":"r","turnId":"t","runtimeEventId":"e{seq}","seq":{seq},"content":{{"type":"user_text","text":"hi"}}}}"#
+        )
+    }
+
+    fn count(input: KeptInput) -> Result<(usize, u32), BindingError> {
+        with_kept_events(input, |kept| kept.events.len())
+    }
+
+    #[test]
+    fn continuations_extend_the_state_their_token_names_and_nothing_else() {
+        let one = format!("[{}]", event(1));
+        let (n, token) = count(KeptInput::Text(one.clone())).unwrap();
+        assert_eq!(n, 1);
+        let same = KeptInput::Continue { token, elements: String::new() };
+        let (n, token) = count(same).unwrap();
+        assert_eq!(n, 1);
+        let more = KeptInput::Continue { token, elements: format!("{},{}]", event(2), event(3)) };
+        let (n, token) = count(more).unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(kept_text(), Some(format!("[{},{},{}]", event(1), event(2), event(3))));
+        let stale = KeptInput::Continue { token: token + 1, elements: String::new() };
+        assert_eq!(count(stale).unwrap_err().code(), "interned_events_unreadable");
+        assert_eq!(kept_text(), None, "a failed continuation keeps nothing");
+        let (n, _) = count(KeptInput::Text("[]".into())).unwrap();
+        assert_eq!(n, 0);
+        let (n, _) = count(KeptInput::Text(format!("[{}]", event(1)))).unwrap();
+        assert_eq!(n, 1, "appended to an empty array");
+    }
+
     #[test]
     fn appended_elements_follow_the_last_array_exactly() {
         assert_eq!(appended("[]", "[{\"a\":1}]"), Some("{\"a\":1}]"));
