@@ -4,15 +4,18 @@
 //! text each time, every tool output would be escaped by `JSON.stringify`, copied into wasm
 //! memory and unescaped by the parser on every call, although JS strings never change. So the
 //! wrapper (`pkg/interned.js`) sends each string of at least 256 UTF-16 units once
-//! ([`intern_string`], which returns its id; the wrapper keys it by the string's content) and writes a reference in its
-//! place in the events' JSON text: the string [`REFERENCE_PREFIX`] followed by the id in decimal.
-//! It does so only when no other string of those events starts with that prefix, and only for
-//! well-formed strings (a lone surrogate has no UTF-8 form and must fail as it does in JSON).
+//! ([`intern_string`], which returns its id; the wrapper keys the id by the string's content)
+//! and writes a reference in its place in the events' JSON text: the string
+//! [`REFERENCE_PREFIX`] followed by the id in decimal. It does so only when no other string of
+//! those events starts with that prefix, and only for well-formed strings (a lone surrogate has
+//! no UTF-8 form and must fail as it does in JSON).
 //!
 //! [`events_from_interned_json`] parses such a text and puts every referenced string back before
-//! the core sees the events, so every result (digests included) is the one of the full text. Any
-//! failure (the text is not plain typed events, an id is unknown, an event kind this module does
-//! not know) is [`BindingError::InternedUnreadable`], on which the wrapper sends the full text
+//! the core sees the events, so every result (digests included) is the one of the full text.
+//! [`keep_texts`] leaves the references of the events' texts in place instead, for a projection
+//! that only needs their estimates ([`ReferenceEstimator`]; see `crate::project`). Any failure
+//! (the text is not plain typed events, an id is unknown, an event kind this module does not
+//! know) is [`BindingError::InternedUnreadable`], on which the wrapper sends the full text
 //! instead: errors and their messages are then exactly the full text's.
 
 use std::cell::{Cell, RefCell};
