@@ -12,7 +12,7 @@
 //!
 //! [`events_from_interned_json`] parses such a text and puts every referenced string back before
 //! the core sees the events, so every result (digests included) is the one of the full text.
-//! [`keep_texts`] leaves the references of the events' texts in place instead, for a projection
+//! `keep_texts` leaves the references of the events' texts in place instead, for a projection
 //! that only needs their estimates ([`ReferenceEstimator`]; see `crate::project`). Any failure
 //! (the text is not plain typed events, an id is unknown, an event kind this module does not
 //! know) is [`BindingError::InternedUnreadable`], on which the wrapper sends the full text
