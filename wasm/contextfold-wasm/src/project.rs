@@ -198,7 +198,7 @@ pub(crate) fn project_events(
 
 /// The kept references of events read by [`crate::kept_events`], with the
 /// estimator that knows them.
-type KeptReferences<'a> = (&'a ReferenceEstimator<'a>, &'a HashMap<usize, (usize, TextSlot)>);
+type ReferenceLookup<'a> = (&'a ReferenceEstimator<'a>, &'a HashMap<usize, (usize, TextSlot)>);
 
 /// [`project_events`], estimating with the estimator of `references` when given (the events'
 /// texts are then references) and sharing those back by reference; fails with
@@ -209,7 +209,7 @@ fn project_events_with(
     exact: bool,
     strings: LongStrings,
     jsonl: Option<&JsonlEvents>,
-    references: Option<KeptReferences<'_>>,
+    references: Option<ReferenceLookup<'_>>,
 ) -> Result<JsValue, BindingError> {
     let estimator: &dyn TokenEstimator = match references {
         Some((estimator, _)) => estimator,
