@@ -74,6 +74,12 @@ reason_codes! {
     StaleToolResultsPruned = "stale_tool_results_pruned",
     /// A rolling failure reused the previous checkpoint without widening its coverage.
     PreviousCheckpointReused = "previous_checkpoint_reused",
+    /// The compactor input for the whole fold cannot fit, so a rolling step folded the largest
+    /// safe prefix whose input fits; later steps continue from its checkpoint.
+    FoldSplit = "fold_split",
+    /// Partial events (a step still streaming, or one abandoned mid-stream) were left out of the
+    /// request: they are never replayed as if they were complete.
+    PartialEventsLeftOut = "partial_events_left_out",
     // Summaries.
     /// The summarizer returned no text.
     EmptySummary = "empty_summary",

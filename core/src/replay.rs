@@ -3,16 +3,20 @@
 //! A checkpoint that was valid once is not fit for every later request: the model may change,
 //! its window may shrink. [`evaluate_replay`] accepts a checkpoint only if it belongs to this
 //! session (and, for V3, to this provider, connection and model), still matches the log's
-//! prefix, is strictly smaller than the source it replaces, and leaves checkpoint + raw tail +
-//! current turn within the current history budget.
+//! prefix, is strictly smaller than the source it replaces, and leaves checkpoint + live head +
+//! raw tail + current turn within the current history budget. The prefix may reach into the
+//! current turn (active-turn folding, see [`crate::projection::live_head`]). Sizes are measured
+//! after stale tool-result pruning of the uncovered tail, as the request is sent, so pruning can
+//! make a checkpoint fit.
 
-use crate::budget::{ContextBudget, TokenEstimator};
+use crate::budget::{ContextBudget, TokenEstimator, estimate_event};
 use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::compaction::native::{ProviderIdentity, provider_state_matches};
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
+use crate::projection::live_head::{Remainder, replay};
 use crate::projection::materialize::{
-    checkpoint_message, estimate_message, estimate_messages, materialize,
+    checkpoint_message, estimate_message, estimate_messages, materialize_events,
 };
 use crate::verified_prefix::{FullVerification, PrefixVerifier};
 
@@ -28,16 +32,18 @@ pub fn checkpoint_tokens(
 /// A checkpoint accepted for this request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplayPlan {
-    /// The checkpoint replaces `prior[..covered]`.
+    /// The checkpoint replaces `events[..covered]` (the current turn's live head excepted).
     pub covered: usize,
     /// Tokens of the checkpoint as the model sees it.
     pub checkpoint_tokens: u64,
-    /// Tokens of the covered raw source it replaces.
+    /// Tokens of the covered raw source it replaces (the live head, replayed beside it, not
+    /// counted).
     pub source_tokens: u64,
-    /// Tokens of the whole replay (checkpoint + uncovered raw tail + current turn), measured
-    /// on the materialized messages exactly as the request will carry them.
+    /// Tokens of the whole replay (checkpoint + live head + uncovered raw tail + current turn),
+    /// measured on the materialized messages exactly as the request will carry them.
     pub replay_tokens: u64,
-    /// Tokens of the current turn alone, materialized.
+    /// Tokens of what no raw-tail selection can drop: the live head and the uncovered events of
+    /// the current turn, materialized.
     pub current_tokens: u64,
 }
 
@@ -60,27 +66,28 @@ pub struct ReplayRejection {
     pub plan: Option<ReplayPlan>,
 }
 
-/// Evaluates whether `checkpoint` may replace the start of `prior` in the next request.
+/// Evaluates whether `checkpoint` may replace the start of `events` in the next request.
 ///
-/// `prior` is the log before the current turn; `current` is the current turn.
+/// `events` is the whole log; the current turn starts at `prior_end` (see
+/// [`crate::safe_prefix::split_current_turn`]).
 pub fn evaluate_replay(
     checkpoint: &HistoryCompactCheckpoint,
-    prior: &[RuntimeEvent],
-    current: &[RuntimeEvent],
+    events: &[RuntimeEvent],
+    prior_end: usize,
     budget: &ContextBudget,
     provider: Option<&ProviderIdentity>,
     estimator: &dyn TokenEstimator,
 ) -> Result<ReplayPlan, ReplayRejection> {
     let mut full = FullVerification::default();
-    evaluate_replay_with(checkpoint, prior, current, budget, provider, estimator, &mut full)
+    evaluate_replay_with(checkpoint, events, prior_end, budget, provider, estimator, &mut full)
 }
 
 /// [`evaluate_replay`] with a chosen prefix verifier (e.g. a per-session
 /// [`crate::verified_prefix::VerifiedPrefix`] cache, for O(tail) steady state).
 pub fn evaluate_replay_with(
     checkpoint: &HistoryCompactCheckpoint,
-    prior: &[RuntimeEvent],
-    current: &[RuntimeEvent],
+    events: &[RuntimeEvent],
+    prior_end: usize,
     budget: &ContextBudget,
     provider: Option<&ProviderIdentity>,
     estimator: &dyn TokenEstimator,
@@ -103,16 +110,23 @@ pub fn evaluate_replay_with(
             ));
         }
     }
-    let matched = verifier.verify(checkpoint, prior, estimator).map_err(|mismatch| {
+    let matched = verifier.verify(checkpoint, events, estimator).map_err(|mismatch| {
         reject(mismatch.code(), format!("checkpoint {}: {mismatch}", checkpoint.checkpoint_id))
     })?;
-    let replay = materialize(Some(checkpoint), &prior[matched.covered..], current);
+    let rest = Remainder::split(events, prior_end, matched.covered);
+    let replay = replay(Some(checkpoint), events, prior_end, matched.covered, estimator);
+    let fixed = Remainder { tail: &[], ..rest.clone() };
     let plan = ReplayPlan {
         covered: matched.covered,
         checkpoint_tokens: checkpoint_tokens(checkpoint, estimator),
-        source_tokens: matched.source_tokens,
-        replay_tokens: estimate_messages(estimator, &replay.messages),
-        current_tokens: estimate_messages(estimator, &materialize(None, &[], current).messages),
+        source_tokens: matched.source_tokens.saturating_sub(
+            rest.head.iter().map(|event| estimate_event(estimator, event)).sum(),
+        ),
+        replay_tokens: estimate_messages(estimator, &replay.materialized.messages),
+        current_tokens: estimate_messages(
+            estimator,
+            &materialize_events(None, fixed.events(), &[]).messages,
+        ),
     };
     let figures = |after| TokenFigures {
         before: plan.source_tokens + plan.replay_tokens - plan.checkpoint_tokens,

@@ -4,25 +4,32 @@
 //! # Rules
 //!
 //! The events of the turn being produced (`current_turn_id`) must form a contiguous suffix of the
-//! log; they are never covered. Everything before them is *prior* history, `events[..prior_end]`
-//! (see [`split_current_turn`]), and every prior turn counts as completed.
+//! log (see [`split_current_turn`]); everything before them is *prior* history,
+//! `events[..prior_end]`, and every prior turn counts as completed.
 //!
-//! A *cut* `p` (a checkpoint covering `events[..p]`) is considered only at a turn boundary:
-//! `1 <= p <= prior_end` and `events[p - 1]` is the last event of its turn (`p == prior_end`, or
-//! `events[p]` has another turn id). One completed turn is therefore compactable however many
-//! agent-loop steps it contains. A cut is *safe* when `events[..p]` contains:
+//! A *cut* `p` (a checkpoint covering `events[..p]`, `1 <= p <= len`) falls at the end of a
+//! turn, or after a complete model step inside a turn: `events[p - 1]` is an assistant-side event
+//! or tool result and `events[p]` is not a later part of the same step (same `response_id`, or
+//! without ids an assistant-side event right after another). One completed turn is therefore
+//! compactable however many agent-loop steps it contains, and so are the settled steps of the
+//! current turn (*active-turn folding*); inside the current turn a cut always follows a model
+//! step, never the turn's own user message. A cut is *safe* when:
 //!
-//! - no `partial` event and no `pinned` event (coverage is a prefix, so a pinned event also
-//!   protects everything after it);
-//! - no member of a split *call group*: every event naming one call id (the call and all of its
-//!   results, ordinary or hosted, duplicates included) lies entirely before `p` or entirely at or
-//!   after `p`. A call with no result anywhere is an interrupted call and blocks nothing (the
-//!   projection adds an explicit error result later);
-//! - no member of a split *response batch*: events sharing one `response_id` lie entirely before
-//!   or entirely at or after `p`.
+//! - it splits no *call exchange*: a call and the results answering it (ordinary or hosted) lie
+//!   entirely before `p` or entirely at or after `p`. A call reusing the id of an earlier,
+//!   answered call opens a new exchange (as the projection pairs them). A call with no result
+//!   anywhere is interrupted and blocks nothing, unless it is in the current turn and no later
+//!   step has started: then its tool is still running and no cut may pass it;
+//! - it splits no *response batch*: events sharing one `response_id`;
+//! - it passes no *live* event: a `partial` event whose step is still streaming (no complete
+//!   event of a later step follows it), or a `pinned` assistant-side or tool event of the current
+//!   turn. Older partial and pinned events are covered like any other. The current turn's user
+//!   and system messages (its *live head*: the task and any text added during the turn) may be
+//!   covered; the projection replays them verbatim after the checkpoint while the turn is active
+//!   (see [`crate::projection::live_head`]).
 //!
-//! Groups are measured over the whole log, current turn included: a prior call whose result
-//! arrived in the current turn cannot be covered.
+//! Exchanges and batches are measured over the whole log: a prior call whose result arrived in
+//! the current turn cannot be covered apart from it.
 //!
 //! # Cost
 //!
@@ -44,13 +51,13 @@ use cuts::{CutAnalysis, group_splits, is_turn_start};
 /// Caller constraints on prefix selection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrefixOptions {
-    /// The turn being produced now; none of its events is ever covered.
+    /// The turn being produced now: only its settled steps may be covered.
     pub current_turn_id: Option<String>,
-    /// Keep at least this many estimated tokens of the newest prior history raw: the events
-    /// between the cut and the current turn must estimate to at least this much.
+    /// Keep at least this many estimated tokens raw: the events after the cut must estimate to
+    /// at least this much.
     pub reserve_tail_tokens: u64,
     /// Keep at least this many of the newest completed turns raw: the events between the cut
-    /// and the current turn must hold at least this many turns (contiguous runs of one turn id).
+    /// and the current turn must hold at least this many whole turns.
     pub reserve_tail_turns: usize,
 }
 
@@ -102,15 +109,16 @@ pub fn safe_boundaries(
     current_turn_id: Option<&str>,
 ) -> Result<Vec<usize>, LogError> {
     let analysis = CutAnalysis::new(events, current_turn_id)?;
-    Ok((1..=analysis.prior_end()).filter(|&cut| analysis.is_safe_cut(events, cut)).collect())
+    Ok((1..=events.len()).filter(|&cut| analysis.is_safe_cut(events, cut)).collect())
 }
 
 /// The largest safe cut that leaves the reserved verbatim tail raw; `Ok(None)` when no
 /// non-empty safe prefix exists under those constraints.
 ///
-/// The tail is `events[end..prior_end]`: it must hold at least
-/// [`PrefixOptions::reserve_tail_turns`] turns and estimate to at least
-/// [`PrefixOptions::reserve_tail_tokens`] tokens (per [`estimate_event`]). The only error is a
+/// The tail is `events[end..]`: it must estimate to at least
+/// [`PrefixOptions::reserve_tail_tokens`] tokens (per [`estimate_event`]), and
+/// `events[end..prior_end]` must hold at least [`PrefixOptions::reserve_tail_turns`] whole
+/// turns. The only error is a
 /// current turn that is not a suffix of the log.
 ///
 /// ```
@@ -134,7 +142,8 @@ pub fn select_safe_prefix(
     estimator: &dyn TokenEstimator,
 ) -> Result<Option<SafePrefix>, LogError> {
     let analysis = CutAnalysis::new(events, options.current_turn_id.as_deref())?;
-    let mut cut = analysis.prior_end();
+    let prior_end = analysis.prior_end();
+    let mut cut = events.len();
     let mut tail_tokens = 0u64;
     let mut tail_turns = 0usize;
     while cut > 0 {
@@ -146,7 +155,7 @@ pub fn select_safe_prefix(
         }
         cut -= 1;
         tail_tokens = tail_tokens.saturating_add(estimate_event(estimator, &events[cut]));
-        if is_turn_start(events, cut) {
+        if cut < prior_end && is_turn_start(events, cut) {
             tail_turns += 1;
         }
     }

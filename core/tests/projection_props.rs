@@ -212,7 +212,7 @@ proptest! {
             prop_assert!(projection.fits, "raw history fits ({raw}) but the projection does not");
         }
         if let Some(cp) = &checkpoint {
-            if evaluate_replay(cp, prior, now, &budget, None, &CharEstimator).is_ok() {
+            if evaluate_replay(cp, &events, prior_end, &budget, None, &CharEstimator).is_ok() {
                 prop_assert!(projection.fits, "the checkpoint's replay fits but the projection does not");
                 prop_assert_eq!(projection.checkpoint.as_ref().map(|c| c.covered_events), Some(cp.coverage.event_count));
             } else {

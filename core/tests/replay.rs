@@ -97,8 +97,7 @@ fn evaluate(
     budget: &ContextBudget,
     provider: Option<&ProviderIdentity>,
 ) -> Result<contextfold_core::replay::ReplayPlan, ReplayRejection> {
-    let (prior, current) = events.split_at(prior_end);
-    evaluate_replay(cp, prior, current, budget, provider, &CharEstimator)
+    evaluate_replay(cp, events, prior_end, budget, provider, &CharEstimator)
 }
 
 #[test]

@@ -77,6 +77,10 @@ pub struct SummarizeEffect {
 /// Upper bound of [`SummarizeEffect::target_tokens`].
 pub const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
 
+/// Most checkpoints one compaction transaction records in rolling steps (each step strictly
+/// extends coverage, so the steps also end when no safe fold remains).
+pub const MAX_ROLLING_STEPS: u32 = 64;
+
 /// A summarizer's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

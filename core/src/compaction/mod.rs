@@ -6,6 +6,7 @@
 pub mod circuit;
 pub mod effects;
 pub mod extractive;
+mod fold_search;
 pub mod native;
 mod plan;
 mod run;

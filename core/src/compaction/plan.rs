@@ -1,8 +1,10 @@
 //! Planning: everything the transaction decides before any provider call.
 //!
 //! Given the canonical log, the latest checkpoint and model facts, the plan finds the current
-//! history size, decides whether the trigger needs work at all, selects the largest safe
-//! completed prefix and the fold of a rolling update. It performs no I/O.
+//! history size, decides whether the trigger needs work at all, and picks the fold target: the
+//! largest safe prefix, or one that keeps the trigger's verbatim tail raw. Settled steps of the
+//! active turn are candidates like completed turns (see [`crate::safe_prefix`]). It performs no
+//! I/O.
 
 use crate::budget::{ContextBudget, TokenEstimator, estimate_events};
 use crate::checkpoint::HistoryCompactCheckpoint;
@@ -10,9 +12,10 @@ use crate::compaction::effects::Trigger;
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
-use crate::projection::materialize::{estimate_messages, materialize};
+use crate::projection::live_head::{Remainder, replay};
+use crate::projection::materialize::{estimate_messages, materialize_events};
 use crate::replay::evaluate_replay;
-use crate::safe_prefix::{PrefixOptions, SafePrefix, select_safe_prefix};
+use crate::safe_prefix::safe_boundaries;
 
 /// A checkpoint that matched the log and may seed a rolling update.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,10 +31,11 @@ pub(crate) struct UsableCheckpoint {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Sizes {
     pub(crate) prior_end: usize,
-    pub(crate) prior_tokens: u64,
+    /// What no raw-tail selection can drop beside the usable checkpoint (or from the raw log):
+    /// the live head and the uncovered current turn.
     pub(crate) current_tokens: u64,
-    /// The context no compaction can remove: everything from the first pinned or partial prior
-    /// event on (coverage is a prefix), plus the current turn.
+    /// The context no compaction can remove: the live head plus everything after the largest
+    /// safe cut.
     pub(crate) minimum_tokens: u64,
     /// Estimated history of the next request before compaction.
     pub(crate) before: u64,
@@ -49,30 +53,30 @@ impl Sizes {
 pub(crate) enum PlanDecision {
     /// Nothing to do, or nothing can be done; finish with this reason.
     Finish { reason: ReasonCode, over_budget: bool },
-    /// Compact `events[..prefix.end]`.
-    Compact { prefix: SafePrefix },
+    /// Compact towards `events[..target]`; `cuts` are every safe cut, ascending.
+    Compact { target: usize, cuts: Vec<usize> },
 }
 
 /// Finds a source-matched checkpoint through the replay gate, recording why a given one cannot
 /// be used. A checkpoint that matched but failed only on size still proves its coverage.
 pub(crate) fn usable_checkpoint(
     checkpoint: Option<&HistoryCompactCheckpoint>,
-    prior: &[RuntimeEvent],
-    current: &[RuntimeEvent],
+    events: &[RuntimeEvent],
+    prior_end: usize,
     budget: &ContextBudget,
     provider: &ProviderIdentity,
     estimator: &dyn TokenEstimator,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<UsableCheckpoint> {
     let checkpoint = checkpoint?;
-    let plan = match evaluate_replay(checkpoint, prior, current, budget, Some(provider), estimator)
-    {
-        Ok(plan) => plan,
-        Err(rejection) => {
-            diagnostics.push(rejection.diagnostic);
-            rejection.plan?
-        }
-    };
+    let plan =
+        match evaluate_replay(checkpoint, events, prior_end, budget, Some(provider), estimator) {
+            Ok(plan) => plan,
+            Err(rejection) => {
+                diagnostics.push(rejection.diagnostic);
+                rejection.plan?
+            }
+        };
     Some(UsableCheckpoint {
         checkpoint: checkpoint.clone(),
         covered: plan.covered,
@@ -81,39 +85,59 @@ pub(crate) fn usable_checkpoint(
     })
 }
 
-/// Measures the log as the next request would see it without compaction, on the materialized
-/// messages, exactly as [`crate::projection::project`] measures them.
+/// Tokens of the request a coverage of `covered` events gives (with `checkpoint`, if any),
+/// measured exactly as [`crate::projection::project`] measures it.
+pub(crate) fn replay_tokens(
+    checkpoint: Option<&HistoryCompactCheckpoint>,
+    events: &[RuntimeEvent],
+    prior_end: usize,
+    covered: usize,
+    estimator: &dyn TokenEstimator,
+) -> u64 {
+    let replay = replay(checkpoint, events, prior_end, covered, estimator);
+    estimate_messages(estimator, &replay.materialized.messages)
+}
+
+/// Tokens of the live head and the uncovered current turn for a coverage of `covered` events.
+fn fixed_tokens(
+    events: &[RuntimeEvent],
+    prior_end: usize,
+    covered: usize,
+    estimator: &dyn TokenEstimator,
+) -> u64 {
+    let rest = Remainder { tail: &[], ..Remainder::split(events, prior_end, covered) };
+    estimate_messages(estimator, &materialize_events(None, rest.events(), &[]).messages)
+}
+
+/// Measures the log as the next request would see it without compaction.
 pub(crate) fn measure(
     events: &[RuntimeEvent],
     prior_end: usize,
+    cuts: &[usize],
     usable: Option<&UsableCheckpoint>,
     budget: ContextBudget,
     estimator: &dyn TokenEstimator,
 ) -> Sizes {
-    let (prior, current) = events.split_at(prior_end);
-    let measure = |checkpoint, tail, current| {
-        estimate_messages(estimator, &materialize(checkpoint, tail, current).messages)
+    let largest = cuts.last().copied().unwrap_or(0);
+    let minimum_tokens = replay_tokens(None, events, prior_end, largest, estimator);
+    let (before, current_tokens) = match usable {
+        Some(u) if u.smaller_than_source => (
+            replay_tokens(Some(&u.checkpoint), events, prior_end, u.covered, estimator),
+            fixed_tokens(events, prior_end, u.covered, estimator),
+        ),
+        _ => (
+            replay_tokens(None, events, prior_end, 0, estimator),
+            fixed_tokens(events, prior_end, prior_end, estimator),
+        ),
     };
-    let prior_tokens = measure(None, prior, &[]);
-    let current_tokens = measure(None, &[], current);
-    let minimum_tokens = match prior.iter().position(|e| e.pinned || e.partial) {
-        Some(first) => measure(None, &prior[first..], current),
-        None => current_tokens,
-    };
-    let before = match usable {
-        Some(u) if u.smaller_than_source => {
-            measure(Some(&u.checkpoint), &prior[u.covered..], current)
-        }
-        _ => measure(None, prior, current),
-    };
-    Sizes { prior_end, prior_tokens, current_tokens, minimum_tokens, before, budget }
+    Sizes { prior_end, current_tokens, minimum_tokens, before, budget }
 }
 
-/// Decides whether to compact and which prefix to cover.
+/// Decides whether to compact and which prefix to fold towards.
 pub(crate) fn decide(
     trigger: Trigger,
     events: &[RuntimeEvent],
-    current_turn_id: Option<&str>,
+    cuts: Vec<usize>,
     usable: Option<&UsableCheckpoint>,
     sizes: &Sizes,
     estimator: &dyn TokenEstimator,
@@ -133,7 +157,7 @@ pub(crate) fn decide(
     if sizes.minimum_tokens > budget {
         diagnostics.push(Diagnostic::with_tokens(
             ReasonCode::MinimumContextExceedsBudget,
-            "the pinned tail plus the current turn alone exceed the history budget; \
+            "the live head and what no safe cut can cover alone exceed the history budget; \
              compaction cannot help",
             sizes.figures(sizes.minimum_tokens),
         ));
@@ -144,53 +168,60 @@ pub(crate) fn decide(
             };
         }
     }
-    let options = PrefixOptions {
-        current_turn_id: current_turn_id.map(str::to_owned),
-        reserve_tail_tokens: 0,
-        reserve_tail_turns: reserved_tail_turns(trigger, events, sizes, estimator),
-    };
-    // The current turn was already checked to be a suffix, so selection cannot fail here.
-    let select =
-        |options: &PrefixOptions| select_safe_prefix(events, options, estimator).ok().flatten();
-    // The reserved tail is a preference; never let it block the only possible compaction.
-    let prefix = select(&options)
-        .or_else(|| select(&PrefixOptions { reserve_tail_turns: 0, ..options.clone() }));
-    let Some(prefix) = prefix else {
+    let Some(&largest) = cuts.last() else {
         diagnostics.push(Diagnostic::new(
             ReasonCode::NoSafePrefix,
-            "no completed prefix can be covered without splitting a pinned, partial or paired event",
+            "no prefix can be covered without splitting a live, paired or batched event",
         ));
         return PlanDecision::Finish { reason: ReasonCode::NoSafePrefix, over_budget };
     };
-    if let Some(u) = usable
-        && prefix.end <= u.covered
-    {
+    let covered = usable.map_or(0, |u| u.covered);
+    if largest <= covered {
+        let id = usable.map_or("", |u| u.checkpoint.checkpoint_id.as_str());
         diagnostics.push(Diagnostic::new(
             ReasonCode::AlreadyCovered,
-            format!(
-                "checkpoint {} already covers the whole safe prefix ({} events)",
-                u.checkpoint.checkpoint_id, u.covered
-            ),
+            format!("checkpoint {id} already covers the whole safe prefix ({covered} events)"),
         ));
         return PlanDecision::Finish { reason: ReasonCode::AlreadyCovered, over_budget };
     }
-    PlanDecision::Compact { prefix }
+    // The reserved tail is a preference; it never blocks the only useful fold.
+    let target = reserved_target(trigger, events, &cuts, sizes, estimator)
+        .filter(|&reserved| reserved > covered)
+        .unwrap_or(largest);
+    PlanDecision::Compact { target, cuts }
 }
 
-/// Automatic triggers keep the newest completed turn raw when it is small (at most a quarter
-/// of the history budget); manual compaction folds every completed turn.
-fn reserved_tail_turns(
+/// The trigger's verbatim tail: automatic triggers keep the newest unit raw when it is small (at
+/// most a quarter of the history budget): the newest settled step when the active turn has
+/// foldable steps, otherwise the newest completed turn. Manual compaction folds everything.
+/// Returns the largest cut that keeps the unit raw, if any.
+fn reserved_target(
     trigger: Trigger,
     events: &[RuntimeEvent],
+    cuts: &[usize],
     sizes: &Sizes,
     estimator: &dyn TokenEstimator,
-) -> usize {
-    if !trigger.is_automatic() || sizes.prior_end == 0 {
-        return 0;
+) -> Option<usize> {
+    let &largest = cuts.last()?;
+    if !trigger.is_automatic() {
+        return None;
     }
-    let prior = &events[..sizes.prior_end];
-    let last_turn = &prior[prior.len() - 1].turn_id;
-    let start = prior.iter().rposition(|e| &e.turn_id != last_turn).map_or(0, |i| i + 1);
-    let tokens = estimate_events(estimator, &prior[start..]);
-    usize::from(tokens <= sizes.budget.history_budget / 4)
+    let unit_start = if largest > sizes.prior_end {
+        cuts.iter().rev().nth(1).copied().unwrap_or(0)
+    } else {
+        let prior = &events[..sizes.prior_end.min(largest)];
+        let last_turn = &prior.last()?.turn_id;
+        prior.iter().rposition(|e| &e.turn_id != last_turn).map_or(0, |i| i + 1)
+    };
+    let tokens = estimate_events(estimator, &events[unit_start..largest]);
+    if tokens > sizes.budget.history_budget / 4 {
+        return None;
+    }
+    cuts.iter().rev().copied().find(|&cut| cut <= unit_start)
+}
+
+/// Every safe cut of the log (active-turn steps included), ascending.
+pub(crate) fn all_cuts(events: &[RuntimeEvent], current_turn_id: Option<&str>) -> Vec<usize> {
+    // The current turn was already checked to be a suffix, so this cannot fail here.
+    safe_boundaries(events, current_turn_id).unwrap_or_default()
 }

@@ -1,16 +1,29 @@
-//! The internals of [`crate::compaction::Compaction`]: phases, attempts, the write gate and the
-//! fail-open rules. Kept apart from the public driver API so each file reads on its own.
+//! The internals of [`crate::compaction::Compaction`]: phases, attempts, rolling steps, the
+//! write gate and the fail-open rules. Kept apart from the public driver API so each file reads
+//! on its own.
+//!
+//! # Rolling steps
+//!
+//! One transaction may record several checkpoints. Each step folds the largest safe cut up to
+//! the planner's target whose compactor input fits (see [`crate::compaction::fold_search`]),
+//! durably appends its checkpoint, and only then lets the next step build on it. Steps go on
+//! while the request still exceeds the budget: up to the target, then (the reserved tail
+//! dropped) up to the largest safe cut, and at most [`MAX_ROLLING_STEPS`] checkpoints. An
+//! offline summarizer without an input window (the extractive one) folds the whole target at
+//! once. `summary_input_cannot_fit` remains only when even the smallest fold cannot fit.
 
 use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
     AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, MAX_SUMMARY_TARGET_TOKENS,
-    OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
+    MAX_ROLLING_STEPS, OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect,
+    SummaryResponse,
 };
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
+use crate::compaction::fold_search::largest_fitting;
 use crate::compaction::native::{NativeBinding, accept_native_output, build_native_request};
-use crate::compaction::plan::{Sizes, UsableCheckpoint};
+use crate::compaction::plan::{Sizes, UsableCheckpoint, replay_tokens};
 use crate::compaction::summary_request::{
     SummaryRequest, build_repair_request, build_summary_request, shrink_for_overflow_retry,
 };
@@ -19,10 +32,13 @@ use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step}
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::EventContent;
 use crate::prefix_match::coverage_of;
-use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize};
+use crate::projection::live_head::Remainder;
+use crate::projection::materialize::REPLAY_LIMITATION;
+use crate::projection::{ProjectInput, project};
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
-use crate::safe_prefix::{Fold, SafePrefix};
+use crate::safe_prefix::Fold;
+
 
 /// The result a handler is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,10 +86,17 @@ pub(crate) struct Run<E> {
     diagnostics: Vec<Diagnostic>,
     attempts: Vec<Attempt>,
     phase: Phase,
-    prefix: Option<SafePrefix>,
+    /// End of this step's fold (`events[..end]` is covered once it is recorded).
+    end: usize,
+    /// Where the steps are heading: the planner's target, then the largest cut.
+    target: usize,
+    /// Every safe cut of the log, ascending.
+    cuts: Vec<usize>,
     text: Option<TextAttempt>,
     text_fallback_used: bool,
     pending: Option<(HistoryCompactCheckpoint, u64)>,
+    /// Checkpoints durably recorded by this transaction; the last one is the tip.
+    recorded: Vec<HistoryCompactCheckpoint>,
 }
 
 impl<E: TokenEstimator> Run<E> {
@@ -101,15 +124,25 @@ impl<E: TokenEstimator> Run<E> {
             diagnostics,
             attempts: Vec::new(),
             phase: Phase::Done { outcome: placeholder },
-            prefix: None,
+            end: 0,
+            target: 0,
+            cuts: Vec::new(),
             text: None,
             text_fallback_used: false,
             pending: None,
+            recorded: Vec::new(),
         }
     }
 
-    pub(crate) fn begin(&mut self, prefix: SafePrefix) {
-        self.prefix = Some(prefix);
+    pub(crate) fn begin(&mut self, target: usize, cuts: Vec<usize>) {
+        self.target = target;
+        self.cuts = cuts;
+        self.start_step();
+    }
+
+    /// Starts one rolling step with the selected compactor.
+    fn start_step(&mut self) {
+        self.text_fallback_used = false;
         match self.input.compactor {
             Compactor::TextSummary => self.start_text(),
             Compactor::OpenaiCodexNative => self.start_native(),
@@ -117,13 +150,49 @@ impl<E: TokenEstimator> Run<E> {
     }
 
     fn prefix_end(&self) -> usize {
-        self.prefix.map_or(0, |p| p.end)
+        self.end
+    }
+
+    /// Cuts this step may fold to: past the usable coverage, up to the target.
+    fn candidates(&self) -> Vec<usize> {
+        let covered = self.usable.as_ref().map_or(0, |u| u.covered);
+        self.cuts.iter().copied().filter(|&cut| cut > covered && cut <= self.target).collect()
+    }
+
+    /// The summarizer's input window: none for the offline extractive summarizer, which reads
+    /// the fold itself; otherwise the history budget.
+    fn input_window(&self) -> u64 {
+        match self.input.summarizer_label.as_deref() {
+            Some(EXTRACTIVE_PRODUCER) => u64::MAX,
+            _ => self.sizes.budget.history_budget,
+        }
+    }
+
+    /// Reports that the whole target could not be folded in one step.
+    fn note_split(&mut self, what: &str, end: usize) {
+        if end < self.target {
+            self.diagnostics.push(Diagnostic::new(
+                ReasonCode::FoldSplit,
+                format!(
+                    "the {what} input for events[..{}] cannot fit; step {} folds events[..{end}]",
+                    self.target,
+                    self.recorded.len() + 1
+                ),
+            ));
+        }
+    }
+
+    /// Id of the checkpoint this step records: the given id for the first, `<id>.<n>` after.
+    fn step_checkpoint_id(&self) -> String {
+        match self.recorded.len() {
+            0 => self.input.new_checkpoint_id.clone(),
+            n => format!("{}.{}", self.input.new_checkpoint_id, n + 1),
+        }
     }
 
     // ----- text summary -------------------------------------------------------------------
 
     fn start_text(&mut self) {
-        let end = self.prefix_end();
         let (previous_summary, fold_start) = match &self.usable {
             Some(u) => match u.checkpoint.summary() {
                 Some(summary) => (Some(summary.to_owned()), u.covered),
@@ -136,18 +205,30 @@ impl<E: TokenEstimator> Run<E> {
             dispatches: 0,
             result: ReasonCode::Cancelled,
         });
-        let fold = &self.input.events[fold_start..end];
-        let fold_tokens = estimate_events(&self.estimator, fold);
-        let budget = self.sizes.budget.history_budget;
-        let request =
-            match build_summary_request(previous_summary.as_deref(), fold, budget, &self.estimator)
-            {
-                Ok(request) => request,
-                Err(error) => {
-                    let detail = format!("summarizer request not dispatched: {error}");
-                    return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
-                }
-            };
+        let window = self.input_window();
+        let (events, estimator) = (&self.input.events, &self.estimator);
+        let found = largest_fitting(&self.candidates(), |end| {
+            build_summary_request(
+                previous_summary.as_deref(),
+                &events[fold_start..end],
+                window,
+                estimator,
+            )
+        });
+        let (end, request) = match found {
+            Some(Ok(found)) => found,
+            Some(Err(error)) => {
+                let detail = format!(
+                    "summarizer request not dispatched: even the smallest safe fold cannot fit: \
+                     {error}"
+                );
+                return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
+            }
+            None => return self.fail_open(ReasonCode::NoSafePrefix, "no fold left".into()),
+        };
+        self.end = end;
+        self.note_split("summarizer", end);
+        let fold_tokens = estimate_events(&self.estimator, &self.input.events[fold_start..end]);
         self.note_omissions(request.omitted_tool_results, "summarizer");
         let fingerprint = self.input_fingerprint(&request, &previous_summary, fold_start, end);
         if self.input.circuit.is_open(&fingerprint) {
@@ -198,7 +279,7 @@ impl<E: TokenEstimator> Run<E> {
             model: &self.input.provider.model_id,
             route: if previous_summary.is_some() { "text_summary/rolling" } else { "text_summary" },
             history_budget: self.sizes.budget.history_budget,
-            input_budget: self.sizes.budget.history_budget,
+            input_budget: self.input_window(),
             shape: RequestShape::of(request),
             previous_checkpoint_id: previous,
             folded_source_digest: &fold_digest,
@@ -287,7 +368,6 @@ impl<E: TokenEstimator> Run<E> {
     // ----- provider-native ----------------------------------------------------------------
 
     fn start_native(&mut self) {
-        let end = self.prefix_end();
         let (previous_state, fold_start) = match &self.usable {
             Some(u) => match u.checkpoint.provider_state() {
                 Some(state) => (Some(state.clone()), u.covered),
@@ -300,17 +380,23 @@ impl<E: TokenEstimator> Run<E> {
             dispatches: 0,
             result: ReasonCode::Cancelled,
         });
-        let fold = &self.input.events[fold_start..end];
         let budget = self.sizes.budget.history_budget;
-        match build_native_request(previous_state.as_ref(), fold, budget, &self.estimator) {
-            Ok(request) => {
+        let (events, estimator) = (&self.input.events, &self.estimator);
+        let found = largest_fitting(&self.candidates(), |end| {
+            build_native_request(previous_state.as_ref(), &events[fold_start..end], budget, estimator)
+        });
+        match found {
+            Some(Ok((end, request))) => {
+                self.end = end;
+                self.note_split("native compaction", end);
                 self.note_omissions(request.omitted_tool_results, "native compaction");
                 self.phase = Phase::Ready(Effect::CompactNatively(request));
             }
-            Err(error) => {
+            Some(Err(error)) => {
                 self.attempt_failed(error.reason_code(), format!("{error}"));
                 self.fall_back_to_text();
             }
+            None => self.fail_open(ReasonCode::NoSafePrefix, "no fold left".into()),
         }
     }
 
@@ -366,7 +452,7 @@ impl<E: TokenEstimator> Run<E> {
         };
         let limitations = self.limitations(&projection);
         let mut checkpoint = HistoryCompactCheckpoint {
-            checkpoint_id: self.input.new_checkpoint_id.clone(),
+            checkpoint_id: self.step_checkpoint_id(),
             session_id: prefix[0].session_id.clone(),
             created_at_ms: self.input.now_ms,
             high_water: HighWater {
@@ -397,7 +483,11 @@ impl<E: TokenEstimator> Run<E> {
         {
             return self.fail_open(ReasonCode::SuccessorConflict, format!("{conflict}"));
         }
-        let source_tokens = estimate_events(&self.estimator, prefix);
+        // The live head is replayed beside the checkpoint, so it is not part of what it replaces.
+        let head = Remainder::split(&self.input.events, self.sizes.prior_end, end).head;
+        let head_tokens: u64 =
+            head.iter().map(|event| crate::budget::estimate_event(&self.estimator, event)).sum();
+        let source_tokens = estimate_events(&self.estimator, prefix).saturating_sub(head_tokens);
         if tokens >= source_tokens {
             let detail = format!(
                 "candidate ({tokens} tokens) is not smaller than the {source_tokens} source tokens"
@@ -423,38 +513,9 @@ impl<E: TokenEstimator> Run<E> {
     }
 
     pub(crate) fn on_append(&mut self, result: Result<(), AppendFailure>) {
-        let Some((checkpoint, _tokens)) = self.pending.take() else { return };
+        let Some((checkpoint, tokens)) = self.pending.take() else { return };
         match result {
-            Ok(()) => {
-                let (prior, current) = self.input.events.split_at(self.sizes.prior_end);
-                let replay = materialize(Some(&checkpoint), &prior[self.prefix_end()..], current);
-                let after = estimate_messages(&self.estimator, &replay.messages);
-                self.set_attempt_result(ReasonCode::CheckpointRecorded);
-                let figures = self.sizes.figures(after);
-                self.diagnostics.push(Diagnostic::with_tokens(
-                    ReasonCode::CheckpointRecorded,
-                    format!(
-                        "checkpoint {} covers {} events through {}",
-                        checkpoint.checkpoint_id,
-                        checkpoint.coverage.event_count,
-                        checkpoint.coverage.through.runtime_event_id
-                    ),
-                    figures,
-                ));
-                let exhausted =
-                    self.input.trigger.is_automatic() && after > self.sizes.budget.history_budget;
-                let (outcome, reason) = if exhausted {
-                    self.diagnostics.push(Diagnostic::with_tokens(
-                        ReasonCode::ContextBudgetExhausted,
-                        "recorded, but checkpoint + raw tail + current turn still exceed the budget",
-                        figures,
-                    ));
-                    (OutcomeKind::Exhausted, ReasonCode::ContextBudgetExhausted)
-                } else {
-                    (OutcomeKind::Recorded, ReasonCode::CheckpointRecorded)
-                };
-                self.finish(outcome, reason, Some(checkpoint), None, after);
-            }
+            Ok(()) => self.step_recorded(checkpoint, tokens),
             Err(failure) => {
                 let code = if failure.conflict {
                     ReasonCode::SuccessorConflict
@@ -464,6 +525,70 @@ impl<E: TokenEstimator> Run<E> {
                 self.fail_open(code, format!("durable append failed: {}", failure.message));
             }
         }
+    }
+
+    /// A step's checkpoint is durable: it becomes the usable checkpoint, and the next step (if
+    /// the request still exceeds the budget and a safe fold remains) builds on it.
+    fn step_recorded(&mut self, checkpoint: HistoryCompactCheckpoint, tokens: u64) {
+        let end = self.prefix_end();
+        self.set_attempt_result(ReasonCode::CheckpointRecorded);
+        let after = self.tokens_with(&checkpoint, end);
+        let figures = self.sizes.figures(after);
+        self.diagnostics.push(Diagnostic::with_tokens(
+            ReasonCode::CheckpointRecorded,
+            format!(
+                "checkpoint {} covers {} events through {}",
+                checkpoint.checkpoint_id,
+                checkpoint.coverage.event_count,
+                checkpoint.coverage.through.runtime_event_id
+            ),
+            figures,
+        ));
+        self.usable = Some(UsableCheckpoint {
+            checkpoint: checkpoint.clone(),
+            covered: end,
+            tokens,
+            smaller_than_source: true,
+        });
+        self.input.checkpoint = Some(checkpoint.clone());
+        self.recorded.push(checkpoint);
+        let budget = self.sizes.budget.history_budget;
+        let largest = self.cuts.last().copied().unwrap_or(end);
+        if after > budget && (self.recorded.len() as u32) < MAX_ROLLING_STEPS && end < largest {
+            if end >= self.target {
+                // The reserved tail was kept raw and the request still does not fit.
+                self.target = largest;
+            }
+            return self.start_step();
+        }
+        self.finish_recorded(after);
+    }
+
+    /// Tokens of the next request with `checkpoint` covering `events[..end]`.
+    fn tokens_with(&self, checkpoint: &HistoryCompactCheckpoint, end: usize) -> u64 {
+        let (events, prior_end) = (&self.input.events, self.sizes.prior_end);
+        replay_tokens(Some(checkpoint), events, prior_end, end, &self.estimator)
+    }
+
+    /// Ends a transaction that recorded at least one checkpoint: `recorded`, or `exhausted`
+    /// when an automatic trigger's request still exceeds the budget.
+    fn finish_recorded(&mut self, after: u64) {
+        let figures = self.sizes.figures(after);
+        let exhausted =
+            self.input.trigger.is_automatic() && after > self.sizes.budget.history_budget;
+        let (outcome, reason) = if exhausted {
+            self.diagnostics.push(Diagnostic::with_tokens(
+                ReasonCode::ContextBudgetExhausted,
+                "recorded, but checkpoint + live head + raw tail + current turn still exceed \
+                 the budget",
+                figures,
+            ));
+            (OutcomeKind::Exhausted, ReasonCode::ContextBudgetExhausted)
+        } else {
+            (OutcomeKind::Recorded, ReasonCode::CheckpointRecorded)
+        };
+        let checkpoint = self.recorded.last().cloned();
+        self.finish(outcome, reason, checkpoint, None, after);
     }
 
     // ----- endings ------------------------------------------------------------------------
@@ -497,10 +622,15 @@ impl<E: TokenEstimator> Run<E> {
     }
 
     /// Fails open: no checkpoint. Manual compaction yields one visible note; an automatic
-    /// trigger ends exhausted when the source-derived fallback still exceeds the budget.
+    /// trigger ends exhausted when the source-derived fallback still exceeds the budget. When an
+    /// earlier rolling step already recorded a checkpoint, the transaction ends on that one.
     fn fail_open(&mut self, code: ReasonCode, detail: String) {
         self.set_attempt_result(code);
         self.diagnostics.push(Diagnostic::new(code, detail));
+        if let Some(last) = self.recorded.last().cloned() {
+            let after = self.tokens_with(&last, self.usable.as_ref().map_or(0, |u| u.covered));
+            return self.finish_recorded(after);
+        }
         let (outcome, reason, after) = self.fallback(code);
         let note = (!self.input.trigger.is_automatic()).then(|| {
             self.diagnostics.push(Diagnostic::new(
@@ -520,6 +650,7 @@ impl<E: TokenEstimator> Run<E> {
 
     /// Where a failure leaves the next request: the old checkpoint (never widened) with the
     /// newest raw turns that fit, or the raw source. Over budget, automatic triggers exhaust.
+    /// The token figure is the fail-open projection's own measurement.
     fn fallback(&mut self, code: ReasonCode) -> (OutcomeKind, ReasonCode, u64) {
         let budget = self.sizes.budget.history_budget;
         let current = self.sizes.current_tokens;
@@ -531,7 +662,7 @@ impl<E: TokenEstimator> Run<E> {
                 u.checkpoint.checkpoint_id, u.covered
             );
             self.diagnostics.push(Diagnostic::new(ReasonCode::PreviousCheckpointReused, detail));
-            return (OutcomeKind::FailedOpen, code, self.sizes.before.min(budget));
+            return (OutcomeKind::FailedOpen, code, self.fail_open_tokens());
         }
         if self.sizes.before <= budget || !self.input.trigger.is_automatic() {
             return (OutcomeKind::FailedOpen, code, self.sizes.before);
@@ -542,6 +673,20 @@ impl<E: TokenEstimator> Run<E> {
             self.sizes.figures(self.sizes.before),
         ));
         (OutcomeKind::Exhausted, ReasonCode::ContextBudgetExhausted, self.sizes.before)
+    }
+
+    /// Estimated tokens of the fail-open projection (the usable checkpoint plus the newest raw
+    /// turns that fit), as [`project`] computes it for the host.
+    fn fail_open_tokens(&self) -> u64 {
+        let input = ProjectInput {
+            events: &self.input.events,
+            current_turn_id: self.input.current_turn_id.as_deref(),
+            checkpoint: self.usable.as_ref().map(|u| &u.checkpoint),
+            model: &self.input.model,
+            provider: Some(&self.input.provider),
+            fail_open: true,
+        };
+        project(&input, &self.estimator).map_or(self.sizes.before, |p| p.estimated_tokens)
     }
 
     pub(crate) fn finish_without_work(&mut self, reason: ReasonCode, over_budget: bool) {
@@ -638,7 +783,8 @@ impl<E: TokenEstimator> Run<E> {
                     "cancelled by the host; nothing was persisted",
                 ));
                 let before = self.sizes.before;
-                self.finish(OutcomeKind::Cancelled, ReasonCode::Cancelled, None, None, before);
+                let recorded = self.recorded.last().cloned();
+                self.finish(OutcomeKind::Cancelled, ReasonCode::Cancelled, recorded, None, before);
                 true
             }
         }

@@ -56,7 +56,8 @@ pub struct CompactInput {
     pub trigger: Trigger,
     /// The canonical log of the session, in order (including the current turn, if any).
     pub events: Vec<RuntimeEvent>,
-    /// The turn being produced now; its events are never covered.
+    /// The turn being produced now: its settled steps may be covered, its user and system
+    /// messages are replayed as the live head.
     pub current_turn_id: Option<String>,
     /// The latest compatible checkpoint, if any.
     pub checkpoint: Option<HistoryCompactCheckpoint>,
@@ -147,18 +148,20 @@ impl<E: TokenEstimator> Compaction<E> {
         let mut diagnostics: Vec<Diagnostic> = Vec::new();
         let usable = plan::usable_checkpoint(
             input.checkpoint.as_ref(),
-            &input.events[..prior_end],
-            &input.events[prior_end..],
+            &input.events,
+            prior_end,
             &budget,
             &input.provider,
             &estimator,
             &mut diagnostics,
         );
-        let sizes = plan::measure(&input.events, prior_end, usable.as_ref(), budget, &estimator);
+        let cuts = plan::all_cuts(&input.events, input.current_turn_id.as_deref());
+        let sizes =
+            plan::measure(&input.events, prior_end, &cuts, usable.as_ref(), budget, &estimator);
         let decision = plan::decide(
             input.trigger,
             &input.events,
-            input.current_turn_id.as_deref(),
+            cuts,
             usable.as_ref(),
             &sizes,
             &estimator,
@@ -169,7 +172,7 @@ impl<E: TokenEstimator> Compaction<E> {
             PlanDecision::Finish { reason, over_budget } => {
                 run.finish_without_work(reason, over_budget)
             }
-            PlanDecision::Compact { prefix } => run.begin(prefix),
+            PlanDecision::Compact { target, cuts } => run.begin(target, cuts),
         }
         Ok(Self { run })
     }

@@ -5,6 +5,7 @@ pub mod ai_sdk;
 pub mod ai_sdk_import;
 pub mod anthropic;
 mod import_state;
+pub mod live_head;
 pub mod materialize;
 pub mod message;
 pub mod openai_chat;

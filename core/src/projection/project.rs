@@ -3,10 +3,12 @@
 //! The pipeline, in order (the order is what keeps checkpoints valid):
 //! 1. split off the current turn;
 //! 2. validate the latest checkpoint against the immutable log and the current budget
-//!    ([`crate::replay::evaluate_replay`]);
+//!    ([`crate::replay::evaluate_replay`], which measures the request after step 3);
 //! 3. prune stale oversized tool results in the uncovered remainder only, so the bytes a
 //!    checkpoint digest covers never change;
-//! 4. materialize checkpoint + raw tail + current turn as provider-neutral messages.
+//! 4. materialize checkpoint + live head + raw tail + current turn as provider-neutral messages
+//!    (the live head is non-empty only when the checkpoint covers settled steps of the current
+//!    turn, see [`crate::projection::live_head`]).
 //!
 //! `project` never invents a summary and never drops uncovered events silently. Only in
 //! fail-open mode (after a failed compaction) may a source-matched checkpoint be reused with the
@@ -19,9 +21,9 @@ use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::{LogError, RuntimeEvent};
-use crate::projection::materialize::{estimate_messages, materialize, materialize_events};
+use crate::projection::live_head::replay;
+use crate::projection::materialize::estimate_messages;
 use crate::projection::message::Message;
-use crate::prune::prune_stale_tool_results;
 use crate::replay::evaluate_replay_with;
 use crate::safe_prefix::select_fitting_tail;
 use crate::verified_prefix::{FullVerification, PrefixVerifier};
@@ -94,7 +96,6 @@ pub fn project_with(
     verifier: &mut dyn PrefixVerifier,
 ) -> Result<Projection, LogError> {
     let prior_end = verifier.check_log(input.events, input.current_turn_id)?;
-    let (prior, current) = input.events.split_at(prior_end);
     let budget = ContextBudget::from_model(input.model);
     let mut diagnostics = Vec::new();
 
@@ -104,8 +105,8 @@ pub fn project_with(
     if let Some(checkpoint) = input.checkpoint {
         let gate = evaluate_replay_with(
             checkpoint,
-            prior,
-            current,
+            input.events,
+            prior_end,
             &budget,
             input.provider,
             estimator,
@@ -146,7 +147,7 @@ pub fn project_with(
                         &budget,
                         estimator,
                     );
-                    omitted_events = (start - plan.covered) as u64;
+                    omitted_events = start.saturating_sub(plan.covered) as u64;
                     diagnostics.push(Diagnostic::new(
                         ReasonCode::PreviousCheckpointReused,
                         format!(
@@ -162,10 +163,9 @@ pub fn project_with(
         }
     }
 
-    let pruned = prune_stale_tool_results(&prior[tail_start..], input.current_turn_id, estimator);
-    diagnostics.extend(pruned.diagnostic());
-    let tail = pruned.events.iter().map(|event| &**event);
-    let materialized = materialize_events(replayed, tail, current);
+    let replay = replay(replayed, input.events, prior_end, tail_start, estimator);
+    diagnostics.extend(replay.diagnostics);
+    let materialized = replay.materialized;
     let estimated_tokens = estimate_messages(estimator, &materialized.messages);
     diagnostics.extend(materialized.repairs.iter().map(|repair| repair.to_diagnostic()));
     let fits = estimated_tokens <= budget.history_budget;
@@ -196,11 +196,11 @@ fn fitting_tail_start(
     budget: &ContextBudget,
     estimator: &dyn TokenEstimator,
 ) -> usize {
-    let (prior, current) = input.events.split_at(prior_end);
     loop {
-        let start = select_fitting_tail(input.events, covered, prior_end, room, estimator);
-        let replay = materialize(Some(checkpoint), &prior[start..], current);
-        let total = estimate_messages(estimator, &replay.messages);
+        let start =
+            select_fitting_tail(input.events, covered, prior_end, room, estimator).max(covered);
+        let replay = replay(Some(checkpoint), input.events, prior_end, start, estimator);
+        let total = estimate_messages(estimator, &replay.materialized.messages);
         if total <= budget.history_budget || start >= prior_end {
             return start;
         }

@@ -1,16 +1,21 @@
 //! Linear-time precomputation behind safe-cut checks.
 //!
-//! A *group* is a set of events that must stay on one side of any cut: all events naming one
-//! call id (call and results, ordinary or hosted), or all events sharing one response id. A
-//! group with first member `a` and last member `b` is split by exactly the cuts `a < p <= b`.
-//! [`GroupSplits`] records, for every position, how many groups such a cut would split, using a
-//! difference array so that building it is one pass over the log plus one over the groups.
+//! A *group* is a set of events that must stay on one side of any cut: one call exchange (a
+//! call and the results that answer it, ordinary or hosted), or all events sharing one response
+//! id. A group with first member `a` and last member `b` is split by exactly the cuts
+//! `a < p <= b`. [`GroupSplits`] records, for every position, how many groups such a cut would
+//! split, using a difference array so that building it is one pass over the log plus one over
+//! the groups.
+//!
+//! Call exchanges follow the materializer's pairing: a call reusing the id of an earlier call
+//! that already has a result opens a new exchange (providers that number calls per turn reuse
+//! ids), so a reused id never ties two far-apart steps together. A second call with the id of a
+//! still unanswered call joins its exchange.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
 use super::split_current_turn;
-use crate::event::{LogError, RuntimeEvent};
+use crate::event::{EventContent, LogError, RuntimeEvent};
 
 /// `true` when `events[index]` starts a turn: it is the first event, or its predecessor belongs
 /// to another turn. Positions past the end are not turn starts.
@@ -21,59 +26,157 @@ pub(super) fn is_turn_start(events: &[RuntimeEvent], index: usize) -> bool {
     }
 }
 
-/// For every position `p` in `0..=len`, the number of groups split by a cut at `p`.
+/// `true` for the events a model step produces: assistant-side parts and tool results.
+pub(super) fn is_step_event(content: &EventContent) -> bool {
+    !matches!(
+        content,
+        EventContent::UserText { .. }
+            | EventContent::SystemNote { .. }
+            | EventContent::RuntimeNote { .. }
+    )
+}
+
+fn is_result(content: &EventContent) -> bool {
+    content.result_call_id().is_some()
+}
+
+/// `true` when a cut at `p` (`0 < p < len`, inside one turn) falls between two model steps:
+/// `events[p - 1]` ends a step and `events[p]` is not a later part of that same step. Parts of
+/// one step are events sharing a response id, or, without ids, consecutive assistant-side events
+/// (tool results may follow their calls); a user or system message always starts anew.
+pub(super) fn is_step_boundary(events: &[RuntimeEvent], p: usize) -> bool {
+    let (before, after) = (&events[p - 1], &events[p]);
+    if !is_step_event(&before.content) {
+        return false;
+    }
+    if !is_step_event(&after.content) {
+        return true;
+    }
+    if is_result(&after.content) {
+        // A result belongs to the step that made its call; the exchange check decides.
+        return true;
+    }
+    match (before.response_id.as_deref(), after.response_id.as_deref()) {
+        (Some(a), Some(b)) => a != b,
+        _ => is_result(&before.content),
+    }
+}
+
+/// For every position `p` in `0..=len`, the number of groups split by a cut at `p`, and the
+/// calls that have no result anywhere in the log.
 #[derive(Debug, Clone)]
 pub(super) struct GroupSplits {
     open_groups: Vec<u32>,
+    /// Indices of calls no result answers, ascending.
+    unanswered_calls: Vec<usize>,
 }
 
 impl GroupSplits {
-    /// `true` when a cut at `position` separates members of some call group or response batch.
+    /// `true` when a cut at `position` separates members of some call exchange or response
+    /// batch.
     pub(super) fn splits_at(&self, position: usize) -> bool {
         self.open_groups.get(position).is_some_and(|&open| open > 0)
     }
 }
 
-/// Records the extent `(first, last)` of the group keyed by `key` at `index`.
-fn extend_group<'a>(extents: &mut HashMap<&'a str, (usize, usize)>, key: &'a str, index: usize) {
-    match extents.entry(key) {
-        Entry::Occupied(mut entry) => entry.get_mut().1 = index,
-        Entry::Vacant(entry) => {
-            entry.insert((index, index));
-        }
-    }
+/// One call exchange under construction.
+#[derive(Debug, Clone, Copy)]
+struct Exchange {
+    first: usize,
+    last: usize,
+    call: Option<usize>,
+    answered: bool,
 }
 
 /// Computes [`GroupSplits`] for the whole log in `O(n)` expected time.
 pub(super) fn group_splits(events: &[RuntimeEvent]) -> GroupSplits {
-    let mut calls: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut open: HashMap<&str, Exchange> = HashMap::new();
+    let mut exchanges: Vec<(usize, usize)> = Vec::new();
+    let mut unanswered_calls = Vec::new();
     let mut responses: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut close = |exchange: Exchange, unanswered: &mut Vec<usize>| {
+        exchanges.push((exchange.first, exchange.last));
+        if let (Some(call), false) = (exchange.call, exchange.answered) {
+            unanswered.push(call);
+        }
+    };
     for (index, event) in events.iter().enumerate() {
-        if let Some(call_id) = event.content.call_id().or_else(|| event.content.result_call_id()) {
-            extend_group(&mut calls, call_id, index);
+        if let Some(call_id) = event.content.call_id() {
+            match open.get_mut(call_id) {
+                Some(exchange) if !exchange.answered => exchange.last = index,
+                _ => {
+                    let fresh = Exchange { first: index, last: index, call: Some(index), answered: false };
+                    if let Some(done) = open.insert(call_id, fresh) {
+                        close(done, &mut unanswered_calls);
+                    }
+                }
+            }
+        } else if let Some(call_id) = event.content.result_call_id() {
+            let exchange = open.entry(call_id).or_insert(Exchange {
+                first: index,
+                last: index,
+                call: None,
+                answered: false,
+            });
+            exchange.last = index;
+            exchange.answered = true;
         }
         if let Some(response_id) = event.response_id.as_deref() {
-            extend_group(&mut responses, response_id, index);
+            responses.entry(response_id).and_modify(|extent| extent.1 = index).or_insert((index, index));
         }
     }
+    for exchange in open.into_values() {
+        close(exchange, &mut unanswered_calls);
+    }
+    unanswered_calls.sort_unstable();
     // delta[p] changes the open-group count from position p on; a group (a, b) opens at a + 1
     // and closes at b + 1.
     let mut delta = vec![0i64; events.len() + 2];
-    for &(first, last) in calls.values().chain(responses.values()) {
+    for &(first, last) in exchanges.iter().chain(responses.values()) {
         if first < last {
             delta[first + 1] += 1;
             delta[last + 1] -= 1;
         }
     }
-    let mut open = 0i64;
+    let mut count = 0i64;
     let open_groups = delta[..=events.len()]
         .iter()
         .map(|change| {
-            open += change;
-            u32::try_from(open).unwrap_or(u32::MAX)
+            count += change;
+            u32::try_from(count).unwrap_or(u32::MAX)
         })
         .collect();
-    GroupSplits { open_groups }
+    GroupSplits { open_groups, unanswered_calls }
+}
+
+/// For every index, whether a complete event of a later step follows it: a later event that is
+/// not a tool result and not in the same response batch. An event with no such successor is
+/// still in the newest step of the log.
+fn later_step_follows(events: &[RuntimeEvent]) -> Vec<bool> {
+    let mut follows = vec![false; events.len()];
+    // Batch key of the newest complete non-result event seen so far (scanning backwards), and
+    // whether a complete non-result event with another key was seen too.
+    let mut newest: Option<Option<&str>> = None;
+    let mut another = false;
+    for (index, event) in events.iter().enumerate().rev() {
+        let key = event.response_id.as_deref();
+        follows[index] = match newest {
+            None => false,
+            Some(_) if another => true,
+            Some(newest_key) => key.is_none() || newest_key.is_none() || newest_key != key,
+        };
+        if event.partial || is_result(&event.content) {
+            continue;
+        }
+        match newest {
+            None => newest = Some(key),
+            Some(newest_key) if key.is_none() || newest_key.is_none() || newest_key != key => {
+                another = true
+            }
+            Some(_) => {}
+        }
+    }
+    follows
 }
 
 /// Everything needed to decide whether a cut is safe, computed once per log.
@@ -81,24 +184,37 @@ pub(super) fn group_splits(events: &[RuntimeEvent]) -> GroupSplits {
 pub(super) struct CutAnalysis {
     /// Start of the current turn (or the log length).
     prior_end: usize,
-    /// No cut may exceed this: the index of the first pinned or partial prior event, or
-    /// `prior_end`.
+    /// No cut may exceed this: the index of the first live event (see [`CutAnalysis::new`]), or
+    /// the log length.
     barrier: usize,
     splits: GroupSplits,
 }
 
 impl CutAnalysis {
     /// Analyses `events` with `current_turn_id` as the turn being produced.
+    ///
+    /// The barrier is the first of: a `partial` event still streaming (no complete event of a
+    /// later step follows it), a `pinned` event of the current turn that is not a user or
+    /// system message (those are replayed as the live head instead), and a call of the current
+    /// turn that has no result while no later step has started (its tool is still running).
     pub(super) fn new(
         events: &[RuntimeEvent],
         current_turn_id: Option<&str>,
     ) -> Result<Self, LogError> {
         let prior_end = split_current_turn(events, current_turn_id)?;
-        let barrier = events[..prior_end]
-            .iter()
-            .position(|event| event.pinned || event.partial)
-            .unwrap_or(prior_end);
-        Ok(Self { prior_end, barrier, splits: group_splits(events) })
+        let splits = group_splits(events);
+        let follows = later_step_follows(events);
+        let live_partial = (0..events.len()).find(|&i| events[i].partial && !follows[i]);
+        let live_pinned = (prior_end..events.len())
+            .find(|&i| events[i].pinned && is_step_event(&events[i].content));
+        let running_call =
+            splits.unanswered_calls.iter().copied().find(|&i| i >= prior_end && !follows[i]);
+        let barrier = [live_partial, live_pinned, running_call]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(events.len());
+        Ok(Self { prior_end, barrier, splits })
     }
 
     /// Where the current turn starts (or the log length).
@@ -108,8 +224,21 @@ impl CutAnalysis {
 
     /// `true` when `events[..cut]` may be covered by a checkpoint. `events` must be the log
     /// this analysis was built from.
+    ///
+    /// A cut falls at the end of a turn, or between two model steps of one turn (see
+    /// [`is_step_boundary`]); inside the current turn only the latter, so the turn's own user
+    /// message is never the last covered event.
     pub(super) fn is_safe_cut(&self, events: &[RuntimeEvent], cut: usize) -> bool {
-        let at_turn_end = cut == self.prior_end || is_turn_start(events, cut);
-        cut >= 1 && cut <= self.barrier && at_turn_end && !self.splits.splits_at(cut)
+        if cut == 0 || cut > self.barrier || self.splits.splits_at(cut) {
+            return false;
+        }
+        let in_current = cut > self.prior_end;
+        if cut == events.len() {
+            return !in_current || is_step_event(&events[cut - 1].content);
+        }
+        if !in_current && is_turn_start(events, cut) {
+            return true;
+        }
+        is_step_boundary(events, cut)
     }
 }

@@ -38,20 +38,23 @@ fn tool_pair_across_turns_blocks_the_cut_between_them() {
     log.turn("c").user("more"); // 4
     log.turn("now").user("go"); // 5
     let events = log.build();
-    assert_eq!(boundaries(&events, Some("now")), vec![4, 5]);
+    // 3 falls between two steps of turn b (after c1's result); 2 would split c1 from it.
+    assert_eq!(boundaries(&events, Some("now")), vec![3, 4, 5]);
     let prefix = select(&events, &options(Some("now"))).expect("a safe prefix");
     assert_eq!(prefix, SafePrefix { end: 5, turn_count: 3 });
 }
 
 #[test]
-fn prior_call_answered_in_the_current_turn_is_never_covered() {
+fn prior_call_answered_in_the_current_turn_folds_only_with_its_result() {
     let mut log = LogBuilder::new("s");
     log.turn("a").user("hi").assistant("hello"); // 0, 1
     log.turn("b").user("run").tool_call("c1", "shell", json!({})); // 2, 3
     log.turn("now").tool_result("c1", "shell", json!("ok")); // 4
     let events = log.build();
-    assert_eq!(boundaries(&events, Some("now")), vec![2]);
-    assert_eq!(select(&events, &options(Some("now"))).map(|p| p.end), Some(2));
+    // No cut between the call (prior) and its result (current turn); the settled step as a
+    // whole may be covered.
+    assert_eq!(boundaries(&events, Some("now")), vec![2, 5]);
+    assert_eq!(select(&events, &options(Some("now"))).map(|p| p.end), Some(5));
 }
 
 #[test]
@@ -64,7 +67,8 @@ fn parallel_batch_with_a_delayed_result_folds_with_the_later_turn() {
     log.turn("b").tool_result("y", "read", json!("2")).assistant("both read"); // 5, 6
     log.turn("now").user("next"); // 7
     let events = log.build();
-    assert_eq!(boundaries(&events, Some("now")), vec![7]);
+    // 6 follows y's result; every cut before it splits the batch or one of its calls.
+    assert_eq!(boundaries(&events, Some("now")), vec![6, 7]);
 }
 
 #[test]
@@ -77,40 +81,84 @@ fn one_response_spanning_turns_blocks_the_cut() {
         Some("r1".into()); // 2
     log.user("thanks"); // 3
     let events = log.build();
-    assert_eq!(boundaries(&events, None), vec![4]);
+    assert_eq!(boundaries(&events, None), vec![3, 4]);
 }
 
 #[test]
-fn pinned_head_leaves_nothing_to_cover() {
+fn pinned_events_outside_the_current_turn_are_covered_like_any_other() {
     let mut log = LogBuilder::new("s");
-    log.turn("a").push(EventContent::SystemNote { text: "rules".into() }).pinned = true;
-    log.user("hi").assistant("hello");
-    log.turn("b").user("more");
+    log.turn("a").push(EventContent::SystemNote { text: "rules".into() }).pinned = true; // 0
+    log.user("hi").assistant("hello"); // 1, 2
+    log.turn("b").user("two"); // 3
+    log.push(EventContent::AssistantText { text: "keep".into() }).pinned = true; // 4
+    log.turn("c").user("three").assistant("3"); // 5, 6
     let events = log.build();
-    assert!(boundaries(&events, None).is_empty());
-    assert_eq!(select(&events, &options(None)), None);
+    assert_eq!(boundaries(&events, None), vec![3, 5, 7]);
+    assert_eq!(boundaries(&events, Some("c")), vec![3, 5, 7]);
 }
 
 #[test]
-fn pinned_event_in_the_middle_stops_coverage_before_its_turn() {
+fn a_pinned_step_of_the_current_turn_bars_coverage_but_its_messages_do_not() {
     let mut log = LogBuilder::new("s");
     log.turn("a").user("one").assistant("1"); // 0, 1
-    log.turn("b").user("two"); // 2
-    log.push(EventContent::AssistantText { text: "keep".into() }).pinned = true; // 3
-    log.turn("c").user("three").assistant("3"); // 4, 5
+    log.turn("now").user("task"); // 2
+    log.push(EventContent::SystemNote { text: "house rules".into() }).pinned = true; // 3
+    log.response(Some("r1")).tool_call("c1", "ls", json!({})); // 4
+    log.response(None).tool_result("c1", "ls", json!("a b")); // 5
+    log.response(Some("r2")); // 6: pinned assistant text
+    log.push(EventContent::AssistantText { text: "keep me".into() }).pinned = true;
+    log.response(None).tool_call("c2", "cat", json!({})); // 7 (a step of its own)
+    log.tool_result("c2", "cat", json!("x")); // 8
     let events = log.build();
-    assert_eq!(boundaries(&events, None), vec![2]);
-    assert_eq!(select(&events, &options(None)), Some(SafePrefix { end: 2, turn_count: 1 }));
+    // The pinned note is part of the live head (replayed), the pinned step is live.
+    assert_eq!(boundaries(&events, Some("now")), vec![2, 6]);
 }
 
 #[test]
-fn partial_event_is_never_covered() {
+fn settled_steps_of_the_current_turn_are_cuts_and_a_running_call_is_not() {
+    let mut log = LogBuilder::new("s");
+    log.turn("now").user("fix the build"); // 0
+    for step in 0..3 {
+        let (call, response) = (format!("c{step}"), format!("r{step}"));
+        log.response(Some(&response)).reasoning("think").tool_call(&call, "shell", json!(step));
+        log.response(None).tool_result(&call, "shell", json!("ok"));
+    } // steps at 1..4, 4..7, 7..10
+    let settled = log.events().to_vec();
+    assert_eq!(boundaries(&settled, Some("now")), vec![4, 7, 10]);
+    // The next step's call is still running: nothing after its step start can be covered.
+    log.response(Some("r3")).assistant("running the tests").tool_call("c3", "shell", json!(3));
+    let running = log.events().to_vec();
+    assert_eq!(boundaries(&running, Some("now")), vec![4, 7, 10]);
+    // Once a later step has started, the unanswered call is interrupted and blocks nothing.
+    log.response(Some("r4")).assistant("the tool never answered; moving on");
+    let moved_on = log.build();
+    assert_eq!(boundaries(&moved_on, Some("now")), vec![4, 7, 10, 12, 13]);
+}
+
+#[test]
+fn a_streaming_partial_event_bars_coverage_and_an_abandoned_one_does_not() {
     let mut log = LogBuilder::new("s");
     log.turn("a").user("one").assistant("1"); // 0, 1
     log.turn("b").user("two"); // 2
     log.push(EventContent::AssistantText { text: "stream".into() }).partial = true; // 3
+    let streaming = log.events().to_vec();
+    assert_eq!(boundaries(&streaming, None), vec![2]);
+    log.assistant("the complete answer"); // 4: a later step, so 3 was abandoned
+    let abandoned = log.build();
+    assert_eq!(boundaries(&abandoned, None), vec![2, 5]);
+}
+
+#[test]
+fn a_reused_call_id_opens_a_new_exchange() {
+    let mut log = LogBuilder::new("s");
+    log.turn("now").user("task"); // 0
+    for step in 0..3 {
+        let response = format!("r{step}");
+        log.response(Some(&response)).tool_call("call_0", "shell", json!(step));
+        log.response(None).tool_result("call_0", "shell", json!("ok"));
+    } // 1..3, 3..5, 5..7
     let events = log.build();
-    assert_eq!(boundaries(&events, None), vec![2]);
+    assert_eq!(boundaries(&events, Some("now")), vec![3, 5, 7]);
 }
 
 #[test]
@@ -131,11 +179,12 @@ fn duplicate_results_all_stay_with_their_call() {
     log.turn("b").tool_result("c1", "shell", json!("again")); // 2
     log.turn("c").user("next"); // 3
     let events = log.build();
+    // The second result answers c1 again (the projection drops it); it stays with the pair.
     assert_eq!(boundaries(&events, None), vec![3, 4]);
 }
 
 #[test]
-fn hosted_pair_and_result_before_call_are_groups_too() {
+fn hosted_pairs_are_exchanges_and_a_result_before_its_call_is_not_paired() {
     let mut log = LogBuilder::new("s");
     log.turn("a").push(EventContent::HostedToolCall {
         call_id: "h1".into(),
@@ -152,7 +201,10 @@ fn hosted_pair_and_result_before_call_are_groups_too() {
     log.turn("c").tool_call("z", "late", json!({})); // 3
     log.turn("d").user("end"); // 4
     let events = log.build();
-    assert_eq!(boundaries(&events, None), vec![4, 5]);
+    // h1's call and result stay together (no cut at 1). The result of z comes before any call
+    // (the projection drops it as an orphan), so it pairs with nothing and the call at 3 opens
+    // its own exchange.
+    assert_eq!(boundaries(&events, None), vec![2, 3, 4, 5]);
 }
 
 #[test]
@@ -196,7 +248,8 @@ fn split_current_turn_handles_absent_and_whole_current_turns() {
     assert_eq!(split_current_turn(&events, None), Ok(2));
     assert_eq!(split_current_turn(&events, Some("unknown")), Ok(2));
     assert_eq!(split_current_turn(&events, Some("a")), Ok(0));
-    assert_eq!(select(&events, &options(Some("a"))), None);
+    // The whole log is the current turn; its settled step may be covered.
+    assert_eq!(select(&events, &options(Some("a"))), Some(SafePrefix { end: 2, turn_count: 1 }));
     assert_eq!(split_current_turn(&[], Some("a")), Ok(0));
 }
 
@@ -226,10 +279,11 @@ fn reserved_tail_turns_keep_the_newest_turns_raw() {
 fn reserved_tail_tokens_keep_enough_raw_history() {
     let events = five_turns();
     let reserve = |tokens| PrefixOptions { reserve_tail_tokens: tokens, ..options(Some("now")) };
-    assert_eq!(select(&events, &reserve(50)).map(|p| p.end), Some(8));
-    assert_eq!(select(&events, &reserve(51)).map(|p| p.end), Some(6));
-    assert_eq!(select(&events, &reserve(140)).map(|p| p.end), Some(2));
-    assert_eq!(select(&events, &reserve(141)), None);
+    // The tail is everything after the cut: the current turn's 7 bytes count too.
+    assert_eq!(select(&events, &reserve(57)).map(|p| p.end), Some(8));
+    assert_eq!(select(&events, &reserve(58)).map(|p| p.end), Some(6));
+    assert_eq!(select(&events, &reserve(147)).map(|p| p.end), Some(2));
+    assert_eq!(select(&events, &reserve(148)), None);
     let both = PrefixOptions { reserve_tail_tokens: 10, reserve_tail_turns: 3, ..reserve(0) };
     assert_eq!(select(&events, &both).map(|p| p.end), Some(4));
 }

@@ -1,0 +1,126 @@
+//! The live head of the active turn, and what follows a checkpoint in a projection.
+//!
+//! Active-turn folding lets a checkpoint cover settled steps of the turn being produced. The
+//! turn's user and system messages (its opening task, plus any user text or note added during
+//! the turn) are its *live head*: while the turn is active they are replayed verbatim in every
+//! projection, even when the checkpoint's ordered prefix covers them, and they count against the
+//! budget like any other message. Coverage stays an ordered prefix; only the replay changes.
+//!
+//! A request built from a checkpoint covering `events[..covered]` carries, in this order:
+//!
+//! 1. the checkpoint (a V2 text block or a V3 provider-state part);
+//! 2. the live head: the covered user/system messages of the current turn, in log order;
+//! 3. the uncovered prior events, then the uncovered events of the current turn.
+//!
+//! When the checkpoint ends before the current turn, the live head is empty and this is the
+//! familiar `checkpoint + raw tail + current turn`. Once the turn is over (a later turn is the
+//! current one, or no turn is), its messages are ordinary covered history.
+
+use crate::event::{EventContent, RuntimeEvent};
+
+/// `true` for the kinds that form a turn's live head: user text, system notes, runtime notes.
+pub fn is_live_head_kind(content: &EventContent) -> bool {
+    matches!(
+        content,
+        EventContent::UserText { .. }
+            | EventContent::SystemNote { .. }
+            | EventContent::RuntimeNote { .. }
+    )
+}
+
+/// What follows a checkpoint covering `events[..covered]`, given that the current turn starts at
+/// `prior_end`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remainder<'e> {
+    /// Covered events of the current turn replayed verbatim (the live head).
+    pub head: Vec<&'e RuntimeEvent>,
+    /// Uncovered prior events: `events[covered..prior_end]` (empty when coverage reaches the
+    /// current turn).
+    pub tail: &'e [RuntimeEvent],
+    /// Uncovered events of the current turn.
+    pub current: &'e [RuntimeEvent],
+}
+
+impl<'e> Remainder<'e> {
+    /// Splits `events` at a coverage of `covered` events and a current turn starting at
+    /// `prior_end` (both clamped to the log).
+    ///
+    /// ```
+    /// use contextfold_core::LogBuilder;
+    /// use contextfold_core::projection::live_head::Remainder;
+    /// let mut log = LogBuilder::new("s");
+    /// log.turn("t1").user("fix the build").assistant("looking").user("also the docs");
+    /// log.assistant("done");
+    /// let events = log.build();
+    /// let rest = Remainder::split(&events, 0, 3);
+    /// let head: Vec<u64> = rest.head.iter().map(|e| e.seq).collect();
+    /// assert_eq!(head, [1, 3]);
+    /// assert_eq!(rest.current.len(), 1);
+    /// ```
+    pub fn split(events: &'e [RuntimeEvent], prior_end: usize, covered: usize) -> Self {
+        let prior_end = prior_end.min(events.len());
+        let covered = covered.min(events.len());
+        if covered <= prior_end {
+            return Self {
+                head: Vec::new(),
+                tail: &events[covered..prior_end],
+                current: &events[prior_end..],
+            };
+        }
+        let head = events[prior_end..covered]
+            .iter()
+            .filter(|event| is_live_head_kind(&event.content))
+            .collect();
+        Self { head, tail: &[], current: &events[covered..] }
+    }
+
+    /// Every replayed event, in request order (head, tail, current).
+    pub fn events(&self) -> impl Iterator<Item = &'e RuntimeEvent> + '_ {
+        self.head.iter().copied().chain(self.tail).chain(self.current)
+    }
+}
+
+/// A request's history for a given coverage: the materialized messages, after stale
+/// tool-result pruning of the uncovered prior tail, without partial events.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Replay {
+    /// Checkpoint, live head, pruned tail, current turn.
+    pub(crate) materialized: crate::projection::materialize::Materialized,
+    /// What the request left out or shortened: the `stale_tool_results_pruned` and
+    /// `partial_events_left_out` diagnostics, when they apply.
+    pub(crate) diagnostics: Vec<crate::diagnostics::Diagnostic>,
+}
+
+/// Builds the history a request carries when `checkpoint` (if any) covers `events[..covered]`
+/// and the current turn starts at `prior_end`: the one measurement behind the replay gate, the
+/// planner and [`crate::projection::project`], so each judges exactly what is sent. Partial
+/// events are never replayed as if they were complete: they are left out (and reported).
+pub(crate) fn replay(
+    checkpoint: Option<&crate::checkpoint::HistoryCompactCheckpoint>,
+    events: &[RuntimeEvent],
+    prior_end: usize,
+    covered: usize,
+    estimator: &dyn crate::budget::TokenEstimator,
+) -> Replay {
+    use crate::diagnostics::{Diagnostic, ReasonCode};
+    let rest = Remainder::split(events, prior_end, covered);
+    let current_turn = events.get(prior_end).map(|event| event.turn_id.as_str());
+    let pruned = crate::prune::prune_stale_tool_results(rest.tail, current_turn, estimator);
+    let all = rest.head.iter().copied().chain(pruned.events.iter().map(|event| &**event));
+    let all = all.chain(rest.current);
+    let mut partial = 0usize;
+    let complete = all.filter(|event| {
+        partial += usize::from(event.partial);
+        !event.partial
+    });
+    let materialized =
+        crate::projection::materialize::materialize_events(checkpoint, complete, &[]);
+    let mut diagnostics: Vec<Diagnostic> = pruned.diagnostic().into_iter().collect();
+    if partial > 0 {
+        diagnostics.push(Diagnostic::new(
+            ReasonCode::PartialEventsLeftOut,
+            format!("{partial} partial events left out of the request"),
+        ));
+    }
+    Replay { materialized, diagnostics }
+}
