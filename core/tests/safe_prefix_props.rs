@@ -3,8 +3,9 @@
 //! Random sessions mix user text, assistant text, reasoning, parallel tool-call batches sharing a
 //! response id, hosted calls, results delayed into later turns or into the current turn,
 //! interrupted calls, duplicate results, a response continued across a turn, reopened turn ids
-//! and occasional pinned or partial events. The oracle below restates the rules directly, one
-//! cut at a time, without any of the precomputation the implementation uses.
+//! and occasional pinned or partial events, in prior turns and in the current (active) turn. The
+//! oracle below restates the rules directly, one cut at a time, without any of the
+//! precomputation the implementation uses.
 #![cfg(not(target_arch = "wasm32"))]
 
 use contextfold_core::budget::{TokenEstimator, estimate_event};
@@ -32,7 +33,10 @@ enum Op {
     Hosted { resolve_now: bool },
     ContinueResponse(usize),
     Pinned(usize),
+    PinnedStep(usize),
     Partial(usize),
+    /// A call reusing the id of an answered call (providers that number calls per turn).
+    Reuse(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -49,6 +53,8 @@ fn op() -> impl Strategy<Value = Op> {
         8 => (0usize..20).prop_map(Op::ContinueResponse),
         3 => (0usize..20).prop_map(Op::Pinned),
         3 => (0usize..20).prop_map(Op::Partial),
+        2 => (0usize..20).prop_map(Op::PinnedStep),
+        10 => any::<usize>().prop_map(Op::Reuse),
     ]
 }
 
@@ -116,7 +122,16 @@ impl Session {
                 let (call_id, hosted) = self.answered[pick % self.answered.len()].clone();
                 Self::result(log, &call_id, hosted);
             }
-            Op::Resolve(_) | Op::Duplicate(_) => {}
+            Op::Reuse(pick) if !self.answered.is_empty() => {
+                let (call_id, hosted) = self.answered[pick % self.answered.len()].clone();
+                let (tool_name, input) = ("tool".to_owned(), json!({"again": true}));
+                log.push(match hosted {
+                    true => EventContent::HostedToolCall { call_id: call_id.clone(), tool_name, input },
+                    false => EventContent::ToolCall { call_id: call_id.clone(), tool_name, input },
+                });
+                self.pending.push((call_id, hosted));
+            }
+            Op::Resolve(_) | Op::Duplicate(_) | Op::Reuse(_) => {}
             Op::Hosted { resolve_now } => {
                 self.calls += 1;
                 let call_id = format!("hosted{}", self.calls);
@@ -136,6 +151,9 @@ impl Session {
             }
             Op::Pinned(len) => {
                 log.push(EventContent::SystemNote { text: "p".repeat(len) }).pinned = true
+            }
+            Op::PinnedStep(len) => {
+                log.push(EventContent::AssistantText { text: "k".repeat(len) }).pinned = true
             }
             Op::Partial(len) => {
                 log.push(EventContent::AssistantText { text: "s".repeat(len) }).partial = true;
@@ -192,32 +210,97 @@ fn call_key(event: &RuntimeEvent) -> Option<&str> {
     }
 }
 
-/// `true` when some call group or response batch has members on both sides of `cut`.
+fn is_call(event: &RuntimeEvent) -> bool {
+    matches!(event.content, EventContent::ToolCall { .. } | EventContent::HostedToolCall { .. })
+}
+
+fn is_result(event: &RuntimeEvent) -> bool {
+    call_key(event).is_some() && !is_call(event)
+}
+
+/// User text and notes; everything else is produced by a model step.
+fn is_message(event: &RuntimeEvent) -> bool {
+    matches!(
+        event.content,
+        EventContent::UserText { .. } | EventContent::SystemNote { .. } | EventContent::RuntimeNote { .. }
+    )
+}
+
+/// Events `a < b` naming one call id belong to one exchange unless a call in `(a, b]` opens a
+/// new one: a call whose previous event naming that id is a result.
+fn same_exchange(events: &[RuntimeEvent], a: usize, b: usize) -> bool {
+    let key = call_key(&events[a]);
+    if key.is_none() || call_key(&events[b]) != key {
+        return false;
+    }
+    !((a + 1)..=b).any(|k| {
+        is_call(&events[k])
+            && call_key(&events[k]) == key
+            && (0..k).rev().find(|&j| call_key(&events[j]) == key).is_some_and(|j| is_result(&events[j]))
+    })
+}
+
+/// `true` when some call exchange or response batch has members on both sides of `cut`.
 fn oracle_splits(events: &[RuntimeEvent], cut: usize) -> bool {
-    events[..cut].iter().any(|before| {
-        events[cut..].iter().any(|after| {
-            let same_call = call_key(before).is_some() && call_key(before) == call_key(after);
+    (0..cut).any(|a| {
+        (cut..events.len()).any(|b| {
             let same_response =
-                before.response_id.is_some() && before.response_id == after.response_id;
-            same_call || same_response
+                events[a].response_id.is_some() && events[a].response_id == events[b].response_id;
+            same_response || same_exchange(events, a, b)
         })
     })
 }
 
+/// A complete event of a later step than `events[i]` follows it.
+fn later_step_follows(events: &[RuntimeEvent], i: usize) -> bool {
+    ((i + 1)..events.len()).any(|j| {
+        let other = &events[j];
+        let same_batch = other.response_id.is_some() && other.response_id == events[i].response_id;
+        !other.partial && !is_result(other) && !same_batch
+    })
+}
+
+/// Events no checkpoint may cover yet.
+fn is_live(events: &[RuntimeEvent], prior_end: usize, i: usize) -> bool {
+    let event = &events[i];
+    let streaming = event.partial && !later_step_follows(events, i);
+    let pinned_step = i >= prior_end && event.pinned && !is_message(event);
+    let running = i >= prior_end
+        && is_call(event)
+        && !((i + 1)..events.len()).any(|j| is_result(&events[j]) && call_key(&events[j]) == call_key(event))
+        && !later_step_follows(events, i);
+    streaming || pinned_step || running
+}
+
 fn oracle_is_safe(events: &[RuntimeEvent], prior_end: usize, cut: usize) -> bool {
-    let at_turn_end = cut == prior_end || events[cut].turn_id != events[cut - 1].turn_id;
-    let clean = events[..cut].iter().all(|event| !event.pinned && !event.partial);
-    (1..=prior_end).contains(&cut) && at_turn_end && clean && !oracle_splits(events, cut)
+    if cut == 0 || cut > events.len() {
+        return false;
+    }
+    let (before, in_current) = (&events[cut - 1], cut > prior_end);
+    let position_ok = if cut == events.len() {
+        !in_current || !is_message(before)
+    } else {
+        let after = &events[cut];
+        let turn_end = after.turn_id != before.turn_id;
+        let between_steps = !is_message(before)
+            && (is_message(after)
+                || is_result(after)
+                || match (&before.response_id, &after.response_id) {
+                    (Some(x), Some(y)) => x != y,
+                    _ => is_result(before),
+                });
+        (turn_end && !in_current) || between_steps
+    };
+    position_ok && !(0..cut).any(|i| is_live(events, prior_end, i)) && !oracle_splits(events, cut)
+}
+
+/// Whole turns in `events[cut..prior_end]`: the turn starts in that range.
+fn whole_turns(events: &[RuntimeEvent], cut: usize, prior_end: usize) -> usize {
+    (cut..prior_end).filter(|&s| s == 0 || events[s].turn_id != events[s - 1].turn_id).count()
 }
 
 fn tokens(events: &[RuntimeEvent]) -> u64 {
     events.iter().map(|event| estimate_event(&CharEstimator, event)).sum()
-}
-
-fn turn_runs(events: &[RuntimeEvent]) -> usize {
-    let mut ids: Vec<&str> = events.iter().map(|event| event.turn_id.as_str()).collect();
-    ids.dedup();
-    ids.len()
 }
 
 fn oracle_fitting_tail(
@@ -247,13 +330,13 @@ proptest! {
         prop_assert_eq!(split_current_turn(&events, current.as_deref()), Ok(prior_end));
 
         let safe: Vec<usize> =
-            (1..=prior_end).filter(|&cut| oracle_is_safe(&events, prior_end, cut)).collect();
+            (1..=events.len()).filter(|&cut| oracle_is_safe(&events, prior_end, cut)).collect();
         prop_assert_eq!(safe_boundaries(&events, current.as_deref()).expect("suffix"), safe.clone());
 
         let options = PrefixOptions { current_turn_id: current.clone(), reserve_tail_tokens, reserve_tail_turns };
         let reserve_ok = |cut: usize| {
-            let tail = &events[cut..prior_end];
-            tokens(tail) >= reserve_tail_tokens && turn_runs(tail) >= reserve_tail_turns
+            tokens(&events[cut..]) >= reserve_tail_tokens
+                && whole_turns(&events, cut, prior_end) >= reserve_tail_turns
         };
         let expected = safe.iter().copied().filter(|&cut| reserve_ok(cut)).max();
         let selected = select_safe_prefix(&events, &options, &CharEstimator).expect("suffix");
@@ -261,11 +344,12 @@ proptest! {
 
         if let Some(prefix) = selected {
             let covered = &events[..prefix.end];
-            prop_assert!(covered.iter().all(|e| !e.pinned && !e.partial));
-            prop_assert!(current.as_deref().is_none_or(|id| covered.iter().all(|e| e.turn_id != id)));
+            prop_assert!((0..prefix.end).all(|i| !is_live(&events, prior_end, i)));
+            // Inside the current turn coverage ends after a model step, never on its message.
+            prop_assert!(prefix.end <= prior_end || !is_message(&events[prefix.end - 1]));
             prop_assert!(!oracle_splits(&events, prefix.end));
             prop_assert!(reserve_ok(prefix.end));
-            prop_assert!(((prefix.end + 1)..=prior_end).all(|cut| !oracle_is_safe(&events, prior_end, cut) || !reserve_ok(cut)));
+            prop_assert!(((prefix.end + 1)..=events.len()).all(|cut| !oracle_is_safe(&events, prior_end, cut) || !reserve_ok(cut)));
             let distinct: BTreeSet<&str> = covered.iter().map(|e| e.turn_id.as_str()).collect();
             prop_assert_eq!(prefix.turn_count, distinct.len() as u64);
             prop_assert_eq!(turn_count(covered), distinct.len() as u64);
@@ -332,7 +416,8 @@ fn large_session_is_linear() {
     };
     let prefix = select_safe_prefix(&events, &options, &Unit).expect("suffix").expect("a prefix");
     assert_eq!((prefix.end, prefix.turn_count), (80_000 - 8, 19_998));
-    assert_eq!(safe_boundaries(&events, Some("current")).expect("suffix").len(), 20_000);
+    // Every turn start, and the step boundary after each result.
+    assert_eq!(safe_boundaries(&events, Some("current")).expect("suffix").len(), 40_000);
     // Each turn estimates to 21 tokens (four events of 1 token plus 4 overhead, the call 2 + 4).
     assert_eq!(select_fitting_tail(&events, 0, 80_000, 21 * 3, &Unit), 80_000 - 12);
     assert_eq!(select_fitting_tail(&events, 0, 80_000, 21 * 3 - 1, &Unit), 80_000 - 8);

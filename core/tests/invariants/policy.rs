@@ -2,6 +2,7 @@
 
 use contextfold_core::budget::{ContextBudget, estimate_events};
 use contextfold_core::projection::Part;
+use contextfold_core::projection::live_head::Remainder;
 use contextfold_core::replay::checkpoint_tokens;
 use contextfold_core::safe_prefix::split_current_turn;
 use contextfold_core::{CharEstimator, EventContent, ReasonCode};
@@ -13,8 +14,8 @@ proptest! {
     #![proptest_config(crate::config())]
 
     /// 5. A checkpoint replays only if it fits the budget in force now (the model window may
-    /// have shrunk since it was recorded): checkpoint + uncovered tail + current turn within
-    /// the current history budget, and smaller than the source it replaces.
+    /// have shrunk since it was recorded): checkpoint + live head + uncovered tail + uncovered
+    /// current turn within the current history budget, and smaller than the source it replaces.
     #[test]
     fn invariant_05_current_policy_validation(case in scenario()) {
         let trace = Driver::run(case);
@@ -30,15 +31,23 @@ proptest! {
             let budget = ContextBudget::from_model(&p.model).history_budget;
             prop_assert_eq!(p.projection.history_budget, budget);
             let prior_end = split_current_turn(&p.events, p.current_turn.as_deref()).expect("suffix");
-            let (prior, current) = p.events.split_at(prior_end);
+            let covered = cp.coverage.event_count as usize;
+            // What follows the checkpoint: the live head (covered messages of the current turn,
+            // replayed), the uncovered prior tail, the uncovered current turn.
+            let rest = Remainder::split(&p.events, prior_end, covered);
             let cp_tokens = checkpoint_tokens(cp, &CharEstimator);
-            let current_tokens = estimate_events(&CharEstimator, current);
-            prop_assert!(cp_tokens + current_tokens <= budget, "replayed over the current budget");
+            let head: Vec<_> = rest.head.iter().map(|e| (*e).clone()).collect();
+            let fixed = estimate_events(&CharEstimator, &head) + estimate_events(&CharEstimator, rest.current);
+            prop_assert!(cp_tokens + fixed <= budget, "replayed over the current budget");
             if !p.fail_open {
-                let tail = estimate_events(&CharEstimator, &prior[cp.coverage.event_count as usize..]);
-                prop_assert!(cp_tokens + tail + current_tokens <= budget, "replay gate bypassed");
+                prop_assert!(p.projection.estimated_tokens <= budget, "replay gate bypassed");
+                // Without stale pruning the request carries the raw tail itself.
+                let pruned = p.projection.diagnostics.iter().any(|d| d.code == ReasonCode::StaleToolResultsPruned);
+                let tail = estimate_events(&CharEstimator, rest.tail);
+                prop_assert!(pruned || cp_tokens + tail + fixed <= budget, "replay gate bypassed");
             }
-            let source = estimate_events(&CharEstimator, &prior[..cp.coverage.event_count as usize]);
+            let source = estimate_events(&CharEstimator, &p.events[..covered])
+                - estimate_events(&CharEstimator, &head);
             prop_assert!(cp_tokens < source, "replacement not smaller than its source");
         }
     }
