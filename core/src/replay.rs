@@ -119,9 +119,9 @@ pub fn evaluate_replay_with(
     let plan = ReplayPlan {
         covered: matched.covered,
         checkpoint_tokens: checkpoint_tokens(checkpoint, estimator),
-        source_tokens: matched.source_tokens.saturating_sub(
-            rest.head.iter().map(|event| estimate_event(estimator, event)).sum(),
-        ),
+        source_tokens: matched
+            .source_tokens
+            .saturating_sub(rest.head.iter().map(|event| estimate_event(estimator, event)).sum()),
         replay_tokens: estimate_messages(estimator, &replay.materialized.messages),
         current_tokens: estimate_messages(
             estimator,

@@ -27,10 +27,15 @@ enum Op {
     User(usize),
     Assistant(usize),
     Reasoning(usize),
-    Batch { calls: usize, reasoning: bool },
+    Batch {
+        calls: usize,
+        reasoning: bool,
+    },
     Resolve(usize),
     Duplicate(usize),
-    Hosted { resolve_now: bool },
+    Hosted {
+        resolve_now: bool,
+    },
     ContinueResponse(usize),
     Pinned(usize),
     PinnedStep(usize),
@@ -126,7 +131,9 @@ impl Session {
                 let (call_id, hosted) = self.answered[pick % self.answered.len()].clone();
                 let (tool_name, input) = ("tool".to_owned(), json!({"again": true}));
                 log.push(match hosted {
-                    true => EventContent::HostedToolCall { call_id: call_id.clone(), tool_name, input },
+                    true => {
+                        EventContent::HostedToolCall { call_id: call_id.clone(), tool_name, input }
+                    }
                     false => EventContent::ToolCall { call_id: call_id.clone(), tool_name, input },
                 });
                 self.pending.push((call_id, hosted));
@@ -222,7 +229,9 @@ fn is_result(event: &RuntimeEvent) -> bool {
 fn is_message(event: &RuntimeEvent) -> bool {
     matches!(
         event.content,
-        EventContent::UserText { .. } | EventContent::SystemNote { .. } | EventContent::RuntimeNote { .. }
+        EventContent::UserText { .. }
+            | EventContent::SystemNote { .. }
+            | EventContent::RuntimeNote { .. }
     )
 }
 
@@ -236,7 +245,10 @@ fn same_exchange(events: &[RuntimeEvent], a: usize, b: usize) -> bool {
     !((a + 1)..=b).any(|k| {
         is_call(&events[k])
             && call_key(&events[k]) == key
-            && (0..k).rev().find(|&j| call_key(&events[j]) == key).is_some_and(|j| is_result(&events[j]))
+            && (0..k)
+                .rev()
+                .find(|&j| call_key(&events[j]) == key)
+                .is_some_and(|j| is_result(&events[j]))
     })
 }
 
@@ -267,7 +279,8 @@ fn is_live(events: &[RuntimeEvent], prior_end: usize, i: usize) -> bool {
     let pinned_step = i >= prior_end && event.pinned && !is_message(event);
     let running = i >= prior_end
         && is_call(event)
-        && !((i + 1)..events.len()).any(|j| is_result(&events[j]) && call_key(&events[j]) == call_key(event))
+        && !((i + 1)..events.len())
+            .any(|j| is_result(&events[j]) && call_key(&events[j]) == call_key(event))
         && !later_step_follows(events, i);
     streaming || pinned_step || running
 }

@@ -119,11 +119,16 @@ fn replay_op(input: &Value) -> OpResult {
     };
     let prior_end =
         split_current_turn(&events, current_turn_of(input)).map_err(|e| e.code().to_owned())?;
-    let (prior, current) = events.split_at(prior_end);
     let budget = ContextBudget::from_model(&model_of(input)?);
     let provider = provider_of(input)?;
-    let decision =
-        evaluate_replay(&checkpoint, prior, current, &budget, provider.as_ref(), &CharEstimator);
+    let decision = evaluate_replay(
+        &checkpoint,
+        &events,
+        prior_end,
+        &budget,
+        provider.as_ref(),
+        &CharEstimator,
+    );
     Ok(match decision {
         Ok(plan) => json!({
             "match": matched, "decision": "accepted", "code": null, "plan": plan_json(&plan),

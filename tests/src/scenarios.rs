@@ -223,8 +223,21 @@ fn transcript_variants(prng: &mut SplitMix64) -> Vec<(&'static str, Value)> {
         extra["script"] = script;
         extra
     };
+    let steps = |n: usize| {
+        let step = [json!({"summary": "extractive"}), json!({"append": "ok"})];
+        Value::Array(step.iter().cycle().take(2 * n).cloned().collect())
+    };
     vec![
         ("text_recorded", json!({})),
+        // Active-turn folding: the current turn's settled steps are covered, its task replayed.
+        ("text_mid_turn_recorded", json!({"trigger": "mid-turn", "script": steps(4)})),
+        // A summarizer with an input window (not the extractive one): the fold is split into
+        // rolling steps whose inputs fit, each recorded before the next.
+        ("text_rolling_steps", json!({"summarizerLabel": null, "script": steps(12)})),
+        (
+            "text_rolling_steps_mid_turn",
+            json!({"summarizerLabel": null, "trigger": "mid-turn", "script": steps(12)}),
+        ),
         (
             "text_below_high_water",
             json!({"trigger": "pre-turn", "model": {"contextWindow": 200_000}}),

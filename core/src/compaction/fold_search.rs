@@ -6,18 +6,21 @@
 //! folds: one build of the whole target first (the common case), then the smallest candidate,
 //! then doubling steps from the last fit and a binary search in the last gap.
 
-/// The largest of `candidates` (ascending, non-empty) for which `build` succeeds, with what it
-/// built; when none does, the error of the smallest candidate.
+/// The largest of `candidates` (ascending) for which `build` succeeds, with what it built; when
+/// none does, the error of the smallest candidate; `None` without candidates. Only errors for
+/// which `too_large` holds mean "try a smaller fold": any other error of the whole target is
+/// returned as it is (an invalid input does not become valid by folding less).
 pub(crate) fn largest_fitting<T, E>(
     candidates: &[usize],
     mut build: impl FnMut(usize) -> Result<T, E>,
+    too_large: impl Fn(&E) -> bool,
 ) -> Option<Result<(usize, T), E>> {
     let (&last, rest) = candidates.split_last()?;
     let last_error = match build(last) {
         Ok(built) => return Some(Ok((last, built))),
         Err(error) => error,
     };
-    if rest.is_empty() {
+    if rest.is_empty() || !too_large(&last_error) {
         return Some(Err(last_error));
     }
     let mut best = match build(candidates[0]) {
@@ -56,14 +59,16 @@ mod tests {
 
     fn search(candidates: &[usize], limit: usize) -> (Option<Result<usize, usize>>, usize) {
         let mut builds = 0;
-        let result = largest_fitting(candidates, |cut| {
+        let build = |cut| {
             builds += 1;
             if cut <= limit { Ok(cut) } else { Err(cut) }
-        })
-        .map(|r| r.map(|(cut, built)| {
-            assert_eq!(cut, built);
-            cut
-        }));
+        };
+        let result = largest_fitting(candidates, build, |_| true).map(|r| {
+            r.map(|(cut, built)| {
+                assert_eq!(cut, built);
+                cut
+            })
+        });
         (result, builds)
     }
 
@@ -79,6 +84,13 @@ mod tests {
             }
             assert!(builds <= 2 + 2 * 8, "limit {limit}: {builds} builds");
         }
+    }
+
+    #[test]
+    fn an_error_other_than_size_is_returned_without_searching() {
+        let result =
+            largest_fitting(&[1, 2, 3], |cut| if cut < 3 { Ok(()) } else { Err(cut) }, |_| false);
+        assert_eq!(result, Some(Err(3)));
     }
 
     #[test]

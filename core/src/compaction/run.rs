@@ -16,13 +16,15 @@ use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
-    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, MAX_SUMMARY_TARGET_TOKENS,
-    MAX_ROLLING_STEPS, OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect,
+    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, MAX_ROLLING_STEPS,
+    MAX_SUMMARY_TARGET_TOKENS, OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect,
     SummaryResponse,
 };
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::fold_search::largest_fitting;
-use crate::compaction::native::{NativeBinding, accept_native_output, build_native_request};
+use crate::compaction::native::{
+    NativeBinding, NativeInputError, accept_native_output, build_native_request,
+};
 use crate::compaction::plan::{Sizes, UsableCheckpoint, replay_tokens};
 use crate::compaction::summary_request::{
     SummaryRequest, build_repair_request, build_summary_request, shrink_for_overflow_retry,
@@ -38,7 +40,6 @@ use crate::projection::{ProjectInput, project};
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::Fold;
-
 
 /// The result a handler is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,14 +208,18 @@ impl<E: TokenEstimator> Run<E> {
         });
         let window = self.input_window();
         let (events, estimator) = (&self.input.events, &self.estimator);
-        let found = largest_fitting(&self.candidates(), |end| {
-            build_summary_request(
-                previous_summary.as_deref(),
-                &events[fold_start..end],
-                window,
-                estimator,
-            )
-        });
+        let found = largest_fitting(
+            &self.candidates(),
+            |end| {
+                build_summary_request(
+                    previous_summary.as_deref(),
+                    &events[fold_start..end],
+                    window,
+                    estimator,
+                )
+            },
+            |_| true,
+        );
         let (end, request) = match found {
             Some(Ok(found)) => found,
             Some(Err(error)) => {
@@ -382,9 +387,17 @@ impl<E: TokenEstimator> Run<E> {
         });
         let budget = self.sizes.budget.history_budget;
         let (events, estimator) = (&self.input.events, &self.estimator);
-        let found = largest_fitting(&self.candidates(), |end| {
-            build_native_request(previous_state.as_ref(), &events[fold_start..end], budget, estimator)
-        });
+        let build = |end: usize| {
+            build_native_request(
+                previous_state.as_ref(),
+                &events[fold_start..end],
+                budget,
+                estimator,
+            )
+        };
+        let too_large =
+            |error: &NativeInputError| matches!(error, NativeInputError::CannotFit { .. });
+        let found = largest_fitting(&self.candidates(), build, too_large);
         match found {
             Some(Ok((end, request))) => {
                 self.end = end;
@@ -778,13 +791,21 @@ impl<E: TokenEstimator> Run<E> {
             Phase::Ready(_) | Phase::Awaiting(_) => {
                 self.pending = None;
                 self.set_attempt_result(ReasonCode::Cancelled);
-                self.diagnostics.push(Diagnostic::new(
-                    ReasonCode::Cancelled,
-                    "cancelled by the host; nothing was persisted",
-                ));
+                let detail = match self.recorded.len() {
+                    0 => "cancelled by the host; nothing was persisted".to_owned(),
+                    n => format!("cancelled by the host after {n} recorded rolling steps"),
+                };
+                self.diagnostics.push(Diagnostic::new(ReasonCode::Cancelled, detail));
+                // Checkpoints of earlier rolling steps are durable: the transaction ends on
+                // the last one, as if no further step had been needed.
+                if let Some(last) = self.recorded.last().cloned() {
+                    let after =
+                        self.tokens_with(&last, self.usable.as_ref().map_or(0, |u| u.covered));
+                    self.finish_recorded(after);
+                    return true;
+                }
                 let before = self.sizes.before;
-                let recorded = self.recorded.last().cloned();
-                self.finish(OutcomeKind::Cancelled, ReasonCode::Cancelled, recorded, None, before);
+                self.finish(OutcomeKind::Cancelled, ReasonCode::Cancelled, None, None, before);
                 true
             }
         }

@@ -80,11 +80,12 @@ impl GroupSplits {
 }
 
 /// One call exchange under construction.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Exchange {
     first: usize,
     last: usize,
-    call: Option<usize>,
+    /// Calls in the exchange (one, or several reusing a still unanswered id).
+    calls: Vec<usize>,
     answered: bool,
 }
 
@@ -96,33 +97,40 @@ pub(super) fn group_splits(events: &[RuntimeEvent]) -> GroupSplits {
     let mut responses: HashMap<&str, (usize, usize)> = HashMap::new();
     let mut close = |exchange: Exchange, unanswered: &mut Vec<usize>| {
         exchanges.push((exchange.first, exchange.last));
-        if let (Some(call), false) = (exchange.call, exchange.answered) {
-            unanswered.push(call);
+        if !exchange.answered {
+            unanswered.extend(exchange.calls);
         }
     };
     for (index, event) in events.iter().enumerate() {
         if let Some(call_id) = event.content.call_id() {
             match open.get_mut(call_id) {
-                Some(exchange) if !exchange.answered => exchange.last = index,
+                Some(exchange) if !exchange.answered => {
+                    exchange.last = index;
+                    exchange.calls.push(index);
+                }
                 _ => {
-                    let fresh = Exchange { first: index, last: index, call: Some(index), answered: false };
+                    let fresh =
+                        Exchange { first: index, last: index, calls: vec![index], answered: false };
                     if let Some(done) = open.insert(call_id, fresh) {
                         close(done, &mut unanswered_calls);
                     }
                 }
             }
         } else if let Some(call_id) = event.content.result_call_id() {
-            let exchange = open.entry(call_id).or_insert(Exchange {
+            let exchange = open.entry(call_id).or_insert_with(|| Exchange {
                 first: index,
                 last: index,
-                call: None,
+                calls: Vec::new(),
                 answered: false,
             });
             exchange.last = index;
             exchange.answered = true;
         }
         if let Some(response_id) = event.response_id.as_deref() {
-            responses.entry(response_id).and_modify(|extent| extent.1 = index).or_insert((index, index));
+            responses
+                .entry(response_id)
+                .and_modify(|extent| extent.1 = index)
+                .or_insert((index, index));
         }
     }
     for exchange in open.into_values() {

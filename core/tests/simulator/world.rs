@@ -241,7 +241,7 @@ impl Sim {
             circuit: self.circuit.clone(),
         };
         let mut tx = Compaction::start(input).expect("valid log");
-        let mut appended_ok = None;
+        let mut durable: Vec<HistoryCompactCheckpoint> = Vec::new();
         let outcome = loop {
             match tx.poll().expect("driver order") {
                 Step::Effect(Effect::Summarize(effect)) => {
@@ -265,7 +265,6 @@ impl Sim {
                 Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
                     if self.rng.chance(5) {
                         self.stats.append_failures += 1;
-                        appended_ok = Some(false);
                         let failure =
                             AppendFailure { conflict: false, message: "disk full".into() };
                         tx.handle_append(Err(failure)).expect("expected append");
@@ -276,7 +275,7 @@ impl Sim {
                             recorded_at_ms: self.clock_ms,
                             payload: checkpoint.to_value(),
                         });
-                        appended_ok = Some(true);
+                        durable.push((*checkpoint).clone());
                         tx.handle_append(Ok(())).expect("expected append");
                     }
                 }
@@ -291,8 +290,9 @@ impl Sim {
             before_ledger,
             previous.as_ref(),
             &outcome,
-            appended_ok,
+            &durable,
             trigger,
+            Some(current),
         );
         let fail_open = matches!(outcome.outcome, OutcomeKind::FailedOpen | OutcomeKind::Exhausted);
         invariants::check_projection(self, Some(current), fail_open);

@@ -176,23 +176,3 @@ fn already_covered_prefix_is_skipped_without_effect() {
     assert_eq!(run.outcome.reason, ReasonCode::AlreadyCovered);
     assert!(run.effects.is_empty());
 }
-
-#[test]
-fn mid_turn_compaction_never_covers_the_current_turn() {
-    let mut log = session(12, 2_000);
-    let current = start_current_turn(&mut log, 13, 60);
-    log.response(Some("resp-13-a"))
-        .tool_call("c13", "shell", serde_json::json!({"cmd": "cargo test"}))
-        .response(None)
-        .tool_result("c13", "shell", serde_json::json!("x".repeat(3_000)));
-    let events = log.events().to_vec();
-    let run = drive(
-        input(Trigger::MidTurn, &events, Some(&current), None, window(WINDOW)),
-        vec![summary(good_summary("a")), append_ok()],
-    );
-    let recorded = run.outcome.checkpoint.as_ref().expect("recorded");
-    assert_eq!(recorded.high_water.name, "mid_turn");
-    let covered = recorded.coverage.event_count as usize;
-    assert!(events[..covered].iter().all(|e| e.turn_id != current));
-    assert_eq!(covered, end_of_turn(&events, 11), "the newest small completed turn stays raw");
-}

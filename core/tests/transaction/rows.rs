@@ -241,18 +241,42 @@ fn automatic_trigger_measures_history_as_the_projection_does() {
     }
 }
 
+/// A task of about 5,900 tokens: alone it fits the 6,000-token budget, beside a checkpoint it
+/// does not.
+const TASK_CHARS: usize = 23_500;
+
+#[test]
+fn a_fold_that_keeps_the_reserved_tail_rolls_on_until_the_request_fits() {
+    let mut log = session(6, 2_000);
+    let current = start_current_turn(&mut log, 7, 22_000);
+    // The first step keeps the newest turn raw; the request still does not fit, so a second
+    // rolling step folds it too, and then it fits.
+    let run = drive(
+        input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)),
+        vec![summary(good_summary("a")), append_ok(), summary(good_summary("b")), append_ok()],
+    );
+    assert_eq!(run.outcome.outcome, OutcomeKind::Recorded, "{:?}", codes(&run.outcome));
+    assert_eq!(run.ledger.len(), 2);
+    assert_eq!(run.ledger[1].previous_checkpoint_id.as_deref(), Some("cp-new"));
+    assert_eq!(run.outcome.checkpoint.as_ref(), run.ledger.last());
+    assert!(run.outcome.tokens.after <= run.outcome.tokens.budget);
+}
+
 #[test]
 fn recorded_but_still_over_budget_exhausts_an_automatic_trigger_with_the_checkpoint() {
     let mut log = session(6, 2_000);
-    let current = start_current_turn(&mut log, 7, 22_000);
+    let current = start_current_turn(&mut log, 7, TASK_CHARS);
+    // Both steps are recorded, and the large task beside the checkpoint still exceeds the
+    // budget (the task alone does not, so compaction was worth trying).
     let run = drive(
         input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)),
-        vec![summary(good_summary("a")), append_ok()],
+        vec![summary(good_summary("a")), append_ok(), summary(good_summary("b")), append_ok()],
     );
     assert_eq!(run.outcome.outcome, OutcomeKind::Exhausted);
     assert_eq!(run.outcome.reason, ReasonCode::ContextBudgetExhausted);
     let recorded = run.outcome.checkpoint.as_ref().expect("the durable checkpoint is returned");
-    assert_eq!(run.ledger, vec![recorded.clone()]);
+    assert_eq!(run.ledger.len(), 2);
+    assert_eq!(run.ledger.last(), Some(recorded));
     assert_eq!(
         codes(&run.outcome)[codes(&run.outcome).len() - 2..],
         [ReasonCode::CheckpointRecorded, ReasonCode::ContextBudgetExhausted]
@@ -261,25 +285,30 @@ fn recorded_but_still_over_budget_exhausts_an_automatic_trigger_with_the_checkpo
 }
 
 #[test]
-fn a_pinned_head_leaves_no_safe_prefix() {
+fn a_live_pinned_step_at_the_start_of_the_only_turn_leaves_no_safe_prefix() {
     let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
-    log.turn("t0").push(EventContent::SystemNote { text: "house rules".into() }).pinned = true;
-    let mut log = contextfold_core::LogBuilder::extend(log.build());
+    log.turn("now").user("refactor the parser");
+    log.push(EventContent::AssistantText { text: "plan: keep this raw".into() }).pinned = true;
     for n in 1..=14 {
-        crate::support::add_turn(&mut log, n, 2_000);
+        let call = format!("c{n}");
+        let body = "let x = compute(y);\n".repeat(100);
+        log.response(Some(&format!("r{n}")))
+            .tool_call(&call, "shell", serde_json::json!({"cmd": "cat"}))
+            .response(None)
+            .tool_result(&call, "shell", serde_json::json!(body));
     }
-    let current = start_current_turn(&mut log, 15, 60);
     let manual =
-        drive(input(Trigger::Manual, log.events(), Some(&current), None, window(WINDOW)), vec![]);
+        drive(input(Trigger::Manual, log.events(), Some("now"), None, window(WINDOW)), vec![]);
     assert_eq!(
         (manual.outcome.outcome, manual.outcome.reason),
         (OutcomeKind::Skipped, ReasonCode::NoSafePrefix)
     );
     let automatic =
-        drive(input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)), vec![]);
+        drive(input(Trigger::MidTurn, log.events(), Some("now"), None, window(WINDOW)), vec![]);
     assert_eq!(automatic.outcome.outcome, OutcomeKind::Exhausted);
     assert_eq!(automatic.outcome.reason, ReasonCode::ContextBudgetExhausted);
-    // Nothing after a pinned event can be covered, so the pinned tail is the minimum context.
+    // Nothing after a live pinned step can be covered: it and everything after it is the
+    // minimum context.
     assert!(codes(&automatic.outcome).contains(&ReasonCode::MinimumContextExceedsBudget));
     assert!(automatic.effects.is_empty());
 }

@@ -101,14 +101,13 @@ impl Guest for Component {
         let checkpoint = convert::parse_checkpoint(&request.checkpoint)?;
         let prior_end = split_current_turn(&events, request.current_turn.as_deref())
             .map_err(|e| convert::log_error(&e))?;
-        let (prior, current) = events.split_at(prior_end);
         let budget = ContextBudget::from_model(&convert::model_facts(&request.model));
         let provider = request.provider.as_ref().map(convert::provider_identity);
         Ok(
             match evaluate_replay(
                 &checkpoint,
-                prior,
-                current,
+                &events,
+                prior_end,
                 &budget,
                 provider.as_ref(),
                 &CharEstimator,

@@ -143,12 +143,11 @@ pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
     let checkpoint = checkpoint_from_json(args.checkpoint)?;
     let prior_end = split_current_turn(&events, args.current_turn_id.as_deref())
         .map_err(|e| BindingError::core(e.code(), e))?;
-    let (prior, current) = events.split_at(prior_end);
     let budget = ContextBudget::from_model(&args.model.unwrap_or_default());
     let decision = match evaluate_replay_with(
         &checkpoint,
-        prior,
-        current,
+        &events,
+        prior_end,
         &budget,
         args.provider.as_ref(),
         &CharEstimator,
