@@ -101,7 +101,12 @@ async fn mid_turn_compacts_through_anthropic_messages() {
     assert_eq!(received[0].path, "/v1/messages");
     let transcript = received[0].body.to_string();
     assert!(transcript.contains("fix the failing test number 2"), "the fold was sent");
-    assert!(!transcript.contains("cat big.log"), "the current turn is not folded");
+    // Active-turn folding: the settled step of the current turn is folded too.
+    assert!(transcript.contains("cat big.log"), "the current turn's settled step is folded");
+    let next = runtime.project(false).await.expect("project").projection;
+    assert!(next.checkpoint.is_some());
+    let replayed = serde_json::to_string(&next.messages).expect("json");
+    assert!(replayed.contains("continue with the next failure"), "the task is replayed verbatim");
 }
 
 #[tokio::test]

@@ -279,7 +279,12 @@ fn a_failed_rolling_compaction_reports_the_measured_fail_open_figure() {
     assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen, "{:?}", codes(&run.outcome));
     assert!(codes(&run.outcome).contains(&ReasonCode::PreviousCheckpointReused));
     let fail_open = projected(&events, &current, Some(&checkpoint), true);
-    assert!(fail_open.omitted_events > 0, "the uncovered tail does not fit whole: {:?} {:?}", run.outcome.tokens, fail_open.diagnostics);
+    assert!(
+        fail_open.omitted_events > 0,
+        "the uncovered tail does not fit whole: {:?} {:?}",
+        run.outcome.tokens,
+        fail_open.diagnostics
+    );
     assert_eq!(
         run.outcome.tokens.after, fail_open.estimated_tokens,
         "measured, not min(before, budget)"

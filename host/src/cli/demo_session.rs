@@ -84,11 +84,17 @@ pub(crate) fn demo_turns() -> Vec<DemoTurn> {
 
 fn demo_turn(turn: usize, rng: &mut Rng) -> DemoTurn {
     let base = REQUESTS[turn % REQUESTS.len()];
-    let request = if turn < REQUESTS.len() {
+    let mut request = if turn < REQUESTS.len() {
         base.to_owned()
     } else {
         format!("(round {}) {base}", turn / REQUESTS.len() + 1)
     };
+    // Now and then the user pastes a whole CI log into the request, as users do: the new turn
+    // alone can push the next request over the budget (the pre-turn trigger).
+    if turn % 13 == 12 {
+        let log = test_log(turn, 400, 3);
+        request.push_str(&format!("\n\nHere is the CI log:\n```\n{log}```"));
+    }
     let step_count = 1 + rng.below(3) as usize;
     let steps = (0..step_count)
         .map(|step| {
