@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod fixed_cases;
+pub mod long_turn;
 pub mod ops;
 pub mod prng;
 mod random_json;
