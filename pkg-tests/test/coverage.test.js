@@ -43,11 +43,13 @@ for (const { name, input, expected } of prefixCases) {
 
 test('known prefixes of session s0 and an impossible reserve in s2', () => {
   const s0 = byName('s0_prefix_plain');
-  assert.deepEqual(selectSafePrefix(s0.events, { currentTurnId: 't5' }), { end: 29, turnCount: 4 });
+  // The current turn t5 (events 29..36) has settled steps: they are cuts too (active-turn
+  // folding), and so are the step ends inside completed turns.
+  assert.deepEqual(selectSafePrefix(s0.events, { currentTurnId: 't5' }), { end: 36, turnCount: 5 });
   assert.deepEqual(selectSafePrefix(s0.events), { end: 36, turnCount: 5 });
   assert.deepEqual(selectSafePrefix(s0.events, { currentTurnId: 't5', reserveTailTurns: 2 }), { end: 7, turnCount: 2 });
-  assert.deepEqual(safeBoundaries(s0.events, 't5'), [5, 7, 17, 29]);
-  assert.deepEqual(safeBoundaries(s0.events), [5, 7, 17, 29, 36]);
+  assert.deepEqual(safeBoundaries(s0.events, 't5'), [4, 5, 7, 13, 16, 17, 23, 28, 29, 33, 36]);
+  assert.deepEqual(safeBoundaries(s0.events), [4, 5, 7, 13, 16, 17, 23, 28, 29, 33, 36]);
   const s2 = byName('s2_prefix_reserve_tokens');
   assert.equal(selectSafePrefix(s2.events, { currentTurnId: 't6', reserveTailTokens: 600 }), null);
 });
@@ -57,7 +59,7 @@ test('a bigint reserve is read exactly and means the same as its number', () => 
   const asNumber = selectSafePrefix(s0.events, { currentTurnId: 't5', reserveTailTokens: 600 });
   const asBigint = selectSafePrefix(s0.events, { currentTurnId: 't5', reserveTailTokens: 600n });
   assert.deepEqual(asBigint, asNumber);
-  assert.deepEqual(asNumber, { end: 17, turnCount: 3 });
+  assert.deepEqual(asNumber, { end: 28, turnCount: 4 });
 });
 
 test('a larger reserve never selects a longer prefix', () => {

@@ -65,9 +65,10 @@ pub struct SummarizeEffect {
     /// The newly folded events, as indexes into the input log (`events[fold.start..fold.end]`).
     /// Offline compactors such as [`crate::compaction::extractive`] read these directly.
     pub fold: Fold,
-    /// The summary should stay within about this many tokens (a quarter of the history
-    /// budget, at most [`MAX_SUMMARY_TARGET_TOKENS`]), so the checkpoint leaves room for the
-    /// raw tail.
+    /// The summary should stay within about this many tokens: a quarter of the history budget
+    /// (at most [`MAX_SUMMARY_TARGET_TOKENS`]), less when the live head and the raw tail the
+    /// fold leaves need more of the budget (never below [`MIN_SUMMARY_TARGET_TOKENS`]), so the
+    /// checkpoint leaves room for the rest of the request.
     pub target_tokens: u64,
     /// The session's own provider options, passed through unchanged (the summarizer reuses
     /// the session's connection, model and options, with no compaction-only output cap).
@@ -76,6 +77,14 @@ pub struct SummarizeEffect {
 
 /// Upper bound of [`SummarizeEffect::target_tokens`].
 pub const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
+
+/// Lower bound of [`SummarizeEffect::target_tokens`] (a large fold's summary must reach 200
+/// estimated tokens to pass validation).
+pub const MIN_SUMMARY_TARGET_TOKENS: u64 = 256;
+
+/// Tokens set aside for a V2 checkpoint's envelope (tag, coverage, limitations) when the
+/// summary target is derived from the room the rest of the request leaves.
+pub const CHECKPOINT_ENVELOPE_TOKENS: u64 = 256;
 
 /// Most checkpoints one compaction transaction records in rolling steps (each step strictly
 /// extends coverage, so the steps also end when no safe fold remains).

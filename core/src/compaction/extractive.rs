@@ -56,6 +56,7 @@ pub fn extractive_summary(
             "- No paths, commands or errors recorded.",
         ),
     ];
+    let mut shorten_to = SHORTENED_ITEM_CHARS.iter();
     loop {
         let text = render(&sections);
         if CharEstimator.estimate_text(&text) <= target_tokens {
@@ -72,8 +73,31 @@ pub fn extractive_summary(
                 let oldest = usize::from(*title == "Goal");
                 items.remove(oldest);
             }
-            None => return text,
+            // Nothing left to drop: shorten the items that remain, in a few bounded rounds (a
+            // small target is what a tight window leaves beside the task and the raw tail).
+            None => match shorten_to.next() {
+                Some(&limit) => {
+                    for (_, items, _) in sections.iter_mut() {
+                        for item in items.iter_mut() {
+                            shorten(item, limit);
+                        }
+                    }
+                }
+                None => return text,
+            },
         }
+    }
+}
+
+/// Item lengths, in characters, that the last rounds of fitting shorten every item to.
+const SHORTENED_ITEM_CHARS: &[usize] = &[200, 120, 60];
+
+/// Cuts `item` to at most `limit` characters, marking the cut as `(shortened)` (never an
+/// ellipsis, which would read as a truncated summary).
+fn shorten(item: &mut String, limit: usize) {
+    if item.chars().count() > limit {
+        let cut: String = item.chars().take(limit).collect();
+        *item = format!("{} (shortened)", cut.trim_end());
     }
 }
 

@@ -8,7 +8,7 @@
 
 use crate::budget::{ContextBudget, TokenEstimator, estimate_events};
 use crate::checkpoint::HistoryCompactCheckpoint;
-use crate::compaction::effects::Trigger;
+use crate::compaction::effects::{CHECKPOINT_ENVELOPE_TOKENS, MIN_SUMMARY_TARGET_TOKENS, Trigger};
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
@@ -35,7 +35,7 @@ pub(crate) struct Sizes {
     /// the live head and the uncovered current turn.
     pub(crate) current_tokens: u64,
     /// The context no compaction can remove: the live head plus everything after the largest
-    /// safe cut.
+    /// safe cut, plus the smallest checkpoint that could replace the rest.
     pub(crate) minimum_tokens: u64,
     /// Estimated history of the next request before compaction.
     pub(crate) before: u64,
@@ -119,7 +119,14 @@ pub(crate) fn measure(
     estimator: &dyn TokenEstimator,
 ) -> Sizes {
     let largest = cuts.last().copied().unwrap_or(0);
-    let minimum_tokens = replay_tokens(None, events, prior_end, largest, estimator);
+    // A fold needs a checkpoint beside what it leaves: at least its envelope and the smallest
+    // summary target.
+    let checkpoint_floor = match largest {
+        0 => 0,
+        _ => CHECKPOINT_ENVELOPE_TOKENS + MIN_SUMMARY_TARGET_TOKENS,
+    };
+    let minimum_tokens =
+        replay_tokens(None, events, prior_end, largest, estimator) + checkpoint_floor;
     let (before, current_tokens) = match usable {
         Some(u) if u.smaller_than_source => (
             replay_tokens(Some(&u.checkpoint), events, prior_end, u.covered, estimator),

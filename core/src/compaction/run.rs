@@ -16,9 +16,9 @@ use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
-    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, MAX_ROLLING_STEPS,
-    MAX_SUMMARY_TARGET_TOKENS, OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect,
-    SummaryResponse,
+    AppendFailure, Attempt, AttemptKind, CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome, Effect,
+    MAX_ROLLING_STEPS, MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind,
+    ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
 };
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::fold_search::largest_fitting;
@@ -183,6 +183,21 @@ impl<E: TokenEstimator> Run<E> {
         }
     }
 
+    /// The summary target of this step (see [`SummarizeEffect::target_tokens`]): what the
+    /// budget leaves beside the live head and the raw events after the fold.
+    fn summary_target(&self) -> u64 {
+        let budget = self.sizes.budget.history_budget;
+        let rest = replay_tokens(
+            None,
+            &self.input.events,
+            self.sizes.prior_end,
+            self.end,
+            &self.estimator,
+        );
+        let room = budget.saturating_sub(rest).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
+        (budget / 4).min(MAX_SUMMARY_TARGET_TOKENS).min(room).max(MIN_SUMMARY_TARGET_TOKENS)
+    }
+
     /// Id of the checkpoint this step records: the given id for the first, `<id>.<n>` after.
     fn step_checkpoint_id(&self) -> String {
         match self.recorded.len() {
@@ -263,7 +278,7 @@ impl<E: TokenEstimator> Run<E> {
             request,
             previous_summary: previous_summary.clone(),
             fold: Fold { start: fold_start, end: self.prefix_end() },
-            target_tokens: (self.sizes.budget.history_budget / 4).min(MAX_SUMMARY_TARGET_TOKENS),
+            target_tokens: self.summary_target(),
             provider_options: self.input.provider_options.clone(),
         })
     }

@@ -138,7 +138,7 @@ pub(crate) async fn project(
         ExtractiveSummarizer,
         NoNativeCompactor,
     )?;
-    let report = runtime.project(false).await?;
+    let report = runtime.project_for_request().await?;
     let projection = &report.projection;
     let (name, messages) = map_messages(format, &projection.messages)?;
     let json = json!({

@@ -177,7 +177,7 @@ impl Player {
     /// budget it reports a context overflow, and the runtime recovers.
     async fn model_request(&mut self) -> Result<(), RuntimeError> {
         self.requests += 1;
-        let projection = self.runtime.project(false).await?.projection;
+        let projection = self.runtime.project_for_request().await?.projection;
         let provider_tokens = projection.estimated_tokens * PROVIDER_TOKEN_THIRDS / 3;
         if provider_tokens > projection.history_budget {
             eprintln!(

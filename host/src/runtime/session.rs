@@ -181,6 +181,24 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         Ok(ProjectionReport { projection, lookup_notes: lookup.notes })
     }
 
+    /// The history to send with the next model request: the normal projection, or, when it does
+    /// not fit the budget (a compaction failed or could not shrink it enough), the fail-open
+    /// projection: the source-matched checkpoint with the newest complete raw turns that fit,
+    /// never an invented summary and never a widened coverage claim. The omission is reported
+    /// (`previous_checkpoint_reused`, `omitted_events`).
+    pub async fn project_for_request(&self) -> Result<ProjectionReport, RuntimeError> {
+        let normal = self.project(false).await?;
+        if normal.projection.fits {
+            return Ok(normal);
+        }
+        let fail_open = self.project(true).await?;
+        Ok(if fail_open.projection.estimated_tokens < normal.projection.estimated_tokens {
+            fail_open
+        } else {
+            normal
+        })
+    }
+
     /// Pre-turn evaluation: call after the user's message of the active turn is appended and
     /// before the first model request. Compacts (trigger `pre_turn`) when the projection does
     /// not fit; returns `None` when it fits.
