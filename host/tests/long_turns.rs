@@ -82,7 +82,7 @@ fn steps(events: &[RuntimeEvent]) -> Vec<Vec<RuntimeEvent>> {
             Some(_) if result => false,
             Some(last) => event.response_id.is_none() || last.response_id != event.response_id,
         };
-        if starts && !(result && !out.is_empty()) {
+        if starts {
             out.push(Vec::new());
         }
         out.last_mut().expect("a step").push(event.clone());
