@@ -216,7 +216,7 @@ fn the_reserved_tail_never_blocks_the_only_useful_fold() {
     // A checkpoint covering everything but the newest (small) completed turn.
     let covered = end_of_turn(&events_before, 13);
     let checkpoint = v2_checkpoint("cp-old", &events_before, covered, &good_summary("old"));
-    let current = start_current_turn(&mut log, 15, 23_000);
+    let current = start_current_turn(&mut log, 15, 21_500);
     let events = log.events().to_vec();
     let run = drive(
         input(Trigger::PreTurn, &events, Some(&current), Some(&checkpoint), window(WINDOW)),

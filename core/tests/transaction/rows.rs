@@ -241,14 +241,14 @@ fn automatic_trigger_measures_history_as_the_projection_does() {
     }
 }
 
-/// A task of about 5,900 tokens: alone it fits the 6,000-token budget, beside a checkpoint it
-/// does not.
-const TASK_CHARS: usize = 23_500;
+/// A task of about 5,400 tokens: alone (with room for the smallest checkpoint) it fits the
+/// 6,000-token budget, beside a large checkpoint it does not.
+const TASK_CHARS: usize = 21_500;
 
 #[test]
 fn a_fold_that_keeps_the_reserved_tail_rolls_on_until_the_request_fits() {
     let mut log = session(6, 2_000);
-    let current = start_current_turn(&mut log, 7, 22_000);
+    let current = start_current_turn(&mut log, 7, TASK_CHARS);
     // The first step keeps the newest turn raw; the request still does not fit, so a second
     // rolling step folds it too, and then it fits.
     let run = drive(
@@ -266,11 +266,16 @@ fn a_fold_that_keeps_the_reserved_tail_rolls_on_until_the_request_fits() {
 fn recorded_but_still_over_budget_exhausts_an_automatic_trigger_with_the_checkpoint() {
     let mut log = session(6, 2_000);
     let current = start_current_turn(&mut log, 7, TASK_CHARS);
-    // Both steps are recorded, and the large task beside the checkpoint still exceeds the
-    // budget (the task alone does not, so compaction was worth trying).
+    // Both steps are recorded, and the large task beside the (large) second checkpoint still
+    // exceeds the budget (the task alone does not, so compaction was worth trying).
     let run = drive(
         input(Trigger::PreTurn, log.events(), Some(&current), None, window(WINDOW)),
-        vec![summary(good_summary("a")), append_ok(), summary(good_summary("b")), append_ok()],
+        vec![
+            summary(good_summary("a")),
+            append_ok(),
+            summary(long_summary("b", 3_000)),
+            append_ok(),
+        ],
     );
     assert_eq!(run.outcome.outcome, OutcomeKind::Exhausted);
     assert_eq!(run.outcome.reason, ReasonCode::ContextBudgetExhausted);
