@@ -339,3 +339,44 @@ async fn a_model_switch_does_not_replay_a_v3_checkpoint() {
         &format!("diagnostics={codes:?}"),
     );
 }
+
+/// Answers every summarize effect with an empty summary, so manual compaction fails open.
+struct EmptySummary;
+
+impl Summarizer for EmptySummary {
+    async fn summarize(
+        &self,
+        _request: &SummaryRequest,
+        _effect: &SummarizeEffect,
+        _events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        Ok(SummaryResponse {
+            text: String::new(),
+            finish_reason: contextfold_core::compaction::summary_validation::FinishReason::Stop,
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_manual_run_whose_failure_note_cannot_be_written_still_ends_with_a_terminal_event() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("note.sqlite");
+    let store = seeded_store(&path, 6);
+    // The database refuses the note (and only the note) the failed compaction appends.
+    raw(&path)
+        .execute_batch(
+            "CREATE TRIGGER refuse_note BEFORE INSERT ON runtime_events \
+             WHEN NEW.runtime_event_id LIKE '%-note' BEGIN SELECT RAISE(ABORT, 'note refused'); END",
+        )
+        .expect("trigger");
+    let rt = runtime(&store, 16_000, false, EmptySummary, NoNativeCompactor);
+    let error = rt.compact_manually(&StopSignal::new()).await.expect_err("the note append fails");
+    let kinds: Vec<String> =
+        store.agent_run_events(SESSION).expect("ledger").into_iter().map(|r| r.kind).collect();
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some(contextfold_host::storage::agent_run_kind::RUN_FAILED),
+        "{kinds:?}"
+    );
+    report_fault("failure_note_refused", "RunFailed", &format!("error={}", error.code()));
+}

@@ -5,7 +5,8 @@
 //!   new turn is refused ([`RuntimeError::CompactionActive`]).
 //! - Writes no user message. Its Run is recorded in the AgentRun ledger: `run_started`, the
 //!   checkpoint (if any), `compaction_outcome_recorded` (outcome + diagnostics), then one
-//!   terminal event: `run_completed` or `run_cancelled`.
+//!   terminal event: `run_completed` or `run_cancelled` (`run_failed` when the transaction
+//!   errs, or when its failure note cannot be appended).
 //! - A failed outcome (`failed_open` / `exhausted`) appends the core's `failure_note` as one
 //!   visible `runtime_note` RuntimeEvent in the Run's own turn.
 //! - Stoppable: a raised [`StopSignal`] cancels the transaction before its durable append;
@@ -69,8 +70,13 @@ async fn run_owned<S: Summarizer, N: NativeCompactor>(
     };
     if SessionRuntime::<S, N>::outcome_is_failure(report.outcome.outcome)
         && let Some(note) = report.outcome.failure_note.clone()
+        && let Err(error) = append_note(runtime, run_id, note).await
     {
-        append_note(runtime, run_id, note).await?;
+        // The Run still ends with a terminal event when its note cannot be written.
+        let detail = json!({"code": error.code(), "message": error.to_string(),
+                            "stage": "failure_note", "outcome": report.outcome.outcome});
+        lifecycle(runtime, run_id, agent_run_kind::RUN_FAILED, detail).await?;
+        return Err(error);
     }
     let (kind, payload) = match report.outcome.outcome {
         OutcomeKind::Cancelled => (agent_run_kind::RUN_CANCELLED, json!({"reason": "cancelled"})),
