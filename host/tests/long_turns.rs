@@ -16,9 +16,7 @@ use std::path::{Path, PathBuf};
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
 use contextfold_core::budget::estimate_events;
 use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::extractive::extractive_summary;
 use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
 use contextfold_core::prefix_match::match_checkpoint_prefix;
 use contextfold_core::{
@@ -37,16 +35,15 @@ const WINDOWS: [u64; 4] = [4_000, 8_000, 16_000, 128_000];
 struct WindowedExtractive;
 
 impl Summarizer for WindowedExtractive {
+    // No `label`: the checkpoints say `text-summary:<model>`, and the core treats the summarizer
+    // as one with an input window.
     async fn summarize(
         &self,
-        _request: &SummaryRequest,
+        request: &SummaryRequest,
         effect: &SummarizeEffect,
         events: &[RuntimeEvent],
     ) -> Result<SummaryResponse, ProviderFailure> {
-        let fold = &events[effect.fold.start..effect.fold.end];
-        let text =
-            extractive_summary(effect.previous_summary.as_deref(), fold, effect.target_tokens);
-        Ok(SummaryResponse { text, finish_reason: FinishReason::Stop })
+        ExtractiveSummarizer.summarize(request, effect, events).await
     }
 }
 

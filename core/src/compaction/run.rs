@@ -154,9 +154,13 @@ impl<E: TokenEstimator> Run<E> {
         self.end
     }
 
-    /// Cuts this step may fold to: past the usable coverage, up to the target.
+    /// Cuts this step may fold to: up to the target, past the usable coverage and past the
+    /// latest durable checkpoint's claim (a step never records less coverage than the tip, even
+    /// one that cannot replay here, so high water only moves forward and recovery picks it).
     fn candidates(&self) -> Vec<usize> {
-        let covered = self.usable.as_ref().map_or(0, |u| u.covered);
+        let tip = self.input.checkpoint.as_ref().map_or(0, |c| c.coverage.event_count);
+        let tip = usize::try_from(tip).unwrap_or(usize::MAX);
+        let covered = self.usable.as_ref().map_or(0, |u| u.covered).max(tip);
         self.cuts.iter().copied().filter(|&cut| cut > covered && cut <= self.target).collect()
     }
 

@@ -125,7 +125,13 @@ impl Player {
     }
 
     async fn play_turn(&mut self, index: usize, turn: &DemoTurn) -> Result<(), RuntimeError> {
-        eprintln!("demo: turn {}/{}: {}", index + 1, super::demo_session::DEMO_TURNS, turn.request);
+        let first_line = turn.request.lines().next().unwrap_or_default();
+        let more = match turn.request.lines().count() {
+            0 | 1 => String::new(),
+            n => format!(" (+{} pasted lines)", n - 1),
+        };
+        let total = super::demo_session::DEMO_TURNS;
+        eprintln!("demo: turn {}/{total}: {first_line}{more}", index + 1);
         let turn_id = format!("t{index}");
         self.runtime.begin_turn(&turn_id)?;
         let user = self.event(index, None, EventContent::UserText { text: turn.request.clone() });
