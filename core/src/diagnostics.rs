@@ -80,6 +80,9 @@ reason_codes! {
     /// Partial events (a step still streaming, or one abandoned mid-stream) were left out of the
     /// request: they are never replayed as if they were complete.
     PartialEventsLeftOut = "partial_events_left_out",
+    /// One event alone was larger than the compactor's window: its payload reached the
+    /// summarizer as a marker naming its archive address (never silently dropped).
+    EventPayloadsOmitted = "event_payloads_omitted",
     // Summaries.
     /// The summarizer returned no text.
     EmptySummary = "empty_summary",

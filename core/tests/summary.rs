@@ -3,6 +3,8 @@
 
 #[path = "summary/circuit.rs"]
 mod circuit;
+#[path = "summary/oversized.rs"]
+mod oversized;
 #[path = "summary/request.rs"]
 mod request;
 

@@ -263,3 +263,29 @@ async fn real_agent_trajectories_fit_every_step_at_every_window() {
         report(&name, 8_000, "windowed", &run);
     }
 }
+
+#[tokio::test]
+async fn a_paste_larger_than_the_summarizer_window_is_archived_under_its_marker() {
+    use contextfold_core::LogBuilder;
+    use contextfold_host::runtime::StopSignal;
+    let paste = format!("CI log:\n{}", "error[E0308]: mismatched types\n".repeat(1_940));
+    let mut log = LogBuilder::new("s");
+    log.turn("t0").user(&paste);
+    log.assistant("The log shows one type error, in the parser.");
+    log.turn("t1").user("Fix it.").assistant("Fixed in src/parser.rs.");
+    let (_dir, store, runtime) =
+        runtime_with(runtime_support::config(), WindowedExtractive, NoNativeCompactor);
+    runtime.append(log.build()).await.expect("append");
+    let report = runtime.compact_manually(&StopSignal::new()).await.expect("manual compaction");
+    let outcome = &report.outcome;
+    assert!(outcome.checkpoint.is_some(), "recorded: {:?}", outcome.reason);
+    let note = outcome.diagnostics.iter().find(|d| d.code == ReasonCode::EventPayloadsOmitted);
+    let detail = &note.expect("the omission is reported").detail;
+    let address = detail.split(" at ").nth(1).expect("an address").trim_end_matches(')');
+    // The marker's address resolves to the paste through the archive_read tool.
+    let slice = store
+        .archive_read("s", &serde_json::json!({"address": address, "mode": "inspect", "length": 64}))
+        .expect("archived");
+    assert!(paste.starts_with(&slice.text), "{:?}", slice.text);
+    assert!(runtime.project_for_request().await.expect("project").projection.fits);
+}

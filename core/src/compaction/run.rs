@@ -27,7 +27,8 @@ use crate::compaction::native::{
 };
 use crate::compaction::plan::{Sizes, UsableCheckpoint, replay_tokens};
 use crate::compaction::summary_request::{
-    SummaryRequest, build_repair_request, build_summary_request, shrink_for_overflow_retry,
+    SummaryRequest, build_oversized_summary_request, build_repair_request, build_summary_request,
+    shrink_for_overflow_retry,
 };
 use crate::compaction::summary_validation::validate_summary;
 use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step};
@@ -241,12 +242,26 @@ impl<E: TokenEstimator> Run<E> {
         );
         let (end, request) = match found {
             Some(Ok(found)) => found,
-            Some(Err(error)) => {
-                let detail = format!(
-                    "summarizer request not dispatched: even the smallest safe fold cannot fit: \
-                     {error}"
-                );
-                return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
+            Some(Err(_)) => {
+                // One event alone exceeds the window: the smallest fold goes with its largest
+                // payloads as archive-addressed markers.
+                let end = self.candidates()[0];
+                let fold = &self.input.events[fold_start..end];
+                match build_oversized_summary_request(
+                    previous_summary.as_deref(),
+                    fold,
+                    window,
+                    &self.estimator,
+                ) {
+                    Ok(request) => (end, request),
+                    Err(error) => {
+                        let detail = format!(
+                            "summarizer request not dispatched: even the smallest safe fold \
+                             cannot fit: {error}"
+                        );
+                        return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
+                    }
+                }
             }
             None => return self.fail_open(ReasonCode::NoSafePrefix, "no fold left".into()),
         };
@@ -254,6 +269,7 @@ impl<E: TokenEstimator> Run<E> {
         self.note_split("summarizer", end);
         let fold_tokens = estimate_events(&self.estimator, &self.input.events[fold_start..end]);
         self.note_omissions(request.omitted_tool_results, "summarizer");
+        self.note_payload_omissions(&request);
         let fingerprint = self.input_fingerprint(&request, &previous_summary, fold_start, end);
         if self.input.circuit.is_open(&fingerprint) {
             let detail = "this exact summarizer input already failed as malformed; not dispatched";
@@ -641,6 +657,21 @@ impl<E: TokenEstimator> Run<E> {
     fn set_attempt_result(&mut self, code: ReasonCode) {
         if let Some(last) = self.attempts.last_mut() {
             last.result = code;
+        }
+    }
+
+    fn note_payload_omissions(&mut self, request: &SummaryRequest) {
+        if let Some(first) = request.omitted_payloads.first() {
+            self.diagnostics.push(Diagnostic::new(
+                ReasonCode::EventPayloadsOmitted,
+                format!(
+                    "{} event payloads larger than the summarizer window sent as archive \
+                     markers (first: event {} at {})",
+                    request.omitted_payloads.len(),
+                    first.runtime_event_id,
+                    first.address
+                ),
+            ));
         }
     }
 

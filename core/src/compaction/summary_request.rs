@@ -21,13 +21,20 @@
 //! [`SummaryRequest::repair_reserve_tokens`]). When it does not, tool-result payloads (ordinary
 //! and hosted) are replaced by [`TOOL_RESULT_OMISSION_MARKER`], oldest first, until it fits;
 //! calls, call ids and the result lines themselves are always kept, so every pair survives.
-//! Payloads already shorter than the marker are never replaced. If everything omittable is
-//! omitted and the request still does not fit, [`SummaryInputError::CannotFit`] is returned and
-//! nothing may be dispatched.
+//! Payloads already shorter than the marker are never replaced. When one event alone is larger
+//! than the window (a pasted log, a huge call input), its payload is replaced too, largest
+//! first, by a marker naming the payload's archive address
+//! (`contextfold://archive/<session>/<sha256>/<bytes>`): never silently dropped. If everything
+//! omittable is omitted and the request still does not fit (instructions and previous summary
+//! alone exceed the window), [`SummaryInputError::CannotFit`] is returned and nothing may be
+//! dispatched.
 //!
 //! [`summary_template`]: crate::compaction::summary_template
 
 mod transcript;
+
+pub use transcript::summary_payload;
+use transcript::PayloadKind;
 
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +94,21 @@ pub struct SummaryRequest {
     /// same budget: the largest growth of the system message over every defect reason
     /// [`crate::compaction::summary_validation::validate_summary`] can produce.
     pub repair_reserve_tokens: u64,
+    /// Payloads other than tool results replaced by a marker because one event alone was
+    /// larger than the window (usually empty). A host with an archive stores each payload
+    /// ([`summary_payload`] of the event) under its address before dispatching.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omitted_payloads: Vec<OmittedPayload>,
+}
+
+/// One payload a summarizer request sent as a marker instead of its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OmittedPayload {
+    /// The `runtimeEventId` of the event whose payload was omitted.
+    pub runtime_event_id: String,
+    /// The archive address of the payload's exact bytes, as the marker names it.
+    pub address: String,
 }
 
 /// Why a summarizer request could not be built.
@@ -166,6 +188,36 @@ pub fn build_summary_request(
     input_budget: u64,
     estimator: &dyn TokenEstimator,
 ) -> Result<SummaryRequest, SummaryInputError> {
+    build(previous_summary, fold, input_budget, estimator, Omit::ToolResults)
+}
+
+/// The last resort for a fold that [`build_summary_request`] cannot fit because one event
+/// alone is larger than the window: after every tool-result output, the largest other payloads
+/// (user or assistant text, call inputs, notes) are replaced by a marker naming their archive
+/// address, listed in [`SummaryRequest::omitted_payloads`].
+pub fn build_oversized_summary_request(
+    previous_summary: Option<&str>,
+    fold: &[RuntimeEvent],
+    input_budget: u64,
+    estimator: &dyn TokenEstimator,
+) -> Result<SummaryRequest, SummaryInputError> {
+    build(previous_summary, fold, input_budget, estimator, Omit::AnyPayload)
+}
+
+/// Which payloads a build may replace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Omit {
+    ToolResults,
+    AnyPayload,
+}
+
+fn build(
+    previous_summary: Option<&str>,
+    fold: &[RuntimeEvent],
+    input_budget: u64,
+    estimator: &dyn TokenEstimator,
+    scope: Omit,
+) -> Result<SummaryRequest, SummaryInputError> {
     let (purpose, system) = match previous_summary {
         Some(_) => (SummaryPurpose::Rolling, rolling_instructions()),
         None => (SummaryPurpose::Initial, initial_instructions()),
@@ -173,58 +225,112 @@ pub fn build_summary_request(
     let reserve = repair_reserve(&system, estimator);
     let mut entries = transcript::entries(fold);
     let assemble = |entries: &[transcript::Entry]| {
-        let user =
-            user_text(previous_summary, &transcript::render(entries, TOOL_RESULT_OMISSION_MARKER));
+        let user = user_text(previous_summary, &transcript::render(entries));
         vec![Message::text(Role::System, system.clone()), Message::text(Role::User, user)]
     };
 
     // Fast pass on per-entry estimates, then exact passes on the assembled messages.
-    let marker_cost = |entry: &transcript::Entry| {
-        estimator.estimate_text(&format!("{}\n{TOOL_RESULT_OMISSION_MARKER}", entry.head))
-    };
-    let mut omittable: Vec<(usize, u64)> = entries
-        .iter()
-        .enumerate()
-        .filter(|(_, entry)| entry.payload.is_some())
-        .map(|(index, entry)| {
-            let full = estimator.estimate_text(&entry.render(TOOL_RESULT_OMISSION_MARKER));
-            (index, full.saturating_sub(marker_cost(entry)))
-        })
-        .filter(|(_, saving)| *saving > 0)
-        .collect();
-    omittable.reverse(); // pop() yields the oldest first
+    let mut omittable = omission_order(&entries, estimator, scope);
     let mut estimated = estimate_messages(&assemble(&entries), estimator);
     let mut approximate = estimated;
+    let mut omitted_payloads = Vec::new();
     let mut omitted = 0u64;
     while approximate + reserve > input_budget {
-        let Some((index, saving)) = omittable.pop() else { break };
-        entries[index].omitted = true;
-        omitted += 1;
-        approximate = approximate.saturating_sub(saving);
+        let Some((position, saving)) = omittable.pop() else { break };
+        if omit(&mut entries[position], fold, &mut omitted_payloads) {
+            omitted += 1;
+            approximate = approximate.saturating_sub(saving);
+        }
     }
     let mut messages = assemble(&entries);
     if omitted > 0 {
         estimated = estimate_messages(&messages, estimator);
     }
     while estimated + reserve > input_budget {
-        let Some((index, _)) = omittable.pop() else {
+        let Some((position, _)) = omittable.pop() else {
             return Err(SummaryInputError::CannotFit {
                 needed: estimated + reserve,
                 budget: input_budget,
             });
         };
-        entries[index].omitted = true;
-        omitted += 1;
-        messages = assemble(&entries);
-        estimated = estimate_messages(&messages, estimator);
+        if omit(&mut entries[position], fold, &mut omitted_payloads) {
+            messages = assemble(&entries);
+            estimated = estimate_messages(&messages, estimator);
+        }
     }
+    let omitted_tool_results = entries
+        .iter()
+        .filter(|entry| entry.omitted.is_some() && entry.kind == PayloadKind::ToolResult)
+        .count() as u64;
     Ok(SummaryRequest {
         purpose,
         messages,
         estimated_input_tokens: estimated,
-        omitted_tool_results: omitted,
+        omitted_tool_results,
         repair_reserve_tokens: reserve,
+        omitted_payloads,
     })
+}
+
+/// The entries that may lose their payload, with the estimated saving, in reverse omission
+/// order (so `pop()` yields the next): tool-result outputs oldest first, then (for
+/// [`Omit::AnyPayload`]) every other payload largest first. Payloads no longer than their marker are never omitted.
+fn omission_order(
+    entries: &[transcript::Entry],
+    estimator: &dyn TokenEstimator,
+    scope: Omit,
+) -> Vec<(usize, u64)> {
+    let saving = |entry: &transcript::Entry, marker: &str| {
+        let full = estimator.estimate_text(&entry.render());
+        full.saturating_sub(estimator.estimate_text(&entry.render_with(marker)))
+    };
+    let mut results = Vec::new();
+    let mut others = Vec::new();
+    for (position, entry) in entries.iter().enumerate() {
+        match entry.kind {
+            PayloadKind::ToolResult => {
+                results.push((position, saving(entry, TOOL_RESULT_OMISSION_MARKER)));
+            }
+            PayloadKind::Other(_) if scope == Omit::AnyPayload => {
+                others.push((position, saving(entry, PAYLOAD_MARKER_SIZING)));
+            }
+            PayloadKind::Other(_) => {}
+        }
+    }
+    results.retain(|(_, saving)| *saving > 0);
+    others.retain(|(_, saving)| *saving > 0);
+    others.sort_by_key(|(position, saving)| (*saving, std::cmp::Reverse(*position)));
+    results.reverse();
+    others.extend(results);
+    others
+}
+
+/// A stand-in as long as the longest payload marker, for sizing before any hash is computed.
+const PAYLOAD_MARKER_SIZING: &str = "[hosted tool-call input omitted to fit the compaction \
+    request: 18446744073709551615 bytes, archived at contextfold://archive/<session>/\
+    0000000000000000000000000000000000000000000000000000000000000000/18446744073709551615; \
+    the full text remains in the event log]";
+
+/// Replaces the payload of `entry` by its marker; false when it cannot be omitted.
+fn omit(
+    entry: &mut transcript::Entry,
+    fold: &[RuntimeEvent],
+    omitted_payloads: &mut Vec<OmittedPayload>,
+) -> bool {
+    match entry.kind {
+        PayloadKind::ToolResult => entry.omitted = Some(TOOL_RESULT_OMISSION_MARKER.to_owned()),
+        PayloadKind::Other(what) => {
+            let event = &fold[entry.index];
+            let Some((marker, address)) =
+                transcript::payload_marker(what, &event.session_id, &entry.payload)
+            else {
+                return false;
+            };
+            entry.omitted = Some(marker);
+            omitted_payloads.push(OmittedPayload { runtime_event_id: event.runtime_event_id.clone(), address });
+        }
+    }
+    true
 }
 
 /// Builds the one stricter repair request after `previous` produced `bad_output`, rejected for
@@ -267,6 +373,7 @@ pub fn build_repair_request(
         estimated_input_tokens,
         omitted_tool_results: previous.omitted_tool_results,
         repair_reserve_tokens: previous.repair_reserve_tokens,
+        omitted_payloads: previous.omitted_payloads.clone(),
     }
 }
 

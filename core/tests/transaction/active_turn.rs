@@ -291,3 +291,25 @@ fn a_failed_rolling_compaction_reports_the_measured_fail_open_figure() {
     );
     assert!(run.outcome.tokens.after < run.outcome.tokens.budget);
 }
+
+#[test]
+fn a_paste_larger_than_the_summarizer_window_reaches_it_as_an_addressed_marker() {
+    // A 60,000-character pasted log (about 15,000 tokens) against a 6,000-token summarizer
+    // window: no fold holding it can fit, so its text goes as a marker naming its archive
+    // address instead of failing the compaction.
+    let mut log = LogBuilder::new(SESSION);
+    log.turn("t0").user(&format!("CI log:\n{}", "error[E0308]: mismatched types\n".repeat(1_940)));
+    log.assistant("The log shows one type error, in the parser.");
+    let current = active_turn(&mut log, 4, 200);
+    let events = log.events().to_vec();
+    let (outcome, ledger) =
+        drive_extractive(input(Trigger::MidTurn, &events, Some(&current), None, window(WINDOW)));
+    assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", codes(&outcome));
+    let note = outcome.diagnostics.iter().find(|d| d.code == ReasonCode::EventPayloadsOmitted);
+    let note = note.expect("the omission is reported");
+    assert!(note.detail.contains(&format!("contextfold://archive/{SESSION}/")), "{}", note.detail);
+    assert!(ledger[0].coverage.event_count >= 2, "the paste's turn is covered");
+    let projection = projected(&events, &current, ledger.last(), false);
+    assert!(projection.fits);
+    assert!(texts(&projection).contains(&TASK));
+}

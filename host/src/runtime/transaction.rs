@@ -3,8 +3,11 @@
 use std::sync::Arc;
 
 use contextfold_core::compaction::native::redact_provider_state;
+use contextfold_core::RuntimeEvent;
+use contextfold_core::compaction::summary_request::summary_payload;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, Step, Trigger,
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, ProviderFailure,
+    ProviderFailureKind, Step, SummarizeEffect, Trigger,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -75,6 +78,10 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             }
             match tx.poll()? {
                 Step::Effect(Effect::Summarize(effect)) => {
+                    if let Err(failure) = self.archive_omitted(&effect, &events).await {
+                        tx.handle_summary(Err(failure))?;
+                        continue;
+                    }
                     let call = self.summarizer.summarize(&effect.request, &effect, &events);
                     match until_stopped(call, stop).await {
                         Some(result) => tx.handle_summary(result)?,
@@ -118,6 +125,41 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             run_id: request.run_id,
             outcome,
             lookup_notes: lookup.notes,
+        })
+    }
+
+    /// Archives every payload the summarizer request sent as a marker (one event larger than
+    /// the window), so the address the marker names resolves through `archive_read`. A failed
+    /// archive write fails the summarize step (retryable class): no marker points nowhere.
+    async fn archive_omitted(
+        &self,
+        effect: &SummarizeEffect,
+        events: &[RuntimeEvent],
+    ) -> Result<(), ProviderFailure> {
+        if effect.request.omitted_payloads.is_empty() {
+            return Ok(());
+        }
+        let fold = &events[effect.fold.start..effect.fold.end];
+        let mut bodies = Vec::new();
+        for omitted in &effect.request.omitted_payloads {
+            let event = fold.iter().find(|e| e.runtime_event_id == omitted.runtime_event_id);
+            if let Some(payload) = event.and_then(summary_payload) {
+                bodies.push((event.map(|e| e.session_id.clone()).unwrap_or_default(), payload));
+            }
+        }
+        let store = Arc::clone(&self.store);
+        let stored = blocking(move || {
+            for (session, body) in &bodies {
+                store.archive_put(session, body.as_bytes()).map_err(|e| {
+                    RuntimeError::TaskFailed(format!("archiving an omitted payload: {e}"))
+                })?;
+            }
+            Ok(())
+        })
+        .await;
+        stored.map_err(|error| ProviderFailure {
+            kind: ProviderFailureKind::Unavailable,
+            message: error.to_string(),
         })
     }
 

@@ -13,35 +13,75 @@
 //! [system note]                            [runtime note <code>]
 //! <text>                                   <text>
 //! ```
+//!
+//! Every entry is a head and a payload (the text, the call input, the result output). A payload
+//! may be replaced by an omission marker to fit the request: tool-result outputs first (the
+//! fixed [`super::TOOL_RESULT_OMISSION_MARKER`]), and, only when one event alone is larger than
+//! the summarizer's window, any other payload, with a marker that names its archive address
+//! ([`payload_marker`]).
 
 use serde_json::Value;
 
 use crate::event::{EventContent, RuntimeEvent};
+use crate::prune::ArchiveAddress;
 
-/// One rendered event. A tool result keeps its payload separately so it can be omitted.
+/// What kind of payload an entry carries: decides its omission order and marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PayloadKind {
+    /// A (hosted) tool-result output: omitted first, oldest first, with the fixed marker.
+    ToolResult,
+    /// Anything else (user or assistant text, a call input, a note): omitted only as the last
+    /// resort, largest first, with a marker carrying its archive address.
+    Other(&'static str),
+}
+
+/// One rendered event.
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
-    /// The first line (and, for text events, the whole entry).
+    /// The event's position in the fold.
+    pub(super) index: usize,
+    /// The first line, up to the payload.
     pub(super) head: String,
-    /// The tool-result payload, when this entry is a (hosted) tool result.
-    pub(super) payload: Option<String>,
-    /// The payload has been replaced by the omission marker.
-    pub(super) omitted: bool,
+    /// Between head and payload: a newline, or a space for a call's input.
+    joiner: &'static str,
+    /// The payload, as sent when not omitted (its bytes are what an archive address names).
+    pub(super) payload: String,
+    /// Decides the omission order and marker.
+    pub(super) kind: PayloadKind,
+    /// The marker that replaced the payload, once omitted.
+    pub(super) omitted: Option<String>,
 }
 
 impl Entry {
-    fn text(head: String) -> Self {
-        Entry { head, payload: None, omitted: false }
+    fn new(index: usize, head: String, joiner: &'static str, payload: String, kind: PayloadKind) -> Self {
+        Entry { index, head, joiner, payload, kind, omitted: None }
     }
 
-    /// The entry as it appears in the transcript, with `marker` in place of an omitted payload.
-    pub(super) fn render(&self, marker: &str) -> String {
-        match (&self.payload, self.omitted) {
-            (None, _) => self.head.clone(),
-            (Some(_), true) => format!("{}\n{marker}", self.head),
-            (Some(payload), false) => format!("{}\n{payload}", self.head),
-        }
+    /// The entry as it appears in the transcript.
+    pub(super) fn render(&self) -> String {
+        let body = self.omitted.as_deref().unwrap_or(&self.payload);
+        format!("{}{}{body}", self.head, self.joiner)
     }
+
+    /// The entry as it would appear with `marker` in place of its payload.
+    pub(super) fn render_with(&self, marker: &str) -> String {
+        format!("{}\n{marker}", self.head)
+    }
+}
+
+/// The marker for an omitted non-tool-result payload: what it was, its size and the archive
+/// address of its exact bytes (`contextfold://archive/<session>/<sha256>/<bytes>`), so the
+/// summary can point at it and a host that archives it can serve it back through
+/// `archive_read`. `None` when no address can be formed (an invalid session id, a payload over
+/// the archive's size bound): such a payload is never omitted.
+pub(super) fn payload_marker(what: &str, session_id: &str, payload: &str) -> Option<(String, String)> {
+    let address = ArchiveAddress::for_content(session_id, payload.as_bytes()).ok()?.to_uri();
+    let marker = format!(
+        "[{what} omitted to fit the compaction request: {} bytes, archived at {address}; the \
+         full text remains in the event log]",
+        payload.len()
+    );
+    Some((marker, address))
 }
 
 /// Renders a JSON value: strings verbatim, anything else as compact JSON.
@@ -57,45 +97,74 @@ fn result_head(kind: &str, call_id: &str, tool_name: &str, is_error: bool) -> St
     format!("[{kind} {call_id}] {tool_name}{error}:")
 }
 
+/// The payload of `event` exactly as the transcript sends it, the bytes an omission marker's
+/// archive address names; `None` for reasoning (never sent).
+pub fn summary_payload(event: &RuntimeEvent) -> Option<String> {
+    entry(0, event).map(|entry| entry.payload)
+}
+
+fn entry(index: usize, event: &RuntimeEvent) -> Option<Entry> {
+    use PayloadKind::{Other, ToolResult};
+    let entry = match &event.content {
+        EventContent::UserText { text } => {
+            Entry::new(index, "[user]".into(), "\n", text.clone(), Other("user text"))
+        }
+        EventContent::AssistantText { text } => {
+            Entry::new(index, "[assistant]".into(), "\n", text.clone(), Other("assistant text"))
+        }
+        EventContent::Reasoning { .. } => return None,
+        EventContent::ToolCall { call_id, tool_name, input } => Entry::new(
+            index,
+            format!("[tool call {call_id}] {tool_name}"),
+            " ",
+            input.to_string(),
+            Other("tool-call input"),
+        ),
+        EventContent::HostedToolCall { call_id, tool_name, input } => Entry::new(
+            index,
+            format!("[hosted tool call {call_id}] {tool_name}"),
+            " ",
+            input.to_string(),
+            Other("hosted tool-call input"),
+        ),
+        EventContent::ToolResult { call_id, tool_name, output, is_error } => Entry::new(
+            index,
+            result_head("tool result", call_id, tool_name, *is_error),
+            "\n",
+            render_value(output),
+            ToolResult,
+        ),
+        EventContent::HostedToolResult { call_id, tool_name, output, is_error } => Entry::new(
+            index,
+            result_head("hosted tool result", call_id, tool_name, *is_error),
+            "\n",
+            render_value(output),
+            ToolResult,
+        ),
+        EventContent::SystemNote { text } => {
+            Entry::new(index, "[system note]".into(), "\n", text.clone(), Other("system note"))
+        }
+        EventContent::RuntimeNote { code, text } => Entry::new(
+            index,
+            format!("[runtime note {code}]"),
+            "\n",
+            text.clone(),
+            Other("runtime note"),
+        ),
+    };
+    Some(entry)
+}
+
 /// One entry per non-reasoning event, in order.
 pub(super) fn entries(fold: &[RuntimeEvent]) -> Vec<Entry> {
-    let mut out = Vec::with_capacity(fold.len());
-    for event in fold {
-        let entry = match &event.content {
-            EventContent::UserText { text } => Entry::text(format!("[user]\n{text}")),
-            EventContent::AssistantText { text } => Entry::text(format!("[assistant]\n{text}")),
-            EventContent::Reasoning { .. } => continue,
-            EventContent::ToolCall { call_id, tool_name, input } => {
-                Entry::text(format!("[tool call {call_id}] {tool_name} {input}"))
-            }
-            EventContent::HostedToolCall { call_id, tool_name, input } => {
-                Entry::text(format!("[hosted tool call {call_id}] {tool_name} {input}"))
-            }
-            EventContent::ToolResult { call_id, tool_name, output, is_error } => Entry {
-                head: result_head("tool result", call_id, tool_name, *is_error),
-                payload: Some(render_value(output)),
-                omitted: false,
-            },
-            EventContent::HostedToolResult { call_id, tool_name, output, is_error } => Entry {
-                head: result_head("hosted tool result", call_id, tool_name, *is_error),
-                payload: Some(render_value(output)),
-                omitted: false,
-            },
-            EventContent::SystemNote { text } => Entry::text(format!("[system note]\n{text}")),
-            EventContent::RuntimeNote { code, text } => {
-                Entry::text(format!("[runtime note {code}]\n{text}"))
-            }
-        };
-        out.push(entry);
-    }
-    out
+    fold.iter().enumerate().filter_map(|(index, event)| entry(index, event)).collect()
 }
 
 /// Separator between entries.
 pub(super) const ENTRY_SEPARATOR: &str = "\n\n";
 
 /// The whole transcript.
-pub(super) fn render(entries: &[Entry], marker: &str) -> String {
-    let rendered: Vec<String> = entries.iter().map(|entry| entry.render(marker)).collect();
+pub(super) fn render(entries: &[Entry]) -> String {
+    let rendered: Vec<String> = entries.iter().map(Entry::render).collect();
     rendered.join(ENTRY_SEPARATOR)
 }
