@@ -286,6 +286,10 @@ async fn a_paste_larger_than_the_summarizer_window_is_archived_under_its_marker(
     let slice = store
         .archive_read("s", &serde_json::json!({"address": address, "mode": "inspect", "length": 64}))
         .expect("archived");
-    assert!(paste.starts_with(&slice.text), "{:?}", slice.text);
+    let contextfold_core::prune::ArchiveSlice::Inspect { text, byte_size, .. } = slice else {
+        panic!("an inspect slice: {slice:?}");
+    };
+    assert_eq!(byte_size, paste.len() as u64);
+    assert!(paste.starts_with(&text) && text.len() == 64, "{text:?}");
     assert!(runtime.project_for_request().await.expect("project").projection.fits);
 }

@@ -148,18 +148,18 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             }
         }
         let store = Arc::clone(&self.store);
-        let stored = blocking(move || {
+        let stored = tokio::task::spawn_blocking(move || {
             for (session, body) in &bodies {
-                store.archive_put(session, body.as_bytes()).map_err(|e| {
-                    RuntimeError::TaskFailed(format!("archiving an omitted payload: {e}"))
-                })?;
+                store.archive_put(session, body.as_bytes()).map_err(|e| e.to_string())?;
             }
-            Ok(())
+            Ok::<(), String>(())
         })
-        .await;
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|stored| stored);
         stored.map_err(|error| ProviderFailure {
             kind: ProviderFailureKind::Unavailable,
-            message: error.to_string(),
+            message: format!("archiving an omitted payload failed: {error}"),
         })
     }
 
