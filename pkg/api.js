@@ -8,8 +8,12 @@ import { StringInterner, withInternedEvents } from './interned.js';
 
 export { ContextfoldError };
 
-/** Upper bound on the steps of one compaction (the core needs far fewer). */
-const MAX_COMPACTION_STEPS = 64;
+/**
+ * Upper bound on the effects of one compaction: a safety net only. The core bounds a
+ * transaction itself: at most 64 rolling steps (`MAX_ROLLING_STEPS`), each a summarize (with at
+ * most one repair and one overflow retry) or native call and one append.
+ */
+const MAX_COMPACTION_STEPS = 64 * 4 + 16;
 
 const ABORTED = Symbol('aborted');
 
@@ -176,6 +180,11 @@ export function createApi(raw, options = {}) {
       return this.#call(() => decodeProjection(this.#raw.project(encode(options))));
     }
 
+    /** `projectForRequest()` over the log: the history to send with the next request. */
+    projectForRequest(options = {}) {
+      return this.project({ ...options, failOpen: true });
+    }
+
     /** Frees the wasm memory of the log (idempotent). */
     free() {
       if (this.#raw) this.#raw.free();
@@ -280,12 +289,22 @@ export function createApi(raw, options = {}) {
     }
   }
 
+  /**
+   * The history to send with the next model request: `project()` in fail-open mode. Equal to
+   * `project()` whenever that fits; when it does not (a compaction failed or could not shrink
+   * it enough), the source-matched checkpoint with the newest complete raw turns that fit, the
+   * omission reported (`omittedEvents`, `previous_checkpoint_reused`). Never an invented
+   * summary, never a widened coverage claim.
+   */
+  const projectForRequest = (input) => project({ ...input, failOpen: true });
+
   return {
     ContextfoldError,
     CompactionSession,
     EventLog,
     compact,
     project,
+    projectForRequest,
     providerFailure,
     digestPrefix: guard((events) => withInternedEvents(
       interner,

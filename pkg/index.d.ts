@@ -146,7 +146,11 @@ export interface ProjectInput<F extends ProjectionFormat = 'ai-sdk'> {
   currentTurnId?: string | null;
   format?: F;
   provider?: ProviderIdentity;
-  /** After a failed compaction: reuse a source-matched checkpoint with the newest turns that fit. */
+  /**
+   * Fail-open mode (what {@link projectForRequest} sets): when the projection does not fit, reuse
+   * a source-matched checkpoint with the newest complete turns that fit. A projection that fits
+   * is the same either way.
+   */
   failOpen?: boolean;
 }
 
@@ -180,6 +184,11 @@ export interface SummarizeRequest {
   estimatedInputTokens: Count;
   omittedToolResults: Count;
   repairReserveTokens: Count;
+  /**
+   * Payloads other than tool results sent as a marker naming their archive address, because one
+   * event alone was larger than the summarizer's window (absent when none).
+   */
+  omittedPayloads?: { runtimeEventId: string; address: string }[];
   previousSummary: string | null;
   /** Newly folded events: `events.slice(fold.start, fold.end)` (for offline summarizers). */
   fold: { start: number; end: number };
@@ -293,6 +302,8 @@ export class EventLog {
   events(): RuntimeEvent[];
   /** {@link project} over the log's events. */
   project<F extends ProjectionFormat = 'ai-sdk'>(options?: Omit<ProjectInput<F>, 'events'>): Projection<F>;
+  /** {@link projectForRequest} over the log's events: the history to send next. */
+  projectForRequest<F extends ProjectionFormat = 'ai-sdk'>(options?: Omit<ProjectInput<F>, 'events'>): Projection<F>;
   /** Frees the wasm memory (idempotent). */
   free(): void;
 }
@@ -301,6 +312,13 @@ export class EventLog {
 export function compact(input: CompactInput, host: CompactionHost, options?: { signal?: AbortSignal }): Promise<CompactionOutcome>;
 /** Projects the next request's history in the chosen format. */
 export function project<F extends ProjectionFormat = 'ai-sdk'>(input: ProjectInput<F>): Projection<F>;
+/**
+ * The history to send with the next model request: `project()` with `failOpen: true`. Equal to
+ * `project()` whenever that fits; when it does not (a compaction failed or could not shrink it
+ * enough), the source-matched checkpoint with the newest complete raw turns that fit, the
+ * omission reported in `omittedEvents` and a `previous_checkpoint_reused` diagnostic.
+ */
+export function projectForRequest<F extends ProjectionFormat = 'ai-sdk'>(input: ProjectInput<F>): Projection<F>;
 /** Classifies a provider error (kind, HTTP status) as a ProviderFailure. */
 export function providerFailure(error: unknown): ProviderFailure;
 /** `sha256:<hex>` source digest of the events (docs/digest.md). */

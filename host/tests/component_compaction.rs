@@ -180,3 +180,36 @@ fn bad_input_is_a_typed_guest_error() {
     assert!(matches!(&error, ComponentError::Guest(g) if g.code == "circuit_invalid"), "{error:?}");
     assert_eq!(plugin.traps(), 0, "typed errors are not traps");
 }
+
+#[test]
+#[ignore = "needs the built component: scripts/test-component.sh runs it"]
+fn after_a_failed_compaction_the_request_projection_fails_open() {
+    use contextfold_host::component::bindings::exports::contextfold::compaction::projection::ProjectRequest;
+    let ledger = ledger_with(SESSION, log(6));
+    let mut plugin = compactor_plugin(ledger.clone());
+    plugin.compact(&request("cp-1", 3_000)).expect("compacts");
+    ledger.set_events(SESSION, log(12));
+    ledger.fail_next_appends(1);
+    let failed = plugin.compact(&request("cp-2", 3_000)).expect("the call itself succeeds");
+    assert_eq!(failed.outcome, OutcomeKind::FailedOpen, "{}", failed.outcome_json);
+
+    let checkpoint = ledger.latest(SESSION).expect("cp-1").to_value().to_string();
+    let project = ProjectRequest {
+        events: serde_json::to_string(&log(12)).expect("events"),
+        current_turn: None,
+        checkpoint: Some(checkpoint),
+        model: ModelFacts { context_window: Some(3_000), fixed_overhead_tokens: 0 },
+        provider: None,
+        fail_open: false,
+    };
+    let normal: Value = serde_json::from_str(&plugin.project(&project).expect("projects")).expect("json");
+    assert_eq!(normal["fits"], false, "cp-1 plus six raw turns is over the budget");
+    let sent: Value =
+        serde_json::from_str(&plugin.project_for_request(&project).expect("projects")).expect("json");
+    assert_eq!(sent["fits"], true, "{sent}");
+    assert_eq!(sent["checkpoint"]["checkpointId"], "cp-1");
+    assert!(sent["omittedEvents"].as_u64().expect("count") > 0);
+    let codes: Vec<&str> =
+        sent["diagnostics"].as_array().expect("list").iter().filter_map(|d| d["code"].as_str()).collect();
+    assert!(codes.contains(&"previous_checkpoint_reused"), "{codes:?}");
+}

@@ -44,8 +44,10 @@ pub struct ProjectInput<'a> {
     /// Fail-open mode, the mode a request is built in: when the normal projection does not fit
     /// (a compaction failed or could not shrink it enough), reuse a source-matched checkpoint
     /// with the newest complete raw turns that fit, never widening its coverage. A projection
-    /// that fits is the same in both modes. Off, the projection says whether the history fits
-    /// as it is (what decides to compact).
+    /// that fits is the same in both modes (fail-open acts only on a checkpoint rejected for
+    /// size, and the replay gate admits only checkpoints smaller than their source, so the raw
+    /// history then cannot fit either). Off, the projection says whether the history fits as it
+    /// is (what decides to compact).
     pub fail_open: bool,
 }
 
@@ -137,7 +139,6 @@ pub fn project_with(
                     input.fail_open
                         && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
                         && plan.checkpoint_tokens + plan.current_tokens <= budget.history_budget
-                        && !raw_history_fits(input, prior_end, &budget, estimator)
                 });
                 diagnostics.push(rejection.diagnostic);
                 if let Some(plan) = reusable {
@@ -186,18 +187,6 @@ pub fn project_with(
         omitted_events,
         diagnostics,
     })
-}
-
-/// Whether the whole uncovered history, without any checkpoint, fits: then fail-open has
-/// nothing to do (it never leaves events out of a request that fits without leaving them out).
-fn raw_history_fits(
-    input: &ProjectInput<'_>,
-    prior_end: usize,
-    budget: &ContextBudget,
-    estimator: &dyn TokenEstimator,
-) -> bool {
-    let raw = replay(None, input.events, prior_end, 0, estimator);
-    estimate_messages(estimator, &raw.materialized.messages) <= budget.history_budget
 }
 
 /// The start of the newest complete raw turns that fit beside `checkpoint` and the current

@@ -179,6 +179,15 @@ impl Plugin {
         Self::guest(r)
     }
 
+    /// The history to send with the next model request: `projection.project` in fail-open
+    /// mode, equal to [`Plugin::project`] whenever that fits; when it does not (a compaction
+    /// failed or could not shrink it enough), the source-matched checkpoint with the newest
+    /// complete raw turns that fit, the omission reported.
+    pub fn project_for_request(&mut self, request: &ProjectRequest) -> Result<String, ComponentError> {
+        let request = ProjectRequest { fail_open: true, ..request.clone() };
+        self.project(&request)
+    }
+
     /// `projection.digest-prefix`.
     pub fn digest_prefix(&mut self, events_json: &str) -> Result<String, ComponentError> {
         let r = self.call(|b, s| {

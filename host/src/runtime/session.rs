@@ -187,16 +187,8 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// never an invented summary and never a widened coverage claim. The omission is reported
     /// (`previous_checkpoint_reused`, `omitted_events`).
     pub async fn project_for_request(&self) -> Result<ProjectionReport, RuntimeError> {
-        let normal = self.project(false).await?;
-        if normal.projection.fits {
-            return Ok(normal);
-        }
-        let fail_open = self.project(true).await?;
-        Ok(if fail_open.projection.estimated_tokens < normal.projection.estimated_tokens {
-            fail_open
-        } else {
-            normal
-        })
+        // A projection that fits is the same in both modes (see `ProjectInput::fail_open`).
+        self.project(true).await
     }
 
     /// Pre-turn evaluation: call after the user's message of the active turn is appended and

@@ -179,9 +179,8 @@ impl CompactionSession {
         let tx = self.tx.as_mut().ok_or_else(finished)?;
         let step = tx.poll().map_err(|e| BindingError::core(e.code(), e))?;
         let value = match step {
-            Step::Effect(Effect::Summarize(effect)) => json!({
-                "type": "summarize",
-                "request": {
+            Step::Effect(Effect::Summarize(effect)) => {
+                let mut request = json!({
                     "purpose": effect.request.purpose,
                     "messages": to_model_messages(&effect.request.messages),
                     "estimatedInputTokens": effect.request.estimated_input_tokens,
@@ -190,8 +189,12 @@ impl CompactionSession {
                     "previousSummary": effect.previous_summary,
                     "fold": { "start": effect.fold.start, "end": effect.fold.end },
                     "targetTokens": effect.target_tokens,
-                },
-            }),
+                });
+                if !effect.request.omitted_payloads.is_empty() {
+                    request["omittedPayloads"] = json!(effect.request.omitted_payloads);
+                }
+                json!({ "type": "summarize", "request": request })
+            }
             Step::Effect(Effect::CompactNatively(request)) => {
                 json!({ "type": "compact-natively", "request": request })
             }
