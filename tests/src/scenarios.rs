@@ -186,7 +186,22 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
     }
     // Appended last so the earlier cases keep their places in the file.
     compaction.extend(circuit);
+    compaction.push(oversized_paste_case());
     (projection, compaction)
+}
+
+/// A pasted log larger than the summarizer's whole window (about 15,000 tokens against a
+/// 6,000-token history budget): the request carries it as a marker naming its archive address,
+/// so every runtime must compute the same address and marker text.
+fn oversized_paste_case() -> Value {
+    let mut log = LogBuilder::new("s-paste");
+    log.turn("t0").user(&format!("CI log:\n{}", "error[E0308]: mismatched types\n".repeat(1_940)));
+    log.assistant("The log shows one type error, in the parser.");
+    log.turn("t1").user("Fix it.").assistant("Fixed in src/parser.rs.");
+    log.turn("t2").user("Now run the tests.");
+    let values = to_values(log.events());
+    let extra = json!({"summarizerLabel": null, "script": [{"summary": "extractive"}, {"append": "ok"}]});
+    case("text_oversized_paste".into(), "compaction", transcript_input(&values, "t2", 8_000, extra))
 }
 
 /// The session's compaction after its summarizer was malformed twice: the transcript gets the
