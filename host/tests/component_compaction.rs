@@ -202,14 +202,20 @@ fn after_a_failed_compaction_the_request_projection_fails_open() {
         provider: None,
         fail_open: false,
     };
-    let normal: Value = serde_json::from_str(&plugin.project(&project).expect("projects")).expect("json");
+    let normal: Value =
+        serde_json::from_str(&plugin.project(&project).expect("projects")).expect("json");
     assert_eq!(normal["fits"], false, "cp-1 plus six raw turns is over the budget");
     let sent: Value =
-        serde_json::from_str(&plugin.project_for_request(&project).expect("projects")).expect("json");
+        serde_json::from_str(&plugin.project_for_request(&project).expect("projects"))
+            .expect("json");
     assert_eq!(sent["fits"], true, "{sent}");
     assert_eq!(sent["checkpoint"]["checkpointId"], "cp-1");
     assert!(sent["omittedEvents"].as_u64().expect("count") > 0);
-    let codes: Vec<&str> =
-        sent["diagnostics"].as_array().expect("list").iter().filter_map(|d| d["code"].as_str()).collect();
+    let codes: Vec<&str> = sent["diagnostics"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
     assert!(codes.contains(&"previous_checkpoint_reused"), "{codes:?}");
 }

@@ -284,7 +284,10 @@ async fn a_paste_larger_than_the_summarizer_window_is_archived_under_its_marker(
     let address = detail.split(" at ").nth(1).expect("an address").trim_end_matches(')');
     // The marker's address resolves to the paste through the archive_read tool.
     let slice = store
-        .archive_read("s", &serde_json::json!({"address": address, "mode": "inspect", "length": 64}))
+        .archive_read(
+            "s",
+            &serde_json::json!({"address": address, "mode": "inspect", "length": 64}),
+        )
         .expect("archived");
     let contextfold_core::prune::ArchiveSlice::Inspect { text, byte_size, .. } = slice else {
         panic!("an inspect slice: {slice:?}");
@@ -292,4 +295,21 @@ async fn a_paste_larger_than_the_summarizer_window_is_archived_under_its_marker(
     assert_eq!(byte_size, paste.len() as u64);
     assert!(paste.starts_with(&text) && text.len() == 64, "{text:?}");
     assert!(runtime.project_for_request().await.expect("project").projection.fits);
+}
+
+/// The 1,000-step session of the long run (`scripts/long-turns.sh`; figures in
+/// docs/performance.md): too slow for the test command, same guarantees.
+#[tokio::test]
+#[ignore = "long run: scripts/long-turns.sh"]
+async fn a_thousand_step_turn_fits_every_step_at_every_window() {
+    let spec = LongTurnSpec::new(3, 1_000).with_prior_turns(2);
+    let (events, turn) = (long_turn_session(&spec), spec.task_turn_id());
+    for window in WINDOWS {
+        let run = drive(&events, &turn, window, ExtractiveSummarizer).await;
+        report("generated-1000", window, "extractive", &run);
+        assert_eq!(run.over_budget, 0, "every request fits");
+        let run = drive(&events, &turn, window, WindowedExtractive).await;
+        report("generated-1000", window, "windowed", &run);
+        assert_eq!(run.over_budget, 0, "every request fits");
+    }
 }

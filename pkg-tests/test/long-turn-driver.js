@@ -51,12 +51,12 @@ function steps(events) {
 }
 
 /** A host whose summarizer is the package's extractive summary, over an in-memory ledger. */
-function extractiveHost(log) {
+function extractiveHost(all) {
   const ledger = [];
   return {
     ledger,
     async summarize(request) {
-      const fold = log.events().slice(request.fold.start, request.fold.end);
+      const fold = all.slice(request.fold.start, request.fold.end);
       return { text: extractiveSummary(request.previousSummary, fold, request.targetTokens), finishReason: 'stop' };
     },
     async appendCheckpoint(checkpoint) {
@@ -66,33 +66,37 @@ function extractiveHost(log) {
 }
 
 /**
- * Drives `events` (the task is the first user text) at `window` tokens. `windowed`: present
+ * Drives the last turn of `events` (its task: the turn's first user text) at `window` tokens. `windowed`: present
  * the summarizer as one with an input window (no `extractive` label), like an LLM.
  * Returns the figures and throws on any broken guarantee.
  */
 export async function driveLongTurn(events, window, { windowed = false } = {}) {
-  const taskIndex = events.findIndex((e) => e.content.type === 'user_text');
+  // The long turn is the session's last; its task is the turn's first user text.
+  const turnId = events.at(-1).turnId;
+  const taskIndex = events.findIndex((e) => e.turnId === turnId && e.content.type === 'user_text');
   const task = events[taskIndex];
-  const turnId = task.turnId;
   const turnStart = events.findIndex((e) => e.turnId === turnId);
   const head = events.slice(turnStart).filter((e) => e.turnId === turnId && HEAD_TYPES.has(e.content.type));
   const headTokens = estimateEvents(head);
   const model = { contextWindow: window };
   const log = new EventLog();
-  const host = extractiveHost(log);
+  const all = []; // the host's own copy, as an agent keeps its history
+  const host = extractiveHost(all);
   const run = { steps: 0, compactions: 0, checkpoints: 0, maxRequest: 0, minimumExceeded: 0, overBudget: 0, ms: 0 };
   const started = performance.now();
   let checkpoint = null;
   try {
     log.append(events.slice(0, taskIndex + 1));
+    all.push(...events.slice(0, taskIndex + 1));
     for (const step of steps(events.slice(taskIndex + 1))) {
       run.steps += 1;
       log.append(step);
+      all.push(...step);
       const options = { currentTurnId: turnId, model, provider: PROVIDER, checkpoint, format: 'neutral' };
       let last = null;
       if (!log.project(options).fits) {
         last = await compact({
-          events: log.events(),
+          events: all,
           checkpoint,
           model,
           provider: PROVIDER,
@@ -121,7 +125,6 @@ export async function driveLongTurn(events, window, { windowed = false } = {}) {
         run.overBudget += 1;
       }
     }
-    const all = log.events();
     for (const recorded of host.ledger) {
       const { covered } = matchCheckpoint(recorded, all);
       if (covered !== recorded.coverage.eventCount) throw new Error(`${recorded.checkpointId} does not verify`);

@@ -9,11 +9,13 @@ import { WINDOWS, driveLongTurn, generatedFiles, readJsonl, reportLine, trajecto
 
 test('generated long turns fit every step at every window', async () => {
   const files = generatedFiles();
-  assert.ok(files.length >= 2, 'scripts/test-npm.sh writes the generated sessions (LONG_TURN_DIR)');
+  assert.ok(files.length >= 1, 'scripts/test-npm.sh writes the generated sessions (LONG_TURN_DIR)');
   for (const file of files) {
     const events = readJsonl(file);
     for (const window of WINDOWS) {
-      for (const windowed of [false, true]) {
+      // The windowed summarizer (rolling steps, like an LLM) at 8k; bench/long-turns.js runs
+      // it at every window, with 1,000-step sessions.
+      for (const windowed of window === 8000 ? [false, true] : [false]) {
         const run = await driveLongTurn(events, window, { windowed });
         console.log(reportLine(path.basename(file, '.jsonl'), window, windowed ? 'windowed' : 'extractive', run));
         assert.equal(run.minimumExceeded, 0, 'the task alone fits every window');

@@ -200,7 +200,8 @@ fn oversized_paste_case() -> Value {
     log.turn("t1").user("Fix it.").assistant("Fixed in src/parser.rs.");
     log.turn("t2").user("Now run the tests.");
     let values = to_values(log.events());
-    let extra = json!({"summarizerLabel": null, "script": [{"summary": "extractive"}, {"append": "ok"}]});
+    let extra =
+        json!({"summarizerLabel": null, "script": [{"summary": "extractive"}, {"append": "ok"}]});
     case("text_oversized_paste".into(), "compaction", transcript_input(&values, "t2", 8_000, extra))
 }
 

@@ -33,8 +33,8 @@
 
 mod transcript;
 
-pub use transcript::summary_payload;
 use transcript::PayloadKind;
+pub use transcript::summary_payload;
 
 use serde::{Deserialize, Serialize};
 
@@ -327,7 +327,8 @@ fn omit(
                 return false;
             };
             entry.omitted = Some(marker);
-            omitted_payloads.push(OmittedPayload { runtime_event_id: event.runtime_event_id.clone(), address });
+            omitted_payloads
+                .push(OmittedPayload { runtime_event_id: event.runtime_event_id.clone(), address });
         }
     }
     true

@@ -3,11 +3,11 @@
 
 use contextfold_core::budget::TokenEstimator;
 use contextfold_core::compaction::summary_request::{
-    SummaryInputError, SummaryRequest, TOOL_RESULT_OMISSION_MARKER, build_oversized_summary_request,
-    build_summary_request, summary_payload,
+    SummaryInputError, SummaryRequest, TOOL_RESULT_OMISSION_MARKER,
+    build_oversized_summary_request, build_summary_request, summary_payload,
 };
-use contextfold_core::prune::ArchiveAddress;
 use contextfold_core::projection::{Message, Part};
+use contextfold_core::prune::ArchiveAddress;
 use contextfold_core::{CharEstimator, LogBuilder, RuntimeEvent};
 use serde_json::json;
 
@@ -33,7 +33,10 @@ fn checked(request: &SummaryRequest) -> u64 {
 /// A task pasted with a 60,000-byte log, a call with a 30,000-byte input, and small pairs.
 fn fold_with_a_huge_paste() -> Vec<RuntimeEvent> {
     let mut log = LogBuilder::new("s");
-    log.user(&format!("Why does CI fail? Log:\n{}", "error: E0308 mismatched types\n".repeat(2_000)));
+    log.user(&format!(
+        "Why does CI fail? Log:\n{}",
+        "error: E0308 mismatched types\n".repeat(2_000)
+    ));
     log.tool_call("c1", "write_file", json!({"path": "big.rs", "body": "x".repeat(30_000)}));
     log.tool_result("c1", "write_file", json!(format!("wrote {}", "y".repeat(3_000))));
     log.tool_call("c2", "bash", json!({"cmd": "cargo test"}));
@@ -54,7 +57,8 @@ fn the_plain_builder_never_replaces_anything_but_tool_results() {
 #[test]
 fn the_largest_payloads_become_addressed_markers_until_the_request_fits() {
     let fold = fold_with_a_huge_paste();
-    let request = build_oversized_summary_request(None, &fold, 8_000, &CharEstimator).expect("fits");
+    let request =
+        build_oversized_summary_request(None, &fold, 8_000, &CharEstimator).expect("fits");
     assert!(checked(&request) <= 8_000);
     let user = text(&request.messages[1]);
 
@@ -70,7 +74,11 @@ fn the_largest_payloads_become_addressed_markers_until_the_request_fits() {
         let payload = summary_payload(event).expect("a payload");
         let address = ArchiveAddress::for_content("s", payload.as_bytes()).expect("address");
         assert_eq!(omitted.address, address.to_uri());
-        assert!(user.contains(&format!("{} bytes, archived at {}", payload.len(), omitted.address)));
+        assert!(user.contains(&format!(
+            "{} bytes, archived at {}",
+            payload.len(),
+            omitted.address
+        )));
         assert!(!user.contains(&payload), "the payload itself is not sent");
     }
     assert!(user.contains("[user]\n[user text omitted to fit the compaction request"));
@@ -85,8 +93,9 @@ fn a_payload_is_replaced_only_when_needed() {
     let fold = fold_with_a_huge_paste();
     // Room for the call input (about 7,500 tokens) but not for the paste (about 15,500): only the paste is replaced.
     let full = build_summary_request(None, &fold, u64::MAX, &CharEstimator).expect("unbounded");
-    let request = build_oversized_summary_request(None, &fold, checked(&full) - 12_000, &CharEstimator)
-        .expect("fits");
+    let request =
+        build_oversized_summary_request(None, &fold, checked(&full) - 12_000, &CharEstimator)
+            .expect("fits");
     assert_eq!(request.omitted_payloads.len(), 1);
     assert_eq!(request.omitted_payloads[0].runtime_event_id, fold[0].runtime_event_id);
     assert!(text(&request.messages[1]).contains(&"x".repeat(30_000)));
@@ -95,7 +104,8 @@ fn a_payload_is_replaced_only_when_needed() {
 #[test]
 fn instructions_that_cannot_fit_still_refuse() {
     let fold = fold_with_a_huge_paste();
-    let err = build_oversized_summary_request(None, &fold, 300, &CharEstimator).expect_err("no room");
+    let err =
+        build_oversized_summary_request(None, &fold, 300, &CharEstimator).expect_err("no room");
     let SummaryInputError::CannotFit { needed, budget } = err else { panic!("variant") };
     assert_eq!(budget, 300);
     assert!(needed > 300);

@@ -183,7 +183,10 @@ impl Plugin {
     /// mode, equal to [`Plugin::project`] whenever that fits; when it does not (a compaction
     /// failed or could not shrink it enough), the source-matched checkpoint with the newest
     /// complete raw turns that fit, the omission reported.
-    pub fn project_for_request(&mut self, request: &ProjectRequest) -> Result<String, ComponentError> {
+    pub fn project_for_request(
+        &mut self,
+        request: &ProjectRequest,
+    ) -> Result<String, ComponentError> {
         let request = ProjectRequest { fail_open: true, ..request.clone() };
         self.project(&request)
     }

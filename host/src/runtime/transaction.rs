@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use contextfold_core::compaction::native::redact_provider_state;
 use contextfold_core::RuntimeEvent;
+use contextfold_core::compaction::native::redact_provider_state;
 use contextfold_core::compaction::summary_request::summary_payload;
 use contextfold_core::compaction::{
     AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, ProviderFailure,

@@ -53,7 +53,13 @@ pub(super) struct Entry {
 }
 
 impl Entry {
-    fn new(index: usize, head: String, joiner: &'static str, payload: String, kind: PayloadKind) -> Self {
+    fn new(
+        index: usize,
+        head: String,
+        joiner: &'static str,
+        payload: String,
+        kind: PayloadKind,
+    ) -> Self {
         Entry { index, head, joiner, payload, kind, omitted: None }
     }
 
@@ -74,7 +80,11 @@ impl Entry {
 /// summary can point at it and a host that archives it can serve it back through
 /// `archive_read`. `None` when no address can be formed (an invalid session id, a payload over
 /// the archive's size bound): such a payload is never omitted.
-pub(super) fn payload_marker(what: &str, session_id: &str, payload: &str) -> Option<(String, String)> {
+pub(super) fn payload_marker(
+    what: &str,
+    session_id: &str,
+    payload: &str,
+) -> Option<(String, String)> {
     let address = ArchiveAddress::for_content(session_id, payload.as_bytes()).ok()?.to_uri();
     let marker = format!(
         "[{what} omitted to fit the compaction request: {} bytes, archived at {address}; the \
