@@ -1,7 +1,7 @@
 // compact() with a JS host must produce the native core's outcome for the same input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compact, extractiveSummary, matchCheckpoint, project, ContextfoldError } from 'contextfold';
+import { EventLog, compact, extractiveSummary, matchCheckpoint, project, projectForRequest, ContextfoldError } from 'contextfold';
 import { compactionFixture } from './helpers.js';
 
 const fixture = compactionFixture();
@@ -147,4 +147,38 @@ test('compactNatively: the Responses request goes out and a V3 checkpoint is rec
   assert.deepEqual(projection.messages[0].content, [{
     type: 'custom', kind: 'openai.compaction', providerOptions: { openai: { itemId: 'cmp_42', encryptedContent: 'gAAAA-opaque' } },
   }]);
+});
+
+test('after a failed rolling compaction, projectForRequest fails open on the old checkpoint', async () => {
+  const rolling = fixture.cases.find((c) => c.name === 'rolling_pre_turn');
+  const host = {
+    summarize: async () => { throw Object.assign(new Error('upstream down'), { statusCode: 503 }); },
+    appendCheckpoint: async () => { throw new Error('nothing may be appended'); },
+  };
+  const outcome = await compact(rolling.input, host);
+  assert.equal(outcome.outcome, 'failed_open', JSON.stringify(outcome.diagnostics.map((d) => d.code)));
+  assert.ok(outcome.diagnostics.some((d) => d.code === 'previous_checkpoint_reused'));
+  const input = {
+    events: rolling.input.events,
+    model: rolling.input.model,
+    currentTurnId: rolling.input.currentTurnId,
+    provider: rolling.input.provider,
+    checkpoint: rolling.input.checkpoint,
+  };
+  const normal = project(input);
+  assert.equal(normal.fits, false, 'the old checkpoint plus the new turns is over the budget');
+  const sent = projectForRequest(input);
+  assert.equal(sent.fits, true);
+  assert.equal(sent.checkpoint.checkpointId, rolling.input.checkpoint.checkpointId);
+  assert.ok(sent.omittedEvents > 0);
+  assert.ok(sent.diagnostics.some((d) => d.code === 'previous_checkpoint_reused'));
+  assert.equal(sent.estimatedTokens, outcome.tokens.after, 'the outcome figure is the fail-open projection, measured');
+  // A projection that fits is the same in both modes.
+  const fitting = { ...input, model: { contextWindow: 400000 } };
+  assert.deepEqual(projectForRequest(fitting), project(fitting));
+  const log = new EventLog();
+  log.append(rolling.input.events);
+  const { events: _events, ...options } = input;
+  assert.deepEqual(log.projectForRequest(options), sent);
+  log.free();
 });
