@@ -84,12 +84,22 @@ export function createApi(raw, options = {}) {
   const interner = new StringInterner(raw);
   const project = guard((input) => projectSharing(raw, input, interner));
 
+  /** The wasm logs of the live `EventLog`s, for compactions over them. */
+  const rawLogs = new WeakMap();
+
   /** The core's step-by-step compaction transaction (what `compact()` drives). */
   class CompactionSession {
     #raw;
 
     constructor(input) {
       try {
+        const log = input !== null && typeof input === 'object' ? rawLogs.get(input.events) : undefined;
+        if (log !== undefined) {
+          const events = log();
+          if (!events) throw new ContextfoldError('log_freed', 'the event log has been freed');
+          this.#raw = events.startCompaction(encode({ ...input, events: [] }));
+          return;
+        }
         const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
         this.#raw = bytes === undefined
           ? new raw.CompactionSession(encode(input))
@@ -151,6 +161,10 @@ export function createApi(raw, options = {}) {
    */
   class EventLog {
     #raw = new raw.EventLog();
+
+    constructor() {
+      rawLogs.set(this, () => this.#raw);
+    }
 
     /**
      * Appends events: one, an array, or JSONL (a string or UTF-8 bytes). Validated with the whole

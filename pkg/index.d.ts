@@ -218,7 +218,8 @@ export interface CompactionHost {
 
 /** Input of {@link compact}. */
 export interface CompactInput {
-  events: EventsInput;
+  /** The events, or an {@link EventLog} (its events are not sent across again). */
+  events: EventsInput | EventLog;
   checkpoint?: HistoryCompactCheckpoint | null;
   model?: ModelFacts;
   trigger: Trigger;

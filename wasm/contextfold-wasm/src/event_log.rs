@@ -17,6 +17,7 @@ use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::{events_from_jsonl_js, located_log_error};
 use crate::project::{LongStrings, ProjectArgs, project_events};
+use crate::session::CompactionSession;
 
 /// An append-only event log held in wasm memory, with its running source digest.
 #[wasm_bindgen]
@@ -65,6 +66,13 @@ impl EventLog {
             self.hasher.push(event);
         }
         Ok(self.len())
+    }
+
+    /// Starts a compaction over the log's events without sending them across again: `input` is
+    /// the compaction input with `events: []` (see `CompactionSession`'s constructor).
+    #[wasm_bindgen(js_name = startCompaction)]
+    pub fn start_compaction(&self, input: JsValue) -> Result<CompactionSession, JsValue> {
+        CompactionSession::over_events(input, self.events.clone())
     }
 
     /// The number of events.

@@ -133,6 +133,20 @@ impl CompactionSession {
         Self::start(input, &[])
     }
 
+    /// Plans a compaction over events already in wasm (an [`crate::event_log::EventLog`]'s):
+    /// `input` as for [`CompactionSession::new`], with `events: []`.
+    pub(crate) fn over_events(
+        input: JsValue,
+        events: Vec<RuntimeEvent>,
+    ) -> Result<CompactionSession, JsValue> {
+        let input: SessionInput<Value> = from_js(input, "compaction input")?;
+        if !input.events.is_empty() {
+            let detail = "`events` is an EventLog; pass `events: []` in the input";
+            return Err(BindingError::invalid("compaction input", detail).into());
+        }
+        Self::start(input.with_events(events), &[])
+    }
+
     /// Starts the core's transaction on a parsed input; `lines[i]`: the JSONL line of event `i`
     /// (empty for an array), to locate a broken log rule.
     fn start(
