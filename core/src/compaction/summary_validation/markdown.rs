@@ -1,9 +1,9 @@
-//! The Markdown rules behind summary validation: headings, fences, placeholders, truncation
-//! markers and error signs. Each rule is exact and deliberately conservative.
+//! The Markdown rules behind summary validation: the section outline, fences, placeholders,
+//! truncation markers and error signs. Each rule is exact and deliberately conservative.
 
 use serde_json::Value;
 
-use crate::compaction::summary_template::SUMMARY_SECTIONS;
+use super::sections;
 
 /// Section bodies that carry no content (compared after normalization: trimmed, one list or
 /// quote marker removed, `*`, `_` and `` ` `` removed at both ends, trailing `.` and `:`
@@ -63,21 +63,25 @@ pub const ERROR_PHRASES: &[&str] = &[
     "invalid_request_error",
 ];
 
-/// One recognized template heading and the body lines under it.
+/// One recognized section marker and the body lines under it.
 #[derive(Debug)]
-pub(super) struct Heading<'a> {
-    /// Index into [`SUMMARY_SECTIONS`].
+pub(super) struct Section<'a> {
+    /// Index into [`SUMMARY_SECTIONS`](crate::compaction::summary_template::SUMMARY_SECTIONS).
     pub(super) section: usize,
-    /// Body lines up to the next template heading: `(line, inside a code fence)`. Fence lines
-    /// themselves are left out.
+    /// The marker's rank: heading level 1 to 3, or [`sections::LABEL_RANK`] for a label.
+    pub(super) rank: u8,
+    /// The normalized title it was written with (a canonical title or a synonym).
+    pub(super) title: String,
+    /// Body lines up to the next section marker: `(line, inside a code fence)`. The marker's
+    /// inline content comes first; fence lines themselves are left out.
     pub(super) body: Vec<(&'a str, bool)>,
 }
 
 /// The structure of a summary text.
 #[derive(Debug)]
 pub(super) struct Outline<'a> {
-    /// Template headings outside code fences, in text order.
-    pub(super) headings: Vec<Heading<'a>>,
+    /// Section markers outside code fences that open a section, in text order.
+    pub(super) sections: Vec<Section<'a>>,
     /// Number of fence lines (first non-blank characters are three backticks).
     pub(super) fence_lines: usize,
 }
@@ -86,20 +90,13 @@ fn is_fence_line(line: &str) -> bool {
     line.trim_start().starts_with("```")
 }
 
-/// The template section a line names if it is a level-2 heading: `## ` (after optional
-/// indentation), then the title compared ASCII-case-insensitively after removing a closing
-/// `#` sequence and a trailing `:`. `###` and deeper are not level-2 headings.
-fn template_section(line: &str) -> Option<usize> {
-    let title = line.trim_start().strip_prefix("## ")?;
-    let title = title.trim().trim_end_matches('#').trim().trim_end_matches(':').trim();
-    SUMMARY_SECTIONS.iter().position(|section| section.title.eq_ignore_ascii_case(title))
-}
-
 impl<'a> Outline<'a> {
-    /// Splits `text` into template sections. Lines before the first template heading and
-    /// non-template `## ` headings are treated as body text of the current section.
+    /// Splits `text` into template sections. A marker of a deeper rank than the current
+    /// section's (`### Done` under `## Progress`, any label under a heading) is a subsection:
+    /// its line is body text of the current section. Lines before the first section, and
+    /// headings or labels of unknown titles, are not sections either (preamble or body text).
     pub(super) fn parse(text: &'a str) -> Self {
-        let mut headings: Vec<Heading<'a>> = Vec::new();
+        let mut sections: Vec<Section<'a>> = Vec::new();
         let mut fence_lines = 0;
         let mut in_fence = false;
         for line in text.lines() {
@@ -108,24 +105,38 @@ impl<'a> Outline<'a> {
                 in_fence = !in_fence;
                 continue;
             }
-            if !in_fence && let Some(section) = template_section(line) {
-                headings.push(Heading { section, body: Vec::new() });
+            if !in_fence
+                && let Some(marker) = sections::section_marker(line)
+                && sections.last().is_none_or(|current| marker.rank <= current.rank)
+            {
+                let body = if marker.inline.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![(marker.inline, false)]
+                };
+                sections.push(Section {
+                    section: marker.section,
+                    rank: marker.rank,
+                    title: marker.title,
+                    body,
+                });
                 continue;
             }
-            if let Some(current) = headings.last_mut() {
+            if let Some(current) = sections.last_mut() {
                 current.body.push((line, in_fence));
             }
         }
-        Outline { headings, fence_lines }
+        Outline { sections, fence_lines }
     }
 }
 
 /// Whether a body line carries content. Inside a fence any line that is not blank or a
-/// placeholder counts; outside, subheadings (`#` followed by a space) do not count.
+/// placeholder counts; outside, subheadings (`#` followed by a space) and bare labels
+/// (`**Done:**`, `In progress:`: see [`sections::is_bare_label`]) do not count.
 pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
     let (text, in_fence) = *line;
     let mut rest = text.trim();
-    if !in_fence && rest.starts_with('#') && rest.trim_start_matches('#').starts_with(' ') {
+    if !in_fence && (sections::heading(rest).is_some() || sections::is_bare_label(rest)) {
         return false;
     }
     for marker in ["- ", "* ", "+ ", "> "] {
