@@ -17,7 +17,8 @@
 //!    - ends with one of [`TRUNCATION_MARKERS`] (`…`, `...`, or `[truncated]`, `(truncated)`,
 //!      `<truncated>` in any case); a `...` anywhere else is fine;
 //!    - or has a heading as its last line, so nothing follows it: one to six `#` then a space
-//!      or nothing (`## Next Steps`, `##`; `#tag` is not a heading);
+//!      or nothing (`## Next Steps`, `##`; `#tag` is not a heading), unless it is a section
+//!      heading with content after its title's colon (`## Critical Context: see the log`);
 //!    - or ends with an odd run of backslashes right after a letter or digit (`src\`: an
 //!      escape cut mid-word); an even run (`C:\temp\\`) or one after a space is fine.
 //! 6. [`SummaryDefect::MissingSection`]: a required section of [`SUMMARY_SECTIONS`] has no

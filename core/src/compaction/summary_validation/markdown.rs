@@ -167,7 +167,8 @@ pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
 /// - ends with one of [`TRUNCATION_MARKERS`] (an ellipsis `…` or `...`, or `[truncated]`,
 ///   `(truncated)`, `<truncated>` in any case); a `...` anywhere else is fine;
 /// - has as its last line a heading, so nothing follows it: one to six `#` followed by a
-///   space or by nothing (`## Next Steps`, `##`; `#tag` is not a heading);
+///   space or by nothing (`## Next Steps`, `##`; `#tag` is not a heading). A section heading
+///   with content after its title's colon (`## Critical Context: see the log`) has a body;
 /// - ends with an odd run of backslashes directly after a letter or digit (`foo\`: an escape
 ///   cut mid-word). `C:\dir\\` (even run) and `a \` (after a space) are not matched.
 pub(super) fn trailing_truncation_marker(text: &str) -> Option<&'static str> {
@@ -181,7 +182,11 @@ pub(super) fn trailing_truncation_marker(text: &str) -> Option<&'static str> {
     let last_line = end.lines().last().unwrap_or("").trim();
     let hashes = last_line.len() - last_line.trim_start_matches('#').len();
     let after_hashes = &last_line[hashes..];
-    if (1..=6).contains(&hashes) && (after_hashes.is_empty() || after_hashes.starts_with(' ')) {
+    let inline_body = sections::section_marker(last_line).is_some_and(|m| !m.inline.is_empty());
+    if (1..=6).contains(&hashes)
+        && (after_hashes.is_empty() || after_hashes.starts_with(' '))
+        && !inline_body
+    {
         return Some(TRUNCATION_DESCRIPTIONS[TRUNCATION_MARKERS.len()]);
     }
     let backslashes = end.len() - end.trim_end_matches('\\').len();
