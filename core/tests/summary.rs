@@ -3,6 +3,8 @@
 
 #[path = "summary/circuit.rs"]
 mod circuit;
+#[path = "summary/corpus.rs"]
+mod corpus;
 #[path = "summary/oversized.rs"]
 mod oversized;
 #[path = "summary/request.rs"]
