@@ -165,8 +165,10 @@ fn sections_out_of_order_or_repeated_are_rejected() {
 
 #[test]
 fn placeholder_bodies_make_a_required_section_empty() {
-    for body in ["", "   ", "TBD", "N/A", "...", "…", "- None.", "*TODO*", "```\n```", "### Files"]
-    {
+    let labels = ["**Done:**", "**Done:** TBD", "In progress:\n- N/A", "### Done: none"];
+    let placeholders =
+        ["", "   ", "TBD", "N/A", "...", "…", "- None.", "*TODO*", "```\n```", "### Files"];
+    for body in placeholders.into_iter().chain(labels) {
         for title in ["Goal", "Next Steps"] {
             let defect = check(&replace_body(title, body)).expect_err(body);
             assert_eq!(defect.code(), ReasonCode::MalformedSummaryEmptySection, "{body:?}");
@@ -179,7 +181,9 @@ fn placeholder_bodies_make_a_required_section_empty() {
     );
     let none = replace_body("Critical Context", "None.");
     assert_eq!(code_of(&none), ReasonCode::MalformedSummaryEmptySection);
-    for body in ["N/A values must be rejected.", "- none of the tests ran", "```\nls\n```"] {
+    for body in
+        ["N/A values must be rejected.", "- none of the tests ran", "```\nls\n```", "**Done:** x"]
+    {
         assert!(check(&replace_body("Goal", body)).is_ok(), "{body:?}");
     }
 }

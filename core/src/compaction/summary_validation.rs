@@ -28,9 +28,11 @@
 //!    section (`## Done` then `## In Progress`); the same title twice is a repeat.
 //! 8. [`SummaryDefect::EmptySection`]: a required section has no substantive line (over all
 //!    its parts and subsections). A line is not substantive when it is blank, a fence line, a
-//!    `#` heading or a bare label such as `**Done:**` (outside fences), or, after trimming,
-//!    removing one list/quote marker, surrounding `*`, `_`, `` ` `` and trailing `.`/`:`, and
-//!    lowercasing, one of [`PLACEHOLDER_BODIES`] (`TBD`, `N/A`, `...`, `None.`…).
+//!    `#` heading (outside fences), or, after trimming, removing one list/quote marker,
+//!    surrounding `*`, `_`, `` ` `` and trailing `.`/`:`, and lowercasing, one of
+//!    [`PLACEHOLDER_BODIES`] (`TBD`, `N/A`, `...`, `None.`…). A label outside fences
+//!    (`**Done:**`, `In progress:`, `### Done: text`) counts only by the text after its
+//!    colon, judged the same way: `**Done:** TBD` is a placeholder.
 //! 9. [`SummaryDefect::TooSmall`]: the fold is above [`LARGE_FOLD_TOKENS`] estimated tokens and
 //!    the summary has fewer than [`MIN_LARGE_FOLD_SUMMARY_TOKENS`] estimated tokens.
 //!

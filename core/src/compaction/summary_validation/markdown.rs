@@ -130,15 +130,10 @@ impl<'a> Outline<'a> {
     }
 }
 
-/// Whether a body line carries content. Inside a fence any line that is not blank or a
-/// placeholder counts; outside, subheadings (`#` followed by a space) and bare labels
-/// (`**Done:**`, `In progress:`: see [`sections::is_bare_label`]) do not count.
-pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
-    let (text, in_fence) = *line;
-    let mut rest = text.trim();
-    if !in_fence && (sections::heading(rest).is_some() || sections::is_bare_label(rest)) {
-        return false;
-    }
+/// `line` without one leading list or quote marker (`- `, `* `, `+ `, `> `) and then one
+/// leading number (`1.`, `2)`).
+fn without_item_marker(line: &str) -> &str {
+    let mut rest = line;
     for marker in ["- ", "* ", "+ ", "> "] {
         if let Some(stripped) = rest.strip_prefix(marker) {
             rest = stripped.trim_start();
@@ -151,6 +146,23 @@ pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
         && stripped.starts_with(' ')
     {
         rest = stripped.trim_start();
+    }
+    rest
+}
+
+/// Whether a body line carries content. Inside a fence any line that is not blank or a
+/// placeholder counts. Outside, after one list marker or number is removed, a heading does not
+/// count, and a label (see [`sections::label_content`]) counts only by what follows it:
+/// `**Done:**` and `In progress:` do not, `**Done:** TBD` is a placeholder.
+pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
+    let (text, in_fence) = *line;
+    let mut rest = without_item_marker(text.trim());
+    if !in_fence {
+        if let Some(content) = sections::label_content(rest) {
+            rest = without_item_marker(content);
+        } else if sections::heading(rest).is_some() {
+            return false;
+        }
     }
     let normalized = rest
         .trim_matches(|c| c == '*' || c == '_' || c == '`')

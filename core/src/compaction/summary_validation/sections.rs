@@ -25,9 +25,12 @@ pub struct SectionSynonyms {
     pub synonyms: &'static [&'static str],
 }
 
-/// Accepted titles for each template section, in [`SUMMARY_SECTIONS`] order (a unit test
-/// keeps the two aligned). Comparison is case-insensitive, ignores surrounding punctuation,
-/// emphasis and a leading number (`1.`), reads `&` as `and` and collapses whitespace.
+/// Accepted titles for each template section, in [`SUMMARY_SECTIONS`] order. A title in a
+/// summary is compared case-insensitively after surrounding punctuation and emphasis, a
+/// leading number (`1.`) and repeated whitespace are removed and `&` is read as `and`; so
+/// every entry here is written in that form (single spaces, `and`, no punctuation around it;
+/// unit tests check this, the alignment with [`SUMMARY_SECTIONS`] and that no title is listed
+/// twice).
 pub const SECTION_SYNONYMS: [SectionSynonyms; SUMMARY_SECTIONS.len()] = [
     SectionSynonyms {
         title: "Goal",
@@ -146,27 +149,33 @@ pub(super) fn normalize_title(raw: &str) -> String {
 
 /// The template section a title names (canonical or synonym), if any.
 pub fn section_for_title(raw: &str) -> Option<usize> {
+    known_title(raw).map(|(section, _)| section)
+}
+
+/// The section a title names and the title normalized. Table entries are written normalized
+/// up to ASCII case (a unit test checks it), so they compare without allocating.
+fn known_title(raw: &str) -> Option<(usize, String)> {
     let title = normalize_title(raw);
-    if title.is_empty() {
-        return None;
-    }
-    SECTION_SYNONYMS.iter().position(|entry| {
-        normalize_title(entry.title) == title
-            || entry.synonyms.iter().any(|synonym| normalize_title(synonym) == title)
-    })
+    let names = |entry: &SectionSynonyms| {
+        std::iter::once(entry.title)
+            .chain(entry.synonyms.iter().copied())
+            .any(|name| name.eq_ignore_ascii_case(&title))
+    };
+    let section = SECTION_SYNONYMS.iter().position(names)?;
+    Some((section, title))
 }
 
 /// Splits `text` into a known title and the inline content after its colon: the whole text
 /// is the title, or the part before the first `:` is.
 fn titled<'a>(text: &'a str, rank: u8) -> Option<Marker<'a>> {
     let text = text.trim();
-    if let Some(section) = section_for_title(text) {
-        return Some(Marker { section, rank, title: normalize_title(text), inline: "" });
+    if let Some((section, title)) = known_title(text) {
+        return Some(Marker { section, rank, title, inline: "" });
     }
     let (head, inline) = text.split_once(':')?;
-    let section = section_for_title(head)?;
+    let (section, title) = known_title(head)?;
     let inline = inline.trim_start_matches(['*', '_']).trim();
-    Some(Marker { section, rank, title: normalize_title(head), inline })
+    Some(Marker { section, rank, title, inline })
 }
 
 /// The level (1 to 6) and text of an ATX heading line (`#` run, then a space or the end),
@@ -193,8 +202,8 @@ fn bold(line: &str) -> Option<(&str, &str)> {
 
 /// A bold-line or bare-label marker, if `title` is a known title.
 fn label<'a>(title: &str, inline: &'a str) -> Option<Marker<'a>> {
-    let section = section_for_title(title)?;
-    Some(Marker { section, rank: LABEL_RANK, title: normalize_title(title), inline })
+    let (section, title) = known_title(title)?;
+    Some(Marker { section, rank: LABEL_RANK, title, inline })
 }
 
 /// The section marker a line is, if any (see the module documentation for the shapes).
@@ -217,17 +226,20 @@ pub(super) fn section_marker(line: &str) -> Option<Marker<'_>> {
     label(title, "")
 }
 
-/// Whether a body line is only a label with nothing after it: a section marker without
-/// inline content, or a bold line ending with a colon (`**Files touched:**`). Such a line
-/// introduces content; it is not content itself.
-pub(super) fn is_bare_label(line: &str) -> bool {
-    if section_marker(line).is_some_and(|marker| marker.inline.is_empty()) {
-        return true;
+/// The content of a body line that is a label, with the label removed: a section marker's
+/// inline content (`**Done:** the lexer` gives `the lexer`, `### Done` and `In progress:` give
+/// nothing), or what follows a bold title ending with a colon (`**Files touched:**` gives
+/// nothing). `None` when the line is not a label: it is content as written.
+pub(super) fn label_content(line: &str) -> Option<&str> {
+    if let Some(marker) = section_marker(line) {
+        return Some(marker.inline);
     }
-    bold(line).is_some_and(|(inner, after)| {
-        let after = after.trim();
-        after == ":" || (after.is_empty() && inner.trim_end().ends_with(':'))
-    })
+    let (inner, after) = bold(line)?;
+    let after = after.trim();
+    if inner.trim_end().ends_with(':') {
+        return Some(after);
+    }
+    after.strip_prefix(':').map(str::trim)
 }
 
 #[cfg(test)]
@@ -241,6 +253,7 @@ mod tests {
             assert_eq!(entry.title, section.title);
             for title in std::iter::once(&entry.title).chain(entry.synonyms) {
                 let normalized = normalize_title(title);
+                assert_eq!(normalized, title.to_ascii_lowercase(), "{title} is not normalized");
                 assert!(!seen.contains(&normalized), "{title} is listed twice");
                 seen.push(normalized);
             }
@@ -292,12 +305,21 @@ mod tests {
     }
 
     #[test]
-    fn bare_labels_introduce_content_and_are_not_content() {
-        for line in ["**Done:**", "**Files touched**:", "In progress:", "**Status**"] {
-            assert!(is_bare_label(line), "{line:?}");
-        }
-        for line in ["**Done:** the lexer", "**Fix the parser**", "Files touched:", "Goal: x"] {
-            assert!(!is_bare_label(line), "{line:?}");
+    fn labels_introduce_content_and_are_not_content() {
+        for (line, content) in [
+            ("**Done:**", Some("")),
+            ("**Files touched**:", Some("")),
+            ("**Files touched:** two", Some("two")),
+            ("In progress:", Some("")),
+            ("**Status**", Some("")),
+            ("### Done: the lexer", Some("the lexer")),
+            ("**Done:** TBD", Some("TBD")),
+            ("**Fix the parser**", None),
+            ("Files touched:", None),
+            ("Goal: x", None),
+            ("#### Notes", None),
+        ] {
+            assert_eq!(label_content(line), content, "{line:?}");
         }
     }
 }
