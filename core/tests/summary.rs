@@ -3,6 +3,8 @@
 
 #[path = "summary/circuit.rs"]
 mod circuit;
+#[path = "summary/corpus.rs"]
+mod corpus;
 #[path = "summary/oversized.rs"]
 mod oversized;
 #[path = "summary/request.rs"]
@@ -13,7 +15,7 @@ use contextfold_core::ReasonCode;
 use contextfold_core::budget::TokenEstimator;
 use contextfold_core::compaction::summary_template::{SUMMARY_SECTIONS, initial_instructions};
 use contextfold_core::compaction::summary_validation::{
-    FinishReason, SummaryDefect, validate_summary,
+    FinishReason, SECTION_SYNONYMS, SummaryDefect, validate_summary,
 };
 
 const GOOD: &str = "## Goal
@@ -102,17 +104,47 @@ fn every_required_section_is_required_and_key_decisions_is_not() {
         }
     }
     assert_eq!(
-        code_of(&GOOD.replace("## Goal", "# Goal")),
-        ReasonCode::MalformedSummaryMissingSection
-    );
-    assert_eq!(
-        code_of(&GOOD.replace("## Goal", "### Goal")),
-        ReasonCode::MalformedSummaryMissingSection
-    );
-    assert_eq!(
         code_of("The user wants tests to pass."),
         ReasonCode::MalformedSummaryMissingSection
     );
+    assert_eq!(
+        code_of(&GOOD.replace("## Goal", "#### Goal")),
+        ReasonCode::MalformedSummaryMissingSection,
+        "level 4 never opens a section"
+    );
+}
+
+#[test]
+fn sections_are_recognized_at_heading_levels_one_to_three() {
+    for level in ["#", "###"] {
+        let text = GOOD.replace("## ", &format!("{level} "));
+        assert!(check(&text).is_ok(), "every section at {level}");
+    }
+    // `### Goal` then `## Done and In Progress`: the shallower heading is a new section.
+    assert!(check(&GOOD.replace("## Goal", "### Goal")).is_ok());
+    // `# Goal` then `## Done and In Progress`: a deeper heading is always a subsection, so
+    // Done and In Progress is content of Goal and missing as a section.
+    let defect = check(&GOOD.replace("## Goal", "# Goal")).expect_err("nested under Goal");
+    assert_eq!(defect.code(), ReasonCode::MalformedSummaryMissingSection);
+    assert!(defect.detail().contains("Done and In Progress"));
+}
+
+#[test]
+fn subsections_and_split_sections_belong_to_their_section() {
+    let nested = replace_body(
+        "Done and In Progress",
+        "### Done\n- Lexer rewritten.\n### In Progress\n- Parser.",
+    )
+    .replace("## Done and In Progress", "## Progress");
+    assert_ne!(nested, GOOD);
+    assert!(check(&nested).is_ok(), "### Done and ### In Progress are subsections");
+    let only_empty_subsections =
+        nested.replace("- Lexer rewritten.\n", "").replace("- Parser.\n", "");
+    assert_eq!(code_of(&only_empty_subsections), ReasonCode::MalformedSummaryEmptySection);
+    let split = nested.replace("### ", "## ").replace("## Progress\n", "");
+    assert!(check(&split).is_ok(), "## Done then ## In Progress are two parts of one section");
+    let twice = split.replace("## In Progress", "## Done");
+    assert_eq!(code_of(&twice), ReasonCode::MalformedSummarySectionOrder);
 }
 
 #[test]
@@ -133,8 +165,10 @@ fn sections_out_of_order_or_repeated_are_rejected() {
 
 #[test]
 fn placeholder_bodies_make_a_required_section_empty() {
-    for body in ["", "   ", "TBD", "N/A", "...", "…", "- None.", "*TODO*", "```\n```", "### Files"]
-    {
+    let labels = ["**Done:**", "**Done:** TBD", "In progress:\n- N/A", "### Done: none"];
+    let placeholders =
+        ["", "   ", "TBD", "N/A", "...", "…", "- None.", "*TODO*", "```\n```", "### Files"];
+    for body in placeholders.into_iter().chain(labels) {
         for title in ["Goal", "Next Steps"] {
             let defect = check(&replace_body(title, body)).expect_err(body);
             assert_eq!(defect.code(), ReasonCode::MalformedSummaryEmptySection, "{body:?}");
@@ -147,7 +181,9 @@ fn placeholder_bodies_make_a_required_section_empty() {
     );
     let none = replace_body("Critical Context", "None.");
     assert_eq!(code_of(&none), ReasonCode::MalformedSummaryEmptySection);
-    for body in ["N/A values must be rejected.", "- none of the tests ran", "```\nls\n```"] {
+    for body in
+        ["N/A values must be rejected.", "- none of the tests ran", "```\nls\n```", "**Done:** x"]
+    {
         assert!(check(&replace_body("Goal", body)).is_ok(), "{body:?}");
     }
 }
@@ -264,4 +300,16 @@ fn the_prompt_and_the_validator_share_the_headings() {
         text.push_str(&format!("{}\nContent for {}.\n\n", section.heading(), section.title));
     }
     assert!(check(&text).is_ok());
+}
+
+#[test]
+fn the_documented_synonym_table_matches_the_const() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/architecture.md");
+    let doc = std::fs::read_to_string(path).expect("docs/architecture.md");
+    for (entry, section) in SECTION_SYNONYMS.iter().zip(&SUMMARY_SECTIONS) {
+        let required = if section.required { "yes" } else { "no" };
+        let row =
+            format!("| `{}` | {required} | {} |", section.heading(), entry.synonyms.join(", "));
+        assert!(doc.contains(&row), "docs/architecture.md lacks the row {row}");
+    }
 }

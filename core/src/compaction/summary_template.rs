@@ -12,6 +12,9 @@
 //!
 //! The prompt builders below render the template from [`SUMMARY_SECTIONS`], and
 //! [`crate::compaction::summary_validation`] checks the same table, so the two cannot drift.
+//! The prompt always asks for these canonical `## ` headings; the validator also accepts the
+//! other spellings real models produce (heading levels 1 to 3, bold lines, bare labels, the
+//! titles of [`crate::compaction::summary_validation::SECTION_SYNONYMS`]).
 //! Every instruction text tells the summarizer that reasoning was omitted from its input and
 //! that it must not invent facts.
 

@@ -5,11 +5,11 @@
 //! 1. [`SummaryDefect::LengthFinish`]: the finish reason is [`FinishReason::Length`], whatever
 //!    the text (an output-length stop is never admitted as a partial summary).
 //! 2. [`SummaryDefect::Empty`]: the text is blank (only whitespace).
-//! 3. [`SummaryDefect::ErrorText`]: the text contains no template heading outside code fences
-//!    and looks like an error or refusal: the whole text is a JSON object with an `error` key or
-//!    `"type": "error"`; or its first non-blank line (lowercased, leading `*`, `#` and spaces
-//!    removed, `’` read as `'`) starts with one of [`ERROR_PREFIXES`]; or it contains one of
-//!    [`ERROR_PHRASES`]. Because such a text would fail the section checks anyway, this rule
+//! 3. [`SummaryDefect::ErrorText`]: the text has no section marker (see below) outside code
+//!    fences and looks like an error or refusal: the whole text is a JSON object with an
+//!    `error` key or `"type": "error"`; or its first non-blank line (lowercased, leading `*`,
+//!    `#` and spaces removed, `’` read as `'`) starts with one of [`ERROR_PREFIXES`]; or it
+//!    contains one of [`ERROR_PHRASES`]. Because such a text would fail the section checks anyway, this rule
 //!    only makes the reason more precise; it never rejects a text that would otherwise pass.
 //! 4. [`SummaryDefect::OpenFence`]: an odd number of fence lines (lines whose first
 //!    non-blank characters are three backticks).
@@ -17,26 +17,42 @@
 //!    - ends with one of [`TRUNCATION_MARKERS`] (`…`, `...`, or `[truncated]`, `(truncated)`,
 //!      `<truncated>` in any case); a `...` anywhere else is fine;
 //!    - or has a heading as its last line, so nothing follows it: one to six `#` then a space
-//!      or nothing (`## Next Steps`, `##`; `#tag` is not a heading);
+//!      or nothing (`## Next Steps`, `##`; `#tag` is not a heading), unless it is a section
+//!      heading with content after its title's colon (`## Critical Context: see the log`);
 //!    - or ends with an odd run of backslashes right after a letter or digit (`src\`: an
 //!      escape cut mid-word); an even run (`C:\temp\\`) or one after a space is fine.
-//! 6. [`SummaryDefect::MissingSection`]: a required heading of
-//!    [`SUMMARY_SECTIONS`] is absent.
-//! 7. [`SummaryDefect::SectionOrder`]: a template heading repeats or appears out of order.
-//! 8. [`SummaryDefect::EmptySection`]: a required section has no substantive line. A line is
-//!    not substantive when it is blank, a fence line, a `#` subheading (outside fences), or,
-//!    after trimming, removing one list/quote marker, surrounding `*`, `_`, `` ` `` and trailing
-//!    `.`/`:`, and lowercasing, one of [`PLACEHOLDER_BODIES`] (`TBD`, `N/A`, `...`, `None.`…).
-//!    Headings: `## ` + a template title, case-insensitive, optional trailing `:`; headings
-//!    inside code fences are content.
+//! 6. [`SummaryDefect::MissingSection`]: a required section of [`SUMMARY_SECTIONS`] has no
+//!    marker.
+//! 7. [`SummaryDefect::SectionOrder`]: sections appear out of template order, or one title
+//!    repeats. Consecutive markers of one section under different titles are parts of that
+//!    section (`## Done` then `## In Progress`); the same title twice is a repeat.
+//! 8. [`SummaryDefect::EmptySection`]: a required section has no substantive line (over all
+//!    its parts and subsections). A line is not substantive when it is blank, a fence line, a
+//!    `#` heading (outside fences), or, after trimming, removing one list/quote marker,
+//!    surrounding `*`, `_`, `` ` `` and trailing `.`/`:`, and lowercasing, one of
+//!    [`PLACEHOLDER_BODIES`] (`TBD`, `N/A`, `...`, `None.`…). A label outside fences
+//!    (`**Done:**`, `In progress:`, `### Done: text`) counts only by the text after its
+//!    colon, judged the same way: `**Done:** TBD` is a placeholder.
 //! 9. [`SummaryDefect::TooSmall`]: the fold is above [`LARGE_FOLD_TOKENS`] estimated tokens and
 //!    the summary has fewer than [`MIN_LARGE_FOLD_SUMMARY_TOKENS`] estimated tokens.
+//!
+//! Sections are found by substance, not by exact spelling. Outside code fences, a *section
+//! marker* is a heading of level 1 to 3 (`# Goal`, `### Goal:`, `## Goal: fix the lexer`), a
+//! bold line (`**Goal**`, `**Goal:** fix the lexer`, `__Goal__`) or a bare label (`Goal:`
+//! alone on its line), whose title is a canonical title or one of its [`SECTION_SYNONYMS`]
+//! (case-insensitive; emphasis, a leading `1.` and surrounding punctuation ignored). A bare
+//! label needs a known title and nothing after its colon, because `Word: text` lines are
+//! common body text. A marker deeper than the current section's (`### Done` under
+//! `## Progress`; any bold line or bare label under a heading) is always a subsection: content
+//! of the current section, whatever its title. Headings of unknown titles are content too,
+//! and text before the first marker is a preamble (`Here is the summary:`).
 //!
 //! Every detail string is built from a fixed template (heading titles, fixed marker names and
 //! numbers only), never from the rejected text, so a repair request that quotes it has a
 //! bounded size (see [`repair_sizing_samples`]).
 
 mod markdown;
+mod sections;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +61,7 @@ use crate::compaction::summary_template::SUMMARY_SECTIONS;
 use crate::diagnostics::ReasonCode;
 
 pub use markdown::{ERROR_PHRASES, ERROR_PREFIXES, PLACEHOLDER_BODIES, TRUNCATION_MARKERS};
+pub use sections::{SECTION_SYNONYMS, SectionSynonyms, section_for_title};
 
 /// A fold strictly above this many estimated tokens needs a summary of at least
 /// [`MIN_LARGE_FOLD_SUMMARY_TOKENS`].
@@ -214,7 +231,7 @@ pub fn validate_summary(
         return Err(SummaryDefect::Empty { detail: "the summarizer returned blank text".into() });
     }
     let outline = markdown::Outline::parse(text);
-    if outline.headings.is_empty()
+    if outline.sections.is_empty()
         && let Some(sign) = markdown::error_sign(text)
     {
         return Err(error_text(&sign));
@@ -235,29 +252,36 @@ pub fn validate_summary(
 
 fn check_sections(outline: &markdown::Outline<'_>) -> Result<(), SummaryDefect> {
     for (index, section) in SUMMARY_SECTIONS.iter().enumerate() {
-        if section.required && !outline.headings.iter().any(|h| h.section == index) {
+        if section.required && !outline.sections.iter().any(|s| s.section == index) {
             return Err(missing_section(section.title));
         }
     }
-    for pair in outline.headings.windows(2) {
-        let (before, after) = (pair[0].section, pair[1].section);
-        if after == before {
-            return Err(repeated_section(SUMMARY_SECTIONS[after].title));
+    let runs = section_runs(&outline.sections);
+    for (index, run) in runs.iter().enumerate() {
+        let title = SUMMARY_SECTIONS[run[0].section].title;
+        if index > 0 && run[0].section < runs[index - 1][0].section {
+            return Err(section_order(title, SUMMARY_SECTIONS[runs[index - 1][0].section].title));
         }
-        if after < before {
-            return Err(section_order(
-                SUMMARY_SECTIONS[after].title,
-                SUMMARY_SECTIONS[before].title,
-            ));
+        for (at, part) in run.iter().enumerate() {
+            if run[..at].iter().any(|earlier| earlier.title == part.title) {
+                return Err(repeated_section(title));
+            }
         }
     }
-    for heading in &outline.headings {
-        let section = &SUMMARY_SECTIONS[heading.section];
-        if section.required && !heading.body.iter().any(markdown::is_substantive) {
+    for run in &runs {
+        let section = &SUMMARY_SECTIONS[run[0].section];
+        let mut body = run.iter().flat_map(|part| &part.body);
+        if section.required && !body.any(markdown::is_substantive) {
             return Err(empty_section(section.title));
         }
     }
     Ok(())
+}
+
+/// Groups consecutive markers of the same section: `## Done` then `## In Progress` are two
+/// parts of one section, written under different titles.
+fn section_runs<'s, 'a>(sections: &'s [markdown::Section<'a>]) -> Vec<&'s [markdown::Section<'a>]> {
+    sections.chunk_by(|a, b| a.section == b.section).collect()
 }
 
 fn length_finish() -> SummaryDefect {

@@ -1,9 +1,9 @@
-//! The Markdown rules behind summary validation: headings, fences, placeholders, truncation
-//! markers and error signs. Each rule is exact and deliberately conservative.
+//! The Markdown rules behind summary validation: the section outline, fences, placeholders,
+//! truncation markers and error signs. Each rule is exact and deliberately conservative.
 
 use serde_json::Value;
 
-use crate::compaction::summary_template::SUMMARY_SECTIONS;
+use super::sections;
 
 /// Section bodies that carry no content (compared after normalization: trimmed, one list or
 /// quote marker removed, `*`, `_` and `` ` `` removed at both ends, trailing `.` and `:`
@@ -63,21 +63,25 @@ pub const ERROR_PHRASES: &[&str] = &[
     "invalid_request_error",
 ];
 
-/// One recognized template heading and the body lines under it.
+/// One recognized section marker and the body lines under it.
 #[derive(Debug)]
-pub(super) struct Heading<'a> {
-    /// Index into [`SUMMARY_SECTIONS`].
+pub(super) struct Section<'a> {
+    /// Index into [`SUMMARY_SECTIONS`](crate::compaction::summary_template::SUMMARY_SECTIONS).
     pub(super) section: usize,
-    /// Body lines up to the next template heading: `(line, inside a code fence)`. Fence lines
-    /// themselves are left out.
+    /// The marker's rank: heading level 1 to 3, or [`sections::LABEL_RANK`] for a label.
+    pub(super) rank: u8,
+    /// The normalized title it was written with (a canonical title or a synonym).
+    pub(super) title: String,
+    /// Body lines up to the next section marker: `(line, inside a code fence)`. The marker's
+    /// inline content comes first; fence lines themselves are left out.
     pub(super) body: Vec<(&'a str, bool)>,
 }
 
 /// The structure of a summary text.
 #[derive(Debug)]
 pub(super) struct Outline<'a> {
-    /// Template headings outside code fences, in text order.
-    pub(super) headings: Vec<Heading<'a>>,
+    /// Section markers outside code fences that open a section, in text order.
+    pub(super) sections: Vec<Section<'a>>,
     /// Number of fence lines (first non-blank characters are three backticks).
     pub(super) fence_lines: usize,
 }
@@ -86,20 +90,13 @@ fn is_fence_line(line: &str) -> bool {
     line.trim_start().starts_with("```")
 }
 
-/// The template section a line names if it is a level-2 heading: `## ` (after optional
-/// indentation), then the title compared ASCII-case-insensitively after removing a closing
-/// `#` sequence and a trailing `:`. `###` and deeper are not level-2 headings.
-fn template_section(line: &str) -> Option<usize> {
-    let title = line.trim_start().strip_prefix("## ")?;
-    let title = title.trim().trim_end_matches('#').trim().trim_end_matches(':').trim();
-    SUMMARY_SECTIONS.iter().position(|section| section.title.eq_ignore_ascii_case(title))
-}
-
 impl<'a> Outline<'a> {
-    /// Splits `text` into template sections. Lines before the first template heading and
-    /// non-template `## ` headings are treated as body text of the current section.
+    /// Splits `text` into template sections. A marker of a deeper rank than the current
+    /// section's (`### Done` under `## Progress`, any label under a heading) is a subsection:
+    /// its line is body text of the current section. Lines before the first section, and
+    /// headings or labels of unknown titles, are not sections either (preamble or body text).
     pub(super) fn parse(text: &'a str) -> Self {
-        let mut headings: Vec<Heading<'a>> = Vec::new();
+        let mut sections: Vec<Section<'a>> = Vec::new();
         let mut fence_lines = 0;
         let mut in_fence = false;
         for line in text.lines() {
@@ -108,26 +105,35 @@ impl<'a> Outline<'a> {
                 in_fence = !in_fence;
                 continue;
             }
-            if !in_fence && let Some(section) = template_section(line) {
-                headings.push(Heading { section, body: Vec::new() });
+            if !in_fence
+                && let Some(marker) = sections::section_marker(line)
+                && sections.last().is_none_or(|current| marker.rank <= current.rank)
+            {
+                let body = if marker.inline.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![(marker.inline, false)]
+                };
+                sections.push(Section {
+                    section: marker.section,
+                    rank: marker.rank,
+                    title: marker.title,
+                    body,
+                });
                 continue;
             }
-            if let Some(current) = headings.last_mut() {
+            if let Some(current) = sections.last_mut() {
                 current.body.push((line, in_fence));
             }
         }
-        Outline { headings, fence_lines }
+        Outline { sections, fence_lines }
     }
 }
 
-/// Whether a body line carries content. Inside a fence any line that is not blank or a
-/// placeholder counts; outside, subheadings (`#` followed by a space) do not count.
-pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
-    let (text, in_fence) = *line;
-    let mut rest = text.trim();
-    if !in_fence && rest.starts_with('#') && rest.trim_start_matches('#').starts_with(' ') {
-        return false;
-    }
+/// `line` without one leading list or quote marker (`- `, `* `, `+ `, `> `) and then one
+/// leading number (`1.`, `2)`).
+fn without_item_marker(line: &str) -> &str {
+    let mut rest = line;
     for marker in ["- ", "* ", "+ ", "> "] {
         if let Some(stripped) = rest.strip_prefix(marker) {
             rest = stripped.trim_start();
@@ -140,6 +146,23 @@ pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
         && stripped.starts_with(' ')
     {
         rest = stripped.trim_start();
+    }
+    rest
+}
+
+/// Whether a body line carries content. Inside a fence any line that is not blank or a
+/// placeholder counts. Outside, after one list marker or number is removed, a heading does not
+/// count, and a label (see [`sections::label_content`]) counts only by what follows it:
+/// `**Done:**` and `In progress:` do not, `**Done:** TBD` is a placeholder.
+pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
+    let (text, in_fence) = *line;
+    let mut rest = without_item_marker(text.trim());
+    if !in_fence {
+        if let Some(content) = sections::label_content(rest) {
+            rest = without_item_marker(content);
+        } else if sections::heading(rest).is_some() {
+            return false;
+        }
     }
     let normalized = rest
         .trim_matches(|c| c == '*' || c == '_' || c == '`')
@@ -156,7 +179,8 @@ pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
 /// - ends with one of [`TRUNCATION_MARKERS`] (an ellipsis `…` or `...`, or `[truncated]`,
 ///   `(truncated)`, `<truncated>` in any case); a `...` anywhere else is fine;
 /// - has as its last line a heading, so nothing follows it: one to six `#` followed by a
-///   space or by nothing (`## Next Steps`, `##`; `#tag` is not a heading);
+///   space or by nothing (`## Next Steps`, `##`; `#tag` is not a heading). A section heading
+///   with content after its title's colon (`## Critical Context: see the log`) has a body;
 /// - ends with an odd run of backslashes directly after a letter or digit (`foo\`: an escape
 ///   cut mid-word). `C:\dir\\` (even run) and `a \` (after a space) are not matched.
 pub(super) fn trailing_truncation_marker(text: &str) -> Option<&'static str> {
@@ -170,7 +194,11 @@ pub(super) fn trailing_truncation_marker(text: &str) -> Option<&'static str> {
     let last_line = end.lines().last().unwrap_or("").trim();
     let hashes = last_line.len() - last_line.trim_start_matches('#').len();
     let after_hashes = &last_line[hashes..];
-    if (1..=6).contains(&hashes) && (after_hashes.is_empty() || after_hashes.starts_with(' ')) {
+    let inline_body = sections::section_marker(last_line).is_some_and(|m| !m.inline.is_empty());
+    if (1..=6).contains(&hashes)
+        && (after_hashes.is_empty() || after_hashes.starts_with(' '))
+        && !inline_body
+    {
         return Some(TRUNCATION_DESCRIPTIONS[TRUNCATION_MARKERS.len()]);
     }
     let backslashes = end.len() - end.trim_end_matches('\\').len();
