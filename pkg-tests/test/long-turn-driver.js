@@ -96,7 +96,7 @@ export async function driveLongTurn(events, window, { windowed = false } = {}) {
       let last = null;
       if (!log.project(options).fits) {
         last = await compact({
-          events: all,
+          events: log, // the EventLog: its events are not sent across again
           checkpoint,
           model,
           provider: PROVIDER,
