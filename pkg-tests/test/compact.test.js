@@ -182,3 +182,18 @@ test('after a failed rolling compaction, projectForRequest fails open on the old
   assert.deepEqual(log.projectForRequest(options), sent);
   log.free();
 });
+
+test('compact() over an EventLog equals compact() over the same events', async () => {
+  for (const fixtureCase of fixture.cases) {
+    const log = new EventLog();
+    log.append(fixtureCase.input.events);
+    const host = extractiveHost(fixtureCase.input.events, fixtureCase.summarizer);
+    const outcome = await compact({ ...fixtureCase.input, events: log }, host);
+    assert.deepEqual(outcome, fixtureCase.expected, fixtureCase.name);
+    log.free();
+    await assert.rejects(
+      compact({ ...fixtureCase.input, events: log }, host),
+      (error) => error instanceof ContextfoldError && error.code === 'log_freed',
+    );
+  }
+});
