@@ -170,3 +170,59 @@ async fn failed_manual_compaction_appends_one_visible_note() {
     assert_eq!(note.run_id, report.run_id);
     assert!(store.recorded_checkpoints("s").expect("records").is_empty());
 }
+
+/// Answers every request with a summary missing its sections, and counts the requests.
+struct Malformed(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Summarizer for Malformed {
+    async fn summarize(
+        &self,
+        _request: &SummaryRequest,
+        _effect: &SummarizeEffect,
+        _events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(SummaryResponse {
+            text: "## Goal\nfix it\n## Later\nstuff".into(),
+            finish_reason: contextfold_core::compaction::summary_validation::FinishReason::Stop,
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_malformed_input_circuit_survives_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rt.sqlite");
+    let dispatched = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = || dispatched.load(std::sync::atomic::Ordering::SeqCst);
+    // Each "process" opens the file anew: nothing but the ledger carries over.
+    let process = || {
+        let store = Arc::new(Store::open(&path).expect("open"));
+        SessionRuntime::new(store, config(), Malformed(Arc::clone(&dispatched)), NoNativeCompactor)
+    };
+    process().append(history(6).events().to_vec()).await.expect("append");
+
+    let first = process().compact_manually(&StopSignal::new()).await.expect("manual");
+    assert_eq!(first.outcome.outcome, OutcomeKind::FailedOpen);
+    assert_eq!(count(), 2, "the request and its one repair");
+
+    let again = process().compact_manually(&StopSignal::new()).await.expect("manual");
+    assert_eq!(
+        again.outcome.reason.as_str(),
+        "malformed_summary_circuit_open",
+        "{:?}",
+        again.outcome
+    );
+    assert_eq!(count(), 2, "an unchanged failed input is never dispatched again");
+
+    // Changed source is eligible again.
+    let grown = process();
+    let mut more = contextfold_core::LogBuilder::extend(
+        Store::open(&path).expect("open").load_events("s").expect("load"),
+    );
+    let before = more.events().len();
+    more.turn("t-new").user("one more failing test").assistant("fixed it too");
+    grown.append(more.events()[before..].to_vec()).await.expect("append");
+    grown.compact_manually(&StopSignal::new()).await.expect("manual");
+    assert!(count() > 2, "a changed source is dispatched");
+}

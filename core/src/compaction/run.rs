@@ -28,7 +28,7 @@ use crate::compaction::native::{
 use crate::compaction::plan::{Sizes, UsableCheckpoint, replay_tokens};
 use crate::compaction::summary_request::{
     SummaryRequest, build_oversized_summary_request, build_repair_request, build_summary_request,
-    shrink_for_overflow_retry,
+    is_compaction_failure_note, shrink_for_overflow_retry,
 };
 use crate::compaction::summary_validation::validate_summary;
 use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step};
@@ -310,9 +310,15 @@ impl<E: TokenEstimator> Run<E> {
         fold_start: usize,
         end: usize,
     ) -> InputFingerprint {
-        let fold_digest = coverage_of(&self.input.events[fold_start..end])
-            .map(|c| c.source_digest)
-            .unwrap_or_default();
+        // Over what the summarizer sees: the notes of failed compactions are not part of it, so
+        // a failed input stays the same input when its own failure note joins the log.
+        let mut hasher = crate::digest::PrefixHasher::new();
+        for event in &self.input.events[fold_start..end] {
+            if !is_compaction_failure_note(event) {
+                hasher.push(event);
+            }
+        }
+        let fold_digest = hasher.digest();
         let previous = self.usable.as_ref().map(|u| u.checkpoint.checkpoint_id.as_str());
         fingerprint(&FingerprintInput {
             connection: &self.input.provider.connection_slug,

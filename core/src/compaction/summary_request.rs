@@ -34,7 +34,7 @@
 mod transcript;
 
 use transcript::PayloadKind;
-pub use transcript::summary_payload;
+pub use transcript::{is_compaction_failure_note, summary_payload};
 
 use serde::{Deserialize, Serialize};
 

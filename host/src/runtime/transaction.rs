@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use contextfold_core::RuntimeEvent;
+use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::redact_provider_state;
 use contextfold_core::compaction::summary_request::summary_payload;
 use contextfold_core::compaction::{
@@ -16,7 +17,7 @@ use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
 use super::session::{SessionRuntime, blocking, unique_tag};
 use super::stop::StopSignal;
-use crate::storage::{AgentRunRecord, LookupNote, agent_run_kind};
+use crate::storage::{AgentRunRecord, CIRCUIT_KEY, LookupNote, agent_run_kind};
 
 /// One Compact command.
 #[derive(Debug, Clone)]
@@ -54,7 +55,13 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let (events, lookup) = self.load().await?;
         let store = Arc::clone(&self.store);
         let session = self.config.session_id.clone();
-        let ordinal = blocking(move || Ok(store.agent_run_events(&session)?.len())).await? + 1;
+        let (ordinal, remembered) = blocking(move || {
+            Ok((store.agent_run_events(&session)?.len() + 1, store.latest_circuit(&session)?))
+        })
+        .await?;
+        // The circuit the ledger remembers (a failed input of an earlier process) wins over
+        // this process's, which is only newer when its outcome could not be recorded.
+        let circuit = remembered.unwrap_or_else(|| self.state().circuit.clone());
         let now_ms = self.now_ms();
         let tag = unique_tag();
         let input = CompactInput {
@@ -69,7 +76,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             now_ms,
             provider_options: None,
             summarizer_label: self.summarizer.label(),
-            circuit: self.state().circuit.clone(),
+            circuit,
         };
         let mut tx = Compaction::start(input)?;
         let outcome = loop {
@@ -116,9 +123,11 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
                 Step::Done(outcome) => break *outcome,
             }
         };
-        self.state().circuit = tx.into_circuit();
+        let circuit = tx.into_circuit();
+        self.state().circuit = circuit.clone();
         if outcome.outcome != contextfold_core::compaction::OutcomeKind::Cancelled {
-            self.record_outcome(&request, &outcome, &format!("{ordinal:05}-{tag}")).await?;
+            let ordinal = format!("{ordinal:05}-{tag}");
+            self.record_outcome(&request, &outcome, &circuit, &ordinal).await?;
         }
         Ok(CompactionReport {
             trigger: request.trigger,
@@ -167,15 +176,21 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         &self,
         request: &Request,
         outcome: &CompactionOutcome,
+        circuit: &MalformedInputCircuit,
         ordinal: &str,
     ) -> Result<(), RuntimeError> {
+        let mut payload = outcome_payload(request.trigger, outcome);
+        if let Value::Object(map) = &mut payload {
+            // Durable with the outcome, in the same row: the next process starts from it.
+            map.insert(CIRCUIT_KEY.into(), serde_json::to_value(circuit).unwrap_or(Value::Null));
+        }
         let record = AgentRunRecord {
             event_id: format!("ar-{ordinal}-{}-outcome", self.now_ms()),
             session_id: self.config.session_id.clone(),
             run_id: request.run_id.clone(),
             kind: agent_run_kind::COMPACTION_OUTCOME.to_owned(),
             recorded_at_ms: self.now_ms(),
-            payload: outcome_payload(request.trigger, outcome),
+            payload,
         };
         let store = Arc::clone(&self.store);
         blocking(move || store.append_agent_run_event(&record)).await

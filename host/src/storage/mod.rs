@@ -8,6 +8,7 @@
 
 mod archive;
 mod checkpoints;
+mod circuit;
 mod error;
 mod events;
 mod schema;
@@ -20,6 +21,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 pub use checkpoints::{CheckpointLookup, LookupNote, LookupSource};
+pub use circuit::CIRCUIT_KEY;
 pub use error::{ArchiveReadError, CheckpointAppendError, StoreError};
 pub use events::{AgentRunRecord, agent_run_kind};
 pub use schema::SCHEMA_VERSION;

@@ -14,6 +14,11 @@
 //! <text>                                   <text>
 //! ```
 //!
+//! The notes a failed compaction leaves in the log (runtime notes with code
+//! `context_compaction_failed_open`) are left out too: they are about contextfold, not the
+//! task, and leaving them out keeps an input that failed byte-identical when it is tried again,
+//! so the malformed-input circuit recognizes it ([`is_compaction_failure_note`]).
+//!
 //! Every entry is a head and a payload (the text, the call input, the result output). A payload
 //! may be replaced by an omission marker to fit the request: tool-result outputs first (the
 //! fixed [`super::TOOL_RESULT_OMISSION_MARKER`]), and, only when one event alone is larger than
@@ -22,6 +27,7 @@
 
 use serde_json::Value;
 
+use crate::diagnostics::ReasonCode;
 use crate::event::{EventContent, RuntimeEvent};
 use crate::prune::ArchiveAddress;
 
@@ -113,8 +119,17 @@ pub fn summary_payload(event: &RuntimeEvent) -> Option<String> {
     entry(0, event).map(|entry| entry.payload)
 }
 
+/// Whether `event` is the note a failed compaction appended (never part of a transcript).
+pub fn is_compaction_failure_note(event: &RuntimeEvent) -> bool {
+    matches!(&event.content, EventContent::RuntimeNote { code, .. }
+        if code == ReasonCode::ContextCompactionFailedOpen.as_str())
+}
+
 fn entry(index: usize, event: &RuntimeEvent) -> Option<Entry> {
     use PayloadKind::{Other, ToolResult};
+    if is_compaction_failure_note(event) {
+        return None;
+    }
     let entry = match &event.content {
         EventContent::UserText { text } => {
             Entry::new(index, "[user]".into(), "\n", text.clone(), Other("user text"))
