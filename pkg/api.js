@@ -243,6 +243,7 @@ export function createApi(raw, options = {}) {
         const next = session.poll();
         switch (next.type) {
           case 'done':
+            if (typeof host.recordCircuit === 'function') await host.recordCircuit(session.takeCircuit());
             return next.outcome;
           case 'summarize': {
             const request = { ...next.request, providerOptions: providerOptions ?? {} };

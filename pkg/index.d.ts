@@ -214,6 +214,12 @@ export interface CompactionHost {
   compactNatively?(request: NativeCompactionRequest, options: { signal?: AbortSignal }): Promise<JsonValue[] | { items: JsonValue[] }>;
   /** Durably append the checkpoint; resolve once durable. Throw `{ conflict: true }` on a lost race. */
   appendCheckpoint(checkpoint: HistoryCompactCheckpoint): Promise<void>;
+  /**
+   * Called once at the end of every compaction with the session's malformed-input circuit: store
+   * it (with the outcome) and pass it back as `circuit` to the next `compact()` of the session,
+   * also after a restart, so an input that failed is never dispatched again.
+   */
+  recordCircuit?(circuit: JsonValue): Promise<void> | void;
 }
 
 /** Input of {@link compact}. */

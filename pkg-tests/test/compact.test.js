@@ -197,3 +197,27 @@ test('compact() over an EventLog equals compact() over the same events', async (
     );
   }
 });
+
+test('the circuit a host records keeps a failed input from being dispatched again', async () => {
+  const initial = fixture.cases.find((c) => c.name === 'initial_manual');
+  let stored;
+  let dispatched = 0;
+  const host = {
+    summarize: async () => {
+      dispatched += 1;
+      return { text: '## Goal\nfix it\n## Later\nstuff', finishReason: 'stop' };
+    },
+    appendCheckpoint: async () => { throw new Error('nothing may be appended'); },
+    recordCircuit: async (circuit) => { stored = JSON.parse(JSON.stringify(circuit)); },
+  };
+  const first = await compact(initial.input, host);
+  assert.equal(first.outcome, 'failed_open');
+  assert.equal(dispatched, 2, 'the request and its one repair');
+  assert.ok(stored.fingerprints.length === 1);
+  // A "restart": only the stored JSON carries over.
+  const again = await compact({ ...initial.input, circuit: stored }, host);
+  assert.equal(again.reason, 'malformed_summary_circuit_open');
+  assert.equal(dispatched, 2, 'never dispatched again');
+  const otherModel = await compact({ ...initial.input, circuit: stored, model: { contextWindow: initial.input.model.contextWindow + 1000 } }, host);
+  assert.notEqual(otherModel.reason, 'malformed_summary_circuit_open', 'a changed budget is eligible again');
+});
