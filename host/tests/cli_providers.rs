@@ -389,3 +389,23 @@ async fn every_failure_class_fails_open_without_a_checkpoint() {
         assert_eq!(db.count("checkpoint_projection"), 0, "{name}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_cli_run_never_dispatches_the_same_malformed_input_again() {
+    let malformed = || Reply::ok(chat_completion("## Goal\nfix it\n## Later\nstuff", "stop"));
+    let Scenario { server, db, run, .. } =
+        scenario("openai-chat", vec![malformed(), malformed()]).await;
+    assert_eq!(run.json["outcome"], json!("failed_open"), "{}", run.json);
+    assert_eq!(run.json["reason"], json!("malformed_summary_missing_section"), "{}", run.json);
+    assert_eq!(server.received().len(), 2, "the request and its one repair");
+    // A new process on the unchanged session: the circuit comes back from the ledger.
+    let again = compact(
+        &db,
+        "openai-chat",
+        &server.url("/v1"),
+        CHAT_MODEL,
+        &[("OPENAI_API_KEY", OPENAI_KEY)],
+    );
+    assert_eq!(again.json["reason"], json!("malformed_summary_circuit_open"), "{}", again.json);
+    assert_eq!(server.received().len(), 2, "nothing dispatched again");
+}
