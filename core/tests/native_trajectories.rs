@@ -60,6 +60,7 @@ fn project_pairs(events: &[RuntimeEvent]) -> (Vec<String>, usize) {
 fn swe_agent_function_calling_chat_imports_and_projects_unique_pairs() {
     let chat = native("swe-agent/native/marshmallow-1867-function-calling.openai-chat.json");
     let events = import_openai_chat(&chat, &ImportContext::new("swe-agent")).expect("imports");
+    assert_eq!(events.len(), 35);
     let (calls, unanswered) = project_pairs(&events);
     assert_eq!(calls.len(), 11);
     assert_eq!(unanswered, 0);
@@ -73,6 +74,7 @@ fn swe_agent_function_calling_chat_imports_and_projects_unique_pairs() {
 fn mini_swe_agent_litellm_chat_imports_and_projects_unique_pairs() {
     let chat = native("mini-swe-agent/native/pvlib-1072-deepseek-chat.openai-chat.json");
     let events = import_openai_chat(&chat, &ImportContext::new("mini")).expect("imports");
+    assert_eq!(events.len(), 223);
     let (calls, unanswered) = project_pairs(&events);
     assert_eq!(calls.len(), 74);
     assert!(unanswered <= 1, "{unanswered} unanswered calls");
@@ -83,6 +85,7 @@ fn mini_swe_agent_litellm_chat_imports_and_projects_unique_pairs() {
 fn moatless_anthropic_request_imports_and_projects_unique_pairs() {
     let body = native("moatless/native/django__django-15819.anthropic.json");
     let events = import_anthropic(&body, &ImportContext::new("moatless")).expect("imports");
+    assert_eq!(events.len(), 55);
     let (calls, unanswered) = project_pairs(&events);
     assert_eq!(calls.len(), 18);
     assert!(unanswered <= 1, "{unanswered} unanswered calls");
