@@ -15,6 +15,13 @@
 //! message's `providerOptions` is kept in the event's `metadata` (`providerOptions`,
 //! `messageProviderOptions`). Parts the event model cannot hold (images, files, approvals,
 //! custom parts) and malformed shapes are typed errors: nothing is dropped silently.
+//!
+//! A `tool-call` may reuse the `toolCallId` of an earlier call that was already answered: the
+//! event keeps the original id, the next result with that id answers the new call, and the
+//! projection renames reused ids in the requests it builds (`<id>_r2`, `<id>_r3`, …, diagnostic
+//! `tool_call_id_renamed`). Reuse while the earlier call is still open
+//! (`ai_sdk_duplicate_tool_call_id`) and a result for no open call
+//! (`ai_sdk_unknown_tool_call_id`) are errors naming the message index.
 
 use serde_json::{Map, Value};
 
@@ -59,8 +66,9 @@ pub enum ModelMessageImportError {
         /// The call id.
         call_id: String,
     },
-    /// Two calls share an id.
-    #[error("messages[{index}]: tool call id `{call_id}` is used twice")]
+    /// A call reuses the id of an earlier call that is still open (not answered yet).
+    /// Reusing the id of an answered call is accepted.
+    #[error("messages[{index}]: tool call id `{call_id}` is reused while its earlier call is open")]
     DuplicateToolCallId {
         /// Message index.
         index: usize,

@@ -1,8 +1,14 @@
 //! The bookkeeping the three history importers share (AI SDK `ModelMessage[]`, Chat Completions
 //! and Anthropic Messages): events numbered from the [`ImportContext`], turns opened by user
 //! messages, and the pairing rules that keep every imported tool result answering exactly one
-//! earlier call (a call id used twice, or a result for an unknown or already answered call,
-//! would be a permanent 400 from the provider once replayed).
+//! earlier call (a call id reused while its call is still open, or a result for an unknown or
+//! already answered call, would be a permanent 400 from the provider once replayed).
+//!
+//! A call id reused *after* its earlier call was answered is accepted: real function-calling
+//! logs (SWE-agent, for one) do this. The imported event keeps the original id; from then on a
+//! result with that id answers the new call. The projection renames such reused ids when it
+//! builds a request (`<id>_r2`, `<id>_r3`, …, diagnostic `tool_call_id_renamed`), so the provider still
+//! sees unique pairs.
 
 use std::collections::{HashMap, HashSet};
 
@@ -12,7 +18,7 @@ use crate::projection::openai_chat::ImportContext;
 /// How a call or a result breaks the pairing rules; each importer names it in its own error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PairingError {
-    /// A call reuses the id of an earlier call.
+    /// A call reuses the id of an earlier call that is still open (not answered yet).
     DuplicateCall,
     /// A result names no earlier call (or none it may answer).
     UnknownCall,
@@ -76,9 +82,11 @@ impl<'a, C> ImportState<'a, C> {
         self.turn_has_user = true;
     }
 
-    /// Records a call and what to keep of it; an id already used is refused.
+    /// Records a call and what to keep of it. An id whose earlier call is still open is
+    /// refused; an id whose earlier call was answered is reused: the new call replaces it, and
+    /// the next result with that id answers the new call.
     pub(crate) fn call(&mut self, call_id: &str, kept: C) -> Result<(), PairingError> {
-        if self.calls.contains_key(call_id) {
+        if self.calls.contains_key(call_id) && !self.answered.remove(call_id) {
             return Err(PairingError::DuplicateCall);
         }
         self.calls.insert(call_id.to_owned(), kept);
@@ -142,6 +150,18 @@ mod tests {
         assert_eq!(state.call("c1", "other"), Err(PairingError::DuplicateCall));
         assert_eq!(state.answer("c1", |_| false), Err(PairingError::UnknownCall));
         assert_eq!(state.answer("c1", |name| *name == "shell"), Ok(&"shell"));
+        assert_eq!(state.answer("c1", |_| true), Err(PairingError::DuplicateResult));
+    }
+
+    #[test]
+    fn an_answered_call_id_may_be_reused_and_the_next_result_answers_the_new_call() {
+        let ids = ImportContext::new("s");
+        let mut state = ImportState::new(&ids);
+        assert_eq!(state.call("c1", "shell"), Ok(()));
+        assert_eq!(state.answer("c1", |_| true), Ok(&"shell"));
+        assert_eq!(state.call("c1", "edit"), Ok(()), "reuse after the answer");
+        assert_eq!(state.call("c1", "other"), Err(PairingError::DuplicateCall), "still open");
+        assert_eq!(state.answer("c1", |_| true), Ok(&"edit"), "pairs with the new call");
         assert_eq!(state.answer("c1", |_| true), Err(PairingError::DuplicateResult));
     }
 }

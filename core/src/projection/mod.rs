@@ -4,6 +4,8 @@
 pub mod ai_sdk;
 pub mod ai_sdk_import;
 pub mod anthropic;
+#[cfg(test)]
+mod import_reuse_tests;
 mod import_state;
 pub mod live_head;
 pub mod materialize;

@@ -12,6 +12,14 @@
 //! `hosted_tool_call`; a `*_tool_result` block in an assistant message → `hosted_tool_result`.
 //! Images, documents, unknown block types and malformed shapes are typed errors: nothing is
 //! dropped silently.
+//!
+//! A `tool_use` may reuse the id of an earlier tool use that was already answered: the event
+//! keeps the original id, the next `tool_result` with that id answers the new one, and the
+//! projection renames reused ids in the requests it builds (`<id>_r2`, `<id>_r3`, …, diagnostic
+//! `tool_call_id_renamed`). Reuse while the earlier tool use is open
+//! (`anthropic_import_duplicate_tool_use`) and a result for no open tool use
+//! (`anthropic_import_unknown_tool_use`) are errors whose path names the message index
+//! (`messages[i].content[j]`).
 
 use serde_json::{Value, json};
 
@@ -48,8 +56,9 @@ pub enum AnthropicImportError {
         /// The id.
         id: String,
     },
-    /// A tool use reuses the id of an earlier one.
-    #[error("{path}: tool_use id `{id}` is used twice")]
+    /// A tool use reuses the id of an earlier one that is still open (not answered yet).
+    /// Reusing the id of an answered tool use is accepted.
+    #[error("{path}: tool_use id `{id}` is reused while its earlier tool use is open")]
     DuplicateToolUse {
         /// JSON path of the block.
         path: String,
@@ -368,6 +377,9 @@ mod tests {
             &ids,
         )
         .expect_err("refused");
-        assert_eq!(error.to_string(), "messages[0].content[1]: tool_use id `a` is used twice");
+        assert_eq!(
+            error.to_string(),
+            "messages[0].content[1]: tool_use id `a` is reused while its earlier tool use is open"
+        );
     }
 }

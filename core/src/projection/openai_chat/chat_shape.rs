@@ -55,8 +55,9 @@ pub enum ChatImportError {
         /// The call id.
         call_id: String,
     },
-    /// Two tool calls share one id.
-    #[error("messages[{index}]: tool call id `{call_id}` is used twice")]
+    /// A tool call reuses the id of an earlier call that is still open (no tool message
+    /// answered it yet). Reusing the id of an answered call is accepted.
+    #[error("messages[{index}]: tool call id `{call_id}` is reused while its earlier call is open")]
     DuplicateToolCallId {
         /// Index of the assistant message.
         index: usize,
@@ -102,7 +103,7 @@ pub(super) fn parse_tool_call(
     call: &Value,
 ) -> Result<(String, String, Value), ChatImportError> {
     let object = call.as_object().ok_or_else(|| shape(path, "a tool call object"))?;
-    check_fields(path, object, &["id", "type", "function"])?;
+    check_fields(path, object, &["id", "type", "function", TOOL_CALL_INDEX_FIELD])?;
     match object.get("type") {
         None => {}
         Some(Value::String(kind)) if kind == "function" => {}
@@ -167,6 +168,35 @@ pub(super) fn text_content(path: &str, content: Option<&Value>) -> Result<String
     }
 }
 
+/// Extra message field LiteLLM (and so agents built on it, e.g. mini-swe-agent) adds to every
+/// message it hands back: provider-specific extras that are not part of the chat wire format
+/// and are not sent back to the provider. Tolerated on every message and ignored.
+pub(super) const PROVIDER_SPECIFIC_FIELDS: &str = "provider_specific_fields";
+
+/// Extra `tool_calls[]` field: the call's position in a streamed response (a delta's `index`,
+/// kept when the deltas are merged). The entry's place in the array already says it, so it is
+/// tolerated and ignored.
+pub(super) const TOOL_CALL_INDEX_FIELD: &str = "index";
+
+/// Checks a message object's fields: `allowed`, plus the tolerated extra
+/// [`PROVIDER_SPECIFIC_FIELDS`]; any other field is [`ChatImportError::UnknownField`].
+pub(super) fn check_message_fields(
+    path: &str,
+    object: &Map<String, Value>,
+    allowed: &[&str],
+) -> Result<(), ChatImportError> {
+    match object
+        .keys()
+        .find(|key| key.as_str() != PROVIDER_SPECIFIC_FIELDS && !allowed.contains(&key.as_str()))
+    {
+        Some(field) => {
+            Err(ChatImportError::UnknownField { path: path.to_owned(), field: field.clone() })
+        }
+        None => Ok(()),
+    }
+}
+
+/// Checks that `object` has no field outside `allowed` ([`ChatImportError::UnknownField`]).
 pub(super) fn check_fields(
     path: &str,
     object: &Map<String, Value>,

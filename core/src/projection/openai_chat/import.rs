@@ -22,13 +22,30 @@
 //! (image/audio/file parts, refusals, participant names, non-function tool calls), unknown
 //! fields, unknown roles and malformed shapes are typed [`ChatImportError`]s: nothing is dropped
 //! silently.
+//!
+//! Tolerated extra fields (accepted and ignored, because they are bookkeeping of the client
+//! library that wrote the log, not conversation content, and are never sent back to a
+//! provider): `provider_specific_fields` on any message (LiteLLM adds it to every message it
+//! returns, so logs of agents built on LiteLLM such as mini-swe-agent carry it, usually `null`)
+//! and `index` on a `tool_calls[]` entry (the call's position in a streamed response, left over
+//! when deltas are merged). Every other field outside the chat format is still
+//! `chat_import_unknown_field`.
+//!
+//! Tool call ids: a call may reuse the id of an earlier call that was already answered (the
+//! tool message came before the new call); SWE-agent logs do. The event keeps the original id
+//! and the next tool message with that id answers the new call; the projection renames reused
+//! ids in the requests it builds (`<id>_r2`, `<id>_r3`, …, diagnostic `tool_call_id_renamed`). Reusing the
+//! id of a call that is still unanswered is `chat_import_duplicate_tool_call_id`, and a tool
+//! message answering no open call is `chat_import_unknown_tool_call_id` (or
+//! `chat_import_duplicate_tool_result` when its call was already answered); both name the
+//! message index.
 
 use serde_json::{Map, Value};
 
 use super::TOOL_ERROR_PREFIX;
 pub use super::chat_shape::ChatImportError;
 use super::chat_shape::{
-    check_fields, parse_tool_call, require_absent, shape, text_content, unsupported,
+    check_message_fields, parse_tool_call, require_absent, shape, text_content, unsupported,
 };
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::import_state::{ImportState, PairingError};
@@ -151,13 +168,13 @@ impl Importer<'_> {
             .ok_or_else(|| shape(&format!("{path}.role"), "a string"))?;
         match role {
             "system" | "developer" => {
-                check_fields(&path, object, &["role", "content", "name"])?;
+                check_message_fields(&path, object, &["role", "content", "name"])?;
                 require_absent(&path, object, "name", "a participant name")?;
                 let text = text_content(&format!("{path}.content"), object.get("content"))?;
                 self.emit(EventContent::SystemNote { text }, None);
             }
             "user" => {
-                check_fields(&path, object, &["role", "content", "name"])?;
+                check_message_fields(&path, object, &["role", "content", "name"])?;
                 require_absent(&path, object, "name", "a participant name")?;
                 let text = text_content(&format!("{path}.content"), object.get("content"))?;
                 self.state.open_user_turn();
@@ -186,7 +203,7 @@ impl Importer<'_> {
             "audio",
             "annotations",
         ];
-        check_fields(path, object, &allowed)?;
+        check_message_fields(path, object, &allowed)?;
         require_absent(path, object, "name", "a participant name")?;
         require_absent(path, object, "refusal", "a refusal")?;
         require_absent(path, object, "function_call", "a legacy function_call")?;
@@ -237,7 +254,7 @@ impl Importer<'_> {
         path: &str,
         object: &Map<String, Value>,
     ) -> Result<(), ChatImportError> {
-        check_fields(path, object, &["role", "content", "tool_call_id"])?;
+        check_message_fields(path, object, &["role", "content", "tool_call_id"])?;
         let call_id = object
             .get("tool_call_id")
             .and_then(Value::as_str)
