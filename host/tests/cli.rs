@@ -303,3 +303,50 @@ fn demo_fires_every_trigger_and_verifies_every_digest() {
     );
     fails(&["demo", "--db", db.to_str().expect("utf8")], "session_exists");
 }
+
+#[test]
+fn real_agent_logs_with_reused_call_ids_import_and_project_unique_pairs() {
+    // Real public trajectories in their native formats (sources and licences:
+    // docs/trajectories.md): SWE-agent reuses call ids after their answers; mini-swe-agent's
+    // LiteLLM log carries `provider_specific_fields` and `tool_calls[].index`.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/trajectories");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("real.sqlite");
+    let db = db.to_str().expect("utf8");
+    for (session, file, format, count) in [
+        (
+            "swe",
+            "swe-agent/native/marshmallow-1867-function-calling.openai-chat.json",
+            "openai-chat",
+            35,
+        ),
+        (
+            "mini",
+            "mini-swe-agent/native/pvlib-1072-deepseek-chat.openai-chat.json",
+            "openai-chat",
+            223,
+        ),
+        ("moat", "moatless/native/django__django-15819.anthropic.json", "anthropic", 55),
+    ] {
+        let path = root.join(file);
+        let imported = ok(&import_args(db, session, format, path.to_str().expect("utf8")));
+        assert_eq!(imported["imported"], json!(count), "{file}: {imported}");
+        let projected = ok(&project_args(db, session, "1000000", "openai-chat"));
+        let mut calls = std::collections::HashSet::new();
+        let mut results = Vec::new();
+        for message in projected["messages"].as_array().expect("messages") {
+            for call in message["tool_calls"].as_array().into_iter().flatten() {
+                assert!(
+                    calls.insert(call["id"].as_str().expect("id").to_owned()),
+                    "{file}: duplicate id"
+                );
+            }
+            if let Some(id) = message["tool_call_id"].as_str() {
+                results.push(id.to_owned());
+            }
+        }
+        assert!(calls.len() >= 11, "{file}: {} calls projected", calls.len());
+        assert_eq!(results.len(), calls.len(), "{file}: one result per call");
+        assert!(results.iter().all(|id| calls.contains(id)), "{file}");
+    }
+}
