@@ -221,3 +221,23 @@ test('the circuit a host records keeps a failed input from being dispatched agai
   const otherModel = await compact({ ...initial.input, circuit: stored, model: { contextWindow: initial.input.model.contextWindow + 1000 } }, host);
   assert.notEqual(otherModel.reason, 'malformed_summary_circuit_open', 'a changed budget is eligible again');
 });
+
+test('a summary in the seed\'s own section names (## Progress with ### Done / ### In Progress) is recorded', async () => {
+  const initial = fixture.cases.find((c) => c.name === 'initial_manual');
+  const detail = Array.from({ length: 30 }, (_, n) => `- step ${n}: ran \`cargo test\` and fixed case ${n} in src/parser.rs`).join('\n');
+  const text = [
+    '# Summary', '',
+    '## Goal', 'Make the parser tests pass without changing the public API.', '',
+    '## Progress', '### Done', detail, '### In Progress', '- the last failing case, `parse_block`', '',
+    '## Key Decisions', '- fix the parser, never the tests', '',
+    '## Next Steps', '1. rerun the suite', '',
+    '## Critical Context', '- failing command: `cargo test -p parser parse_block`', '',
+  ].join('\n');
+  const ledger = [];
+  const outcome = await compact(initial.input, {
+    summarize: async () => ({ text, finishReason: 'stop' }),
+    appendCheckpoint: async (checkpoint) => { ledger.push(checkpoint); },
+  });
+  assert.equal(outcome.outcome, 'recorded', JSON.stringify(outcome.diagnostics));
+  assert.equal(ledger.length, 1);
+});
