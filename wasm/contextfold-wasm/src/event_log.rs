@@ -7,6 +7,7 @@
 //! [`validate_log`] over the whole log (one hash-set pass, like every projection does).
 
 use contextfold_core::digest::PrefixHasher;
+use contextfold_core::verified_prefix::VerifiedPrefix;
 use contextfold_core::event::{RuntimeEvent, validate_log};
 use wasm_bindgen::prelude::*;
 
@@ -16,7 +17,7 @@ use crate::convert::{BindingError, from_js, to_js};
 use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::{events_from_jsonl_js, located_log_error};
-use crate::project::{LongStrings, ProjectArgs, project_events};
+use crate::project::{LongStrings, ProjectArgs, project_events_cached};
 use crate::session::CompactionSession;
 
 /// An append-only event log held in wasm memory, with its running source digest.
@@ -25,11 +26,17 @@ use crate::session::CompactionSession;
 pub struct EventLog {
     events: Vec<RuntimeEvent>,
     hasher: PrefixHasher<BindingEngine>,
+    /// What projections have verified of the log (checkpoint prefixes are hashed once).
+    verified: VerifiedPrefix<BindingEngine>,
 }
 
 impl Default for EventLog {
     fn default() -> Self {
-        EventLog { events: Vec::new(), hasher: PrefixHasher::with_engine(BindingEngine::default()) }
+        EventLog {
+            events: Vec::new(),
+            hasher: PrefixHasher::with_engine(BindingEngine::default()),
+            verified: VerifiedPrefix::with_engine(),
+        }
     }
 }
 
@@ -98,7 +105,7 @@ impl EventLog {
     }
 
     /// Projects the log: the options of `project()` without `events`.
-    pub fn project(&self, options: JsValue) -> Result<JsValue, JsValue> {
+    pub fn project(&mut self, options: JsValue) -> Result<JsValue, JsValue> {
         let exact = !options.is_string();
         let args: ProjectArgs<Value> = from_js(options, "project options")?;
         if !args.events.is_empty() {
@@ -106,6 +113,7 @@ impl EventLog {
             return Err(BindingError::invalid("project options", detail).into());
         }
         let strings = LongStrings::for_output(exact);
-        Ok(project_events(&self.events, args.with_events(Vec::new()), exact, strings, None)?)
+        let args = args.with_events(Vec::new());
+        Ok(project_events_cached(&self.events, args, exact, strings, &mut self.verified)?)
     }
 }

@@ -11,7 +11,7 @@ use contextfold_core::projection::anthropic::to_anthropic;
 use contextfold_core::projection::openai_chat::to_openai_chat;
 use contextfold_core::projection::openai_responses::to_openai_responses;
 use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project_with};
-use contextfold_core::verified_prefix::FullVerificationWith;
+use contextfold_core::verified_prefix::{FullVerificationWith, PrefixVerifier};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::JsCast;
@@ -135,7 +135,15 @@ fn project_interned(
         let projected = with_kept_events(kept_input(events)?, |kept| {
             with_kept_references(|estimator| {
                 let references = Some((estimator, &kept.sources));
-                project_events_with(&kept.events, args, false, LongStrings::Share, None, references)
+                project_events_with(
+                    &kept.events,
+                    args,
+                    false,
+                    LongStrings::Share,
+                    None,
+                    references,
+                    None,
+                )
             })
         });
         let error = match projected {
@@ -193,7 +201,19 @@ pub(crate) fn project_events(
     strings: LongStrings,
     jsonl: Option<&JsonlEvents>,
 ) -> Result<JsValue, BindingError> {
-    project_events_with(events, args, exact, strings, jsonl, None)
+    project_events_with(events, args, exact, strings, jsonl, None, None)
+}
+
+/// [`project_events`] with the caller's verified-prefix cache (an `EventLog`'s): a checkpoint's
+/// covered prefix is hashed once, later projections verify only what was appended.
+pub(crate) fn project_events_cached(
+    events: &[RuntimeEvent],
+    args: ProjectArgs<RuntimeEvent>,
+    exact: bool,
+    strings: LongStrings,
+    verifier: &mut dyn PrefixVerifier,
+) -> Result<JsValue, BindingError> {
+    project_events_with(events, args, exact, strings, None, None, Some(verifier))
 }
 
 /// The kept references of events read by [`crate::kept_events`], with the
@@ -210,6 +230,7 @@ fn project_events_with(
     strings: LongStrings,
     jsonl: Option<&JsonlEvents>,
     references: Option<ReferenceLookup<'_>>,
+    verifier: Option<&mut dyn PrefixVerifier>,
 ) -> Result<JsValue, BindingError> {
     let estimator: &dyn TokenEstimator = match references {
         Some((estimator, _)) => estimator,
@@ -228,7 +249,7 @@ fn project_events_with(
             fail_open: args.fail_open.unwrap_or(false),
         },
         estimator,
-        &mut FullVerificationWith::<BindingEngine>::default(),
+        verifier.unwrap_or(&mut FullVerificationWith::<BindingEngine>::default()),
     )
     .map_err(|e| match jsonl {
         Some(jsonl) => jsonl.log_error(e),
