@@ -6,11 +6,13 @@
 import path from 'node:path';
 import { WINDOWS, driveLongTurn, generatedFiles, readJsonl, reportLine, trajectoryFiles } from '../test/long-turn-driver.js';
 
+// `LONG_TURN_WINDOWS=16000,128000` runs a subset of the windows.
+const windows = process.env.LONG_TURN_WINDOWS ? process.env.LONG_TURN_WINDOWS.split(',').map(Number) : WINDOWS;
 const generated = generatedFiles();
 if (generated.length === 0) throw new Error('no generated sessions: set LONG_TURN_DIR (scripts/long-turns.sh)');
 for (const file of generated) {
   const events = readJsonl(file);
-  for (const window of WINDOWS) {
+  for (const window of windows) {
     for (const windowed of [false, true]) {
       const run = await driveLongTurn(events, window, { windowed });
       console.log(reportLine(path.basename(file, '.jsonl'), window, windowed ? 'windowed' : 'extractive', run));
@@ -20,7 +22,7 @@ for (const file of generated) {
 }
 for (const file of trajectoryFiles()) {
   const events = readJsonl(file);
-  for (const window of WINDOWS) {
+  for (const window of windows) {
     console.log(reportLine(path.basename(file, '.jsonl'), window, 'extractive', await driveLongTurn(events, window)));
   }
 }
