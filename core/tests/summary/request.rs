@@ -88,14 +88,20 @@ fn hosted_calls_notes_and_errors_are_rendered() {
         output: json!({"hits": 2}),
         is_error: true,
     });
+    log.push(EventContent::RuntimeNote { code: "turn_interrupted".into(), text: "n".into() });
+    // The note a failed compaction leaves is about contextfold, not the task: left out.
     log.push(EventContent::RuntimeNote {
         code: "context_compaction_failed_open".into(),
-        text: "n".into(),
+        text: "Context compaction failed".into(),
     });
     let user = text(&unlimited(None, &log.build()).messages[1]);
     assert!(user.contains("[hosted tool call h1] web_search {\"q\":\"rust\"}"));
     assert!(user.contains("[hosted tool result h1] web_search (error):\n{\"hits\":2}"));
-    assert!(user.contains("[runtime note context_compaction_failed_open]\nn"));
+    assert!(user.contains("[runtime note turn_interrupted]\nn"));
+    assert!(
+        !user.contains("context_compaction_failed_open")
+            && !user.contains("Context compaction failed")
+    );
 }
 
 #[test]
