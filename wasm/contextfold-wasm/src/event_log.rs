@@ -7,8 +7,8 @@
 //! [`validate_log`] over the whole log (one hash-set pass, like every projection does).
 
 use contextfold_core::digest::PrefixHasher;
-use contextfold_core::verified_prefix::VerifiedPrefix;
 use contextfold_core::event::{RuntimeEvent, validate_log};
+use contextfold_core::verified_prefix::VerifiedPrefix;
 use wasm_bindgen::prelude::*;
 
 use serde_json::Value;
