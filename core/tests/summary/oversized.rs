@@ -1,31 +1,18 @@
 //! One event larger than the summarizer's window: its payload reaches the summarizer as a
 //! marker naming its archive address, never silently dropped and never in place of a split.
 
-use contextfold_core::budget::TokenEstimator;
 use contextfold_core::compaction::summary_request::{
     SummaryInputError, SummaryRequest, TOOL_RESULT_OMISSION_MARKER,
     build_oversized_summary_request, build_summary_request, summary_payload,
 };
-use contextfold_core::projection::{Message, Part};
 use contextfold_core::prune::ArchiveAddress;
 use contextfold_core::{CharEstimator, LogBuilder, RuntimeEvent};
 use serde_json::json;
 
-fn text(message: &Message) -> String {
-    message
-        .parts
-        .iter()
-        .map(|part| match part {
-            Part::Text { text } => text.as_str(),
-            _ => "",
-        })
-        .collect()
-}
+use crate::request::{exact_estimate, text};
 
 fn checked(request: &SummaryRequest) -> u64 {
-    let e = CharEstimator;
-    let exact: u64 =
-        request.messages.iter().map(|m| e.estimate_text(&text(m)) + e.message_overhead()).sum();
+    let exact = exact_estimate(request);
     assert_eq!(exact, request.estimated_input_tokens, "the estimate is the exact one");
     exact + request.repair_reserve_tokens
 }

@@ -14,7 +14,8 @@ use contextfold_core::{CharEstimator, LogBuilder, ReasonCode, RuntimeEvent};
 use proptest::prelude::*;
 use serde_json::json;
 
-fn text(message: &Message) -> String {
+/// The text of a message (its text parts joined).
+pub(crate) fn text(message: &Message) -> String {
     message
         .parts
         .iter()
@@ -25,7 +26,8 @@ fn text(message: &Message) -> String {
         .collect()
 }
 
-fn exact_estimate(request: &SummaryRequest) -> u64 {
+/// The request's size measured on its messages, as the core measures it.
+pub(crate) fn exact_estimate(request: &SummaryRequest) -> u64 {
     let e = CharEstimator;
     request.messages.iter().map(|m| e.estimate_text(&text(m)) + e.message_overhead()).sum()
 }
