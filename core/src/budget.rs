@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::attachment::{Attachment, attachment_tokens};
 use crate::event::{EventContent, RuntimeEvent};
 
 /// The classic output/overhead reserve, and the cap on the reserve of a known window.
@@ -86,6 +87,13 @@ pub trait TokenEstimator {
     fn message_overhead(&self) -> u64 {
         MESSAGE_OVERHEAD_TOKENS
     }
+
+    /// Estimated tokens of one image or file. The default follows the providers' published
+    /// image rules, taking the larger ([`crate::attachment::attachment_tokens`]); an estimator
+    /// for one provider may apply only its rule.
+    fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
+        attachment_tokens(attachment)
+    }
 }
 
 /// Per-message overhead used by the default estimator.
@@ -123,7 +131,7 @@ impl TokenEstimator for CharEstimator {
 /// per-message overhead. Reasoning counts too (it is replayed where the provider accepts it).
 pub fn estimate_event(estimator: &dyn TokenEstimator, event: &RuntimeEvent) -> u64 {
     let body = match &event.content {
-        EventContent::UserText { text }
+        EventContent::UserText { text, .. }
         | EventContent::AssistantText { text }
         | EventContent::Reasoning { text, .. }
         | EventContent::SystemNote { text } => estimator.estimate_text(text),
@@ -138,7 +146,9 @@ pub fn estimate_event(estimator: &dyn TokenEstimator, event: &RuntimeEvent) -> u
             estimate_value(estimator, output)
         }
     };
-    body + estimator.message_overhead()
+    let attachments: u64 =
+        event.attachments().iter().map(|a| estimator.estimate_attachment(a)).sum();
+    body + attachments + estimator.message_overhead()
 }
 
 /// Estimated tokens of a run of events.

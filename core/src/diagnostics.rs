@@ -72,6 +72,9 @@ reason_codes! {
     ToolResultsOmitted = "tool_results_omitted",
     /// Stale oversized tool results in the uncovered remainder were pruned for this request.
     StaleToolResultsPruned = "stale_tool_results_pruned",
+    /// Attachments of stale turns in the uncovered remainder were replaced by their archive
+    /// address for this request.
+    StaleAttachmentsPruned = "stale_attachments_pruned",
     /// A rolling failure reused the previous checkpoint without widening its coverage.
     PreviousCheckpointReused = "previous_checkpoint_reused",
     /// The compactor input for the whole fold cannot fit, so a rolling step folded the largest

@@ -9,6 +9,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::attachment::Attachment;
+
 /// One ordered, immutable fact of a session: something the user, the model, a tool or the
 /// runtime produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,10 +55,13 @@ fn is_false(value: &bool) -> bool {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum EventContent {
-    /// Text the user wrote.
+    /// Text the user wrote, with the images and files sent beside it (after the text).
     UserText {
-        /// The text.
+        /// The text (may be empty when the message is only attachments).
         text: String,
+        /// Images and files of the message, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Attachment>,
     },
     /// Text the model produced for the user.
     AssistantText {
@@ -94,6 +99,9 @@ pub enum EventContent {
         /// The tool failed; `output` describes the error.
         #[serde(default, skip_serializing_if = "is_false")]
         is_error: bool,
+        /// Images and files the tool returned (screenshots…), after `output`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Attachment>,
     },
     /// A tool call executed by the provider itself (web search, code interpreter…).
     #[serde(rename_all = "camelCase")]
@@ -147,6 +155,27 @@ pub const EVENT_KINDS: &[&str] = &[
 ];
 
 impl EventContent {
+    /// A `user_text` without attachments.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        EventContent::UserText { text: text.into(), attachments: Vec::new() }
+    }
+
+    /// A `tool_result` without attachments.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        output: Value,
+        is_error: bool,
+    ) -> Self {
+        EventContent::ToolResult {
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            output,
+            is_error,
+            attachments: Vec::new(),
+        }
+    }
+
     /// The stable `type` name of this kind.
     pub fn kind_name(&self) -> &'static str {
         match self {
@@ -191,9 +220,9 @@ impl RuntimeEvent {
     /// let mut log = LogBuilder::new("s");
     /// log.user("a long question");
     /// let event = &log.events()[0];
-    /// let short = event.with_content(EventContent::UserText { text: "q".into() });
+    /// let short = event.with_content(EventContent::user_text("q"));
     /// assert_eq!((short.seq, &short.runtime_event_id), (event.seq, &event.runtime_event_id));
-    /// assert_eq!(short.content, EventContent::UserText { text: "q".into() });
+    /// assert_eq!(short.content, EventContent::user_text("q"));
     /// ```
     pub fn with_content(&self, content: EventContent) -> RuntimeEvent {
         RuntimeEvent {
@@ -228,7 +257,7 @@ impl RuntimeEvent {
     /// failure goes through `from_value`, so results and errors are `from_value`'s.
     pub fn from_json(json: &str) -> Result<Self, EventParseError> {
         if let Ok(event) = serde_json::from_str::<Self>(json) {
-            return Ok(event);
+            return event.verified();
         }
         let value: Value =
             serde_json::from_str(json).map_err(|e| EventParseError::Syntax(e.to_string()))?;
@@ -245,14 +274,32 @@ impl RuntimeEvent {
         if !EVENT_KINDS.contains(&kind) {
             return Err(EventParseError::UnknownKind(kind.to_owned()));
         }
-        serde_json::from_value(value).map_err(|e| {
+        let event: Self = serde_json::from_value(value).map_err(|e| {
             let message = e.to_string();
             if message.starts_with("unknown field") {
                 EventParseError::UnknownField(message)
             } else {
                 EventParseError::Invalid(message)
             }
-        })
+        })?;
+        event.verified()
+    }
+
+    /// The attachments of this event (of a `user_text` or `tool_result`), in order.
+    pub fn attachments(&self) -> &[Attachment] {
+        match &self.content {
+            EventContent::UserText { attachments, .. }
+            | EventContent::ToolResult { attachments, .. } => attachments,
+            _ => &[],
+        }
+    }
+
+    /// This event, once every attachment passes [`Attachment::verify`].
+    fn verified(self) -> Result<Self, EventParseError> {
+        for attachment in self.attachments() {
+            attachment.verify().map_err(EventParseError::InvalidAttachment)?;
+        }
+        Ok(self)
     }
 
     /// Parses a JSON Lines document (one event per non-empty line). The first bad line stops
@@ -290,6 +337,9 @@ pub enum EventParseError {
     /// A field is missing or has the wrong type.
     #[error("invalid event: {0}")]
     Invalid(String),
+    /// An attachment breaks the rules of [`Attachment::verify`].
+    #[error("invalid attachment ({code}): {0}", code = .0.code())]
+    InvalidAttachment(crate::attachment::AttachmentError),
 }
 
 impl EventParseError {
@@ -301,6 +351,7 @@ impl EventParseError {
             EventParseError::UnknownKind(_) => "event_unknown_kind",
             EventParseError::UnknownField(_) => "event_unknown_field",
             EventParseError::Invalid(_) => "event_invalid",
+            EventParseError::InvalidAttachment(_) => "event_invalid_attachment",
         }
     }
 }

@@ -96,6 +96,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod attachment;
 pub mod budget;
 pub mod checkpoint;
 pub mod compaction;

@@ -79,7 +79,7 @@ impl LogBuilder {
 
     /// Appends user text.
     pub fn user(&mut self, text: &str) -> &mut Self {
-        self.push(EventContent::UserText { text: text.into() });
+        self.push(EventContent::UserText { text: text.into(), attachments: Vec::new() });
         self
     }
 
@@ -112,6 +112,7 @@ impl LogBuilder {
             tool_name: tool_name.into(),
             output,
             is_error: false,
+            attachments: Vec::new(),
         });
         self
     }

@@ -28,6 +28,6 @@ pub use archive_read::{
     read_archive_slice,
 };
 pub use stale::{
-    PROTECTED_COMPLETED_TURNS, PrunedResult, STALE_RESULT_MIN_TOKENS, StalePrune,
-    prune_stale_tool_results, stale_result_placeholder,
+    PROTECTED_COMPLETED_TURNS, PrunedAttachment, PrunedResult, STALE_RESULT_MIN_TOKENS, StalePrune,
+    prune_stale_tool_results, stale_attachment_placeholder, stale_result_placeholder,
 };

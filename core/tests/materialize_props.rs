@@ -38,7 +38,13 @@ fn result(id: String, hosted: bool, is_error: bool) -> EventContent {
     if hosted {
         EventContent::HostedToolResult { call_id: id, tool_name: "web".into(), output, is_error }
     } else {
-        EventContent::ToolResult { call_id: id, tool_name: "run".into(), output, is_error }
+        EventContent::ToolResult {
+            call_id: id,
+            tool_name: "run".into(),
+            output,
+            is_error,
+            attachments: Vec::new(),
+        }
     }
 }
 
@@ -93,7 +99,7 @@ fn clean_turn(turn: usize) -> impl Strategy<Value = Vec<Item>> {
         (0..steps).map(|index| step(turn, index)).collect::<Vec<_>>().prop_map(move |steps| {
             let mut items = Vec::new();
             if user > 0 {
-                items.push((None, EventContent::UserText { text: format!("u{turn}") }));
+                items.push((None, EventContent::user_text(format!("u{turn}"))));
             }
             items.extend(steps.into_iter().flatten());
             items
@@ -114,7 +120,7 @@ fn apply_fault(items: &mut Vec<Item>, kind: u8, pick: usize) {
         (1, Some(i)) => items.push(items[i].clone()),
         (3, Some(i)) => {
             let late = items.remove(i);
-            items.push((None, EventContent::UserText { text: "meanwhile".into() }));
+            items.push((None, EventContent::user_text("meanwhile")));
             items.push(late);
         }
         (5, Some(i)) => {

@@ -198,6 +198,7 @@ fn failed_results_are_marked_and_json_outputs_are_strings() {
         tool_name: "sh".into(),
         output: json!({"exit": 2}),
         is_error: true,
+        attachments: Vec::new(),
     });
     let request = build(&log, BIG).expect("fits");
     assert_eq!(request.input[1]["output"], "[error] {\"exit\":2}");

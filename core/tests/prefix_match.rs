@@ -80,6 +80,7 @@ fn edited_covered_event_is_source_hash_mismatch() {
             tool_name: "shell".into(),
             output: json!("3 passed, 1 failed"),
             is_error: false,
+            attachments: Vec::new(),
         };
         e
     };

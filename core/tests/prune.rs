@@ -49,7 +49,8 @@ fn stale_results_outside_the_newest_two_turns_and_the_current_turn_are_replaced(
     assert_eq!(pruned.events.len(), log.len());
     for (before, after) in log.iter().zip(&pruned.events) {
         if ids.contains(&before.runtime_event_id.as_str()) {
-            let EventContent::ToolResult { call_id, tool_name, output, is_error } = &after.content
+            let EventContent::ToolResult { call_id, tool_name, output, is_error, .. } =
+                &after.content
             else {
                 panic!("a pruned result stays a tool result");
             };
@@ -107,6 +108,7 @@ fn pinned_partial_hosted_json_and_error_results_follow_the_rules() {
         tool_name: "shell".into(),
         output: output_of(5_000),
         is_error: false,
+        attachments: Vec::new(),
     };
     log.push(result("c1")).pinned = true;
     log.push(result("c2")).partial = true;

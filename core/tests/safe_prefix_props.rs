@@ -79,7 +79,13 @@ impl Session {
         let (call_id, tool_name, output) = (call_id.to_owned(), "tool".to_owned(), json!("out"));
         log.push(match hosted {
             true => EventContent::HostedToolResult { call_id, tool_name, output, is_error: false },
-            false => EventContent::ToolResult { call_id, tool_name, output, is_error: false },
+            false => EventContent::ToolResult {
+                call_id,
+                tool_name,
+                output,
+                is_error: false,
+                attachments: Vec::new(),
+            },
         });
     }
 

@@ -114,7 +114,7 @@ fn a_rewritten_log_resets_the_cache_and_is_caught() {
     assert!(projection.checkpoint.is_none(), "tampered prefix must not replay");
     // An edit deeper in the prefix keeps the key; a cold start (new cache) still catches it.
     let mut deep = events.clone();
-    deep[3].content = EventContent::UserText { text: "forged".into() };
+    deep[3].content = EventContent::user_text("forged");
     let cold = project_with(
         &input(&deep, Some(&cp), &model, None),
         &CharEstimator,

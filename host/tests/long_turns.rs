@@ -94,7 +94,7 @@ fn task_of(events: &[RuntimeEvent], turn: &str) -> (usize, String) {
         .position(|e| e.turn_id == turn && matches!(e.content, EventContent::UserText { .. }))
         .expect("a user task");
     match &events[index].content {
-        EventContent::UserText { text } => (index, text.clone()),
+        EventContent::UserText { text, .. } => (index, text.clone()),
         _ => unreachable!(),
     }
 }

@@ -40,6 +40,7 @@ fn result(call_id: &str, tool_name: &str, output: Value, is_error: bool) -> Even
         tool_name: tool_name.into(),
         output,
         is_error,
+        attachments: Vec::new(),
     }
 }
 
@@ -120,7 +121,7 @@ fn numbers() -> Vec<RuntimeEvent> {
     ));
     log.push(result("n-1", "calc", json!(1e21), false));
     log.push(result("n-2", "calc", json!(-0.0), false));
-    let big = log.push(EventContent::UserText { text: "seq beyond 2^53".into() });
+    let big = log.push(EventContent::user_text("seq beyond 2^53"));
     big.seq = 9_007_199_254_740_993;
     big.created_at_ms = Some(u64::MAX);
     log.build()

@@ -247,7 +247,7 @@ impl Writer {
         self.response_id = None;
         self.answered.clear();
         self.next_call = 0;
-        self.push(EventContent::UserText { text });
+        self.push(EventContent::user_text(text));
     }
 
     fn path(&mut self) -> String {
@@ -319,6 +319,7 @@ impl Writer {
                 tool_name: tool.name().to_owned(),
                 output: Value::String(text),
                 is_error,
+                attachments: Vec::new(),
             });
             if !self.answered.contains(&call_id) {
                 self.answered.push(call_id);

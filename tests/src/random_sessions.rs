@@ -88,7 +88,13 @@ impl SessionWriter<'_> {
             self.push(if hosted {
                 EventContent::HostedToolResult { call_id, tool_name, output, is_error }
             } else {
-                EventContent::ToolResult { call_id, tool_name, output, is_error }
+                EventContent::ToolResult {
+                    call_id,
+                    tool_name,
+                    output,
+                    is_error,
+                    attachments: Vec::new(),
+                }
             });
         }
     }
@@ -112,7 +118,7 @@ pub(crate) fn random_session(prng: &mut SplitMix64, index: u64) -> Vec<RuntimeEv
         writer.turn_id = format!("t{turn}");
         writer.response_id = None;
         let text = writer.text(10);
-        writer.push(EventContent::UserText { text });
+        writer.push(EventContent::user_text(text));
         if writer.prng.chance(1, 5) {
             let text = writer.text(6);
             writer.push(EventContent::SystemNote { text });

@@ -167,7 +167,7 @@ impl Facts {
         let mut critical = BTreeSet::new();
         for (index, event) in fold.iter().enumerate() {
             match &event.content {
-                EventContent::UserText { text } => {
+                EventContent::UserText { text, .. } => {
                     facts.goals.push(format!("- User: \"{}\"", clip(text, MAX_QUOTE_CHARS)));
                     collect_paths(text, &mut critical);
                 }

@@ -8,6 +8,7 @@
 //! `digest/property_tests.rs` check that against the independent [`super::canonical_json`].
 
 use super::jcs::{CanonicalSink, write_object, write_string, write_u64, write_value};
+use crate::attachment::Attachment;
 use crate::event::{EventContent, RuntimeEvent};
 use serde_json::Value;
 
@@ -54,9 +55,12 @@ pub(crate) fn write_event<S: CanonicalSink>(sink: &mut S, event: &RuntimeEvent) 
 /// other field name used by any kind).
 fn write_content<S: CanonicalSink>(sink: &mut S, content: &EventContent) {
     match content {
-        EventContent::UserText { text }
-        | EventContent::AssistantText { text }
-        | EventContent::SystemNote { text } => {
+        EventContent::UserText { text, attachments } => {
+            open_with_attachments(sink, attachments);
+            sink.write_str("\"text\":");
+            write_string(sink, text);
+        }
+        EventContent::AssistantText { text } | EventContent::SystemNote { text } => {
             sink.write_str("{\"text\":");
             write_string(sink, text);
         }
@@ -74,10 +78,15 @@ fn write_content<S: CanonicalSink>(sink: &mut S, content: &EventContent) {
         }
         EventContent::ToolCall { call_id, tool_name, input }
         | EventContent::HostedToolCall { call_id, tool_name, input } => {
+            sink.write_str("{");
             write_call_fields(sink, call_id, "input", input, false, tool_name);
         }
-        EventContent::ToolResult { call_id, tool_name, output, is_error }
-        | EventContent::HostedToolResult { call_id, tool_name, output, is_error } => {
+        EventContent::ToolResult { call_id, tool_name, output, is_error, attachments } => {
+            open_with_attachments(sink, attachments);
+            write_call_fields(sink, call_id, "output", output, *is_error, tool_name);
+        }
+        EventContent::HostedToolResult { call_id, tool_name, output, is_error } => {
+            sink.write_str("{");
             write_call_fields(sink, call_id, "output", output, *is_error, tool_name);
         }
         EventContent::RuntimeNote { code, text } => {
@@ -92,8 +101,20 @@ fn write_content<S: CanonicalSink>(sink: &mut S, content: &EventContent) {
     sink.write_str("\"}");
 }
 
+/// Opens the content object and writes `attachments` (the first key in sorted order) when
+/// there are any. Attachments are rare, so they take the generic canonical writer.
+fn open_with_attachments<S: CanonicalSink>(sink: &mut S, attachments: &[Attachment]) {
+    sink.write_str("{");
+    if !attachments.is_empty() {
+        sink.write_str("\"attachments\":");
+        let value = serde_json::to_value(attachments).unwrap_or(Value::Null);
+        write_value(sink, &value);
+        sink.write_str(",");
+    }
+}
+
 /// Writes `callId`, `isError` (only when true), the payload (`input` or `output`) and
-/// `toolName`, in that order (the kind's `type` follows).
+/// `toolName`, in that order (the kind's `type` follows), after the opening brace.
 fn write_call_fields<S: CanonicalSink>(
     sink: &mut S,
     call_id: &str,
@@ -102,7 +123,7 @@ fn write_call_fields<S: CanonicalSink>(
     is_error: bool,
     tool_name: &str,
 ) {
-    sink.write_str("{\"callId\":");
+    sink.write_str("\"callId\":");
     write_string(sink, call_id);
     if is_error {
         sink.write_str(",\"isError\":true");

@@ -107,11 +107,41 @@ fn json_object(values: impl Strategy<Value = Value>) -> impl Strategy<Value = Ma
         .prop_map(|entries| entries.into_iter().collect())
 }
 
+/// Valid attachments: inline bytes (with an optional name and detail), archived, or a URL.
+fn attachments() -> impl Strategy<Value = Vec<crate::attachment::Attachment>> {
+    use crate::attachment::Attachment;
+    let one = (
+        proptest::collection::vec(any::<u8>(), 0..64),
+        proptest::option::of(tricky_string()),
+        0u8..3,
+        proptest::option::of("(low|high|auto)"),
+    )
+        .prop_map(|(bytes, name, place, detail)| {
+            let inline = Attachment::from_bytes(Some("application/octet-stream"), &bytes, name)
+                .expect("unsigned bytes are accepted")
+                .with_detail(detail);
+            match place {
+                0 => inline,
+                1 => Attachment { data: None, ..inline },
+                _ => Attachment::from_url("https://example.com/a.png", None, inline.name).unwrap(),
+            }
+        });
+    proptest::collection::vec(one, 1..3)
+}
+
 fn event_content() -> impl Strategy<Value = EventContent> {
     let call = || (tricky_string(), tricky_string(), json_value());
     let result = || (tricky_string(), tricky_string(), json_value(), any::<bool>());
     prop_oneof![
-        long_or_short_string().prop_map(|text| EventContent::UserText { text }),
+        long_or_short_string()
+            .prop_map(|text| EventContent::UserText { text, attachments: Vec::new() }),
+        (long_or_short_string(), attachments())
+            .prop_map(|(text, attachments)| { EventContent::UserText { text, attachments } }),
+        (result(), attachments()).prop_map(
+            |((call_id, tool_name, output, is_error), attachments)| {
+                EventContent::ToolResult { call_id, tool_name, output, is_error, attachments }
+            }
+        ),
         long_or_short_string().prop_map(|text| EventContent::AssistantText { text }),
         (tricky_string(), proptest::option::of(json_value())).prop_map(|(text, data)| {
             // `Some(Value::Null)` is normalized to absent; see `null_provider_data_…`.
@@ -124,7 +154,13 @@ fn event_content() -> impl Strategy<Value = EventContent> {
             input
         }),
         result().prop_map(|(call_id, tool_name, output, is_error)| {
-            EventContent::ToolResult { call_id, tool_name, output, is_error }
+            EventContent::ToolResult {
+                call_id,
+                tool_name,
+                output,
+                is_error,
+                attachments: Vec::new(),
+            }
         }),
         call().prop_map(|(call_id, tool_name, input)| EventContent::HostedToolCall {
             call_id,

@@ -247,7 +247,7 @@ fn block_escaping_matches_the_string_path_at_every_offset() {
                     response_id: None,
                     partial: false,
                     pinned: false,
-                    content: EventContent::UserText { text },
+                    content: EventContent::UserText { text, attachments: Vec::new() },
                     metadata: None,
                 };
                 let mut bytes = DOMAIN_PREFIX.to_vec();

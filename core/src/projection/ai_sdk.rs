@@ -25,6 +25,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::attachment::Attachment;
 use crate::checkpoint::ProviderState;
 use crate::projection::message::{Message, Part, Role};
 
@@ -106,14 +107,93 @@ fn model_part(part: Part) -> Value {
             }
             out
         }
-        Part::ToolResult { call_id, tool_name, output, is_error, .. } => object([
-            ("type", "tool-result".into()),
-            ("toolCallId", Value::String(call_id)),
-            ("toolName", Value::String(tool_name)),
-            ("output", owned_tool_output(output, is_error)),
-        ]),
+        Part::ToolResult { call_id, tool_name, output, is_error, attachments, .. } => {
+            let mut output = owned_tool_output(output, is_error);
+            if !attachments.is_empty() {
+                output = with_media(output, &attachments);
+            }
+            object([
+                ("type", "tool-result".into()),
+                ("toolCallId", Value::String(call_id)),
+                ("toolName", Value::String(tool_name)),
+                ("output", output),
+            ])
+        }
+        Part::Attachment { attachment } => user_media_part(&attachment),
         Part::ProviderState { state } => compaction_part(&state),
     }
+}
+
+/// A user `image` part (images) or `file` part (anything else): inline bytes as base64, a URL
+/// as its string. An archived attachment the host did not hydrate goes as its text stand-in.
+fn user_media_part(attachment: &Attachment) -> Value {
+    let data = match (&attachment.data, &attachment.url) {
+        (Some(data), _) => data.clone(),
+        (None, Some(url)) => url.clone(),
+        (None, None) => {
+            let text = attachment.stand_in("");
+            return object([("type", "text".into()), ("text", Value::String(text))]);
+        }
+    };
+    let mut part = if attachment.is_image() {
+        object([("type", "image".into()), ("image", Value::String(data))])
+    } else {
+        object([("type", "file".into()), ("data", Value::String(data))])
+    };
+    part["mediaType"] = Value::String(attachment.media_type.clone());
+    if let Some(name) = &attachment.name {
+        part["filename"] = Value::String(name.clone());
+    }
+    part
+}
+
+/// A tool output with the attachments appended as `content` media parts (`image-data`,
+/// `file-data`, `image-url`, `file-url`); a non-`content` output becomes its first part.
+fn with_media(output: Value, attachments: &[Attachment]) -> Value {
+    let mut items = match output {
+        Value::Object(mut map)
+            if map.get("type").and_then(Value::as_str) == Some(CONTENT_OUTPUT) =>
+        {
+            match map.remove("value") {
+                Some(Value::Array(items)) => items,
+                _ => Vec::new(),
+            }
+        }
+        Value::Object(map) => {
+            let text = match map.get("value") {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => Value::Object(map.clone()).to_string(),
+            };
+            vec![object([("type", "text".into()), ("text", Value::String(text))])]
+        }
+        other => {
+            vec![object([("type", "text".into()), ("text", Value::String(other.to_string()))])]
+        }
+    };
+    items.retain(|item| item.get("text").is_none_or(|text| text != ""));
+    for attachment in attachments {
+        let kind = if attachment.is_image() { "image" } else { "file" };
+        let mut part = match (&attachment.data, &attachment.url) {
+            (Some(data), _) => object([
+                ("type", format!("{kind}-data").into()),
+                ("data", Value::String(data.clone())),
+                ("mediaType", Value::String(attachment.media_type.clone())),
+            ]),
+            (None, Some(url)) => object([
+                ("type", format!("{kind}-url").into()),
+                ("url", Value::String(url.clone())),
+            ]),
+            (None, None) => {
+                object([("type", "text".into()), ("text", Value::String(attachment.stand_in("")))])
+            }
+        };
+        if let (Some(name), "file") = (&attachment.name, kind) {
+            part["filename"] = Value::String(name.clone());
+        }
+        items.push(part);
+    }
+    object([("type", CONTENT_OUTPUT.into()), ("value", Value::Array(items))])
 }
 
 /// The `providerOptions` of a reasoning part from its `providerData`: Anthropic replay data

@@ -13,8 +13,11 @@
 //! `isError`, and `content` and `execution-denied` are kept whole (the latter with `isError`) so
 //! they map back unchanged ([`crate::projection::ai_sdk::tool_output`]). Every other part's and
 //! message's `providerOptions` is kept in the event's `metadata` (`providerOptions`,
-//! `messageProviderOptions`). Parts the event model cannot hold (images, files, approvals,
-//! custom parts) and malformed shapes are typed errors: nothing is dropped silently.
+//! `messageProviderOptions`). User `image` / `file` parts and the media parts of a tool
+//! `content` output (`media`, `image-data`, `file-data`, `image-url`, `file-url`) become
+//! [`Attachment`]s of the event (base64 and `data:` URLs inline, `http(s)` URLs as URLs). Parts
+//! the event model cannot hold (approvals, custom parts, file ids), attachments that fail their
+//! checks and malformed shapes are typed errors: nothing is dropped silently.
 //!
 //! A `tool-call` may reuse the `toolCallId` of an earlier call that was already answered: the
 //! event keeps the original id, the next result with that id answers the new call, and the
@@ -25,6 +28,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::attachment::{Attachment, AttachmentError};
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::ai_sdk::{CONTENT_OUTPUT, DENIED_OUTPUT, copy_provider_options};
 use crate::projection::import_state::{ImportState, PairingError};
@@ -57,6 +61,15 @@ pub enum ModelMessageImportError {
         path: String,
         /// Its `type`.
         part_type: String,
+    },
+    /// An image or file that cannot be accepted (bad base64, a media type its bytes
+    /// contradict, over the size limit, a URL scheme that is not allowed).
+    #[error("{path}: {source}")]
+    Attachment {
+        /// JSON path of the part.
+        path: String,
+        /// What is wrong with it.
+        source: AttachmentError,
     },
     /// A tool result answers no earlier call (of the same hostedness).
     #[error("messages[{index}]: tool result for unknown call `{call_id}`")]
@@ -92,6 +105,7 @@ impl ModelMessageImportError {
             Self::Shape { .. } => "ai_sdk_invalid_shape",
             Self::UnknownRole { .. } => "ai_sdk_unknown_role",
             Self::UnsupportedPart { .. } => "ai_sdk_unsupported_part",
+            Self::Attachment { source, .. } => source.code(),
             Self::UnknownToolCallId { .. } => "ai_sdk_unknown_tool_call_id",
             Self::DuplicateToolCallId { .. } => "ai_sdk_duplicate_tool_call_id",
             Self::DuplicateToolResult { .. } => "ai_sdk_duplicate_tool_result",
@@ -182,18 +196,41 @@ impl Importer<'_> {
     fn user(&mut self, source: &Source<'_>) -> Result<()> {
         self.state.open_user_turn();
         if let Some(Value::String(text)) = source.message.get("content") {
-            self.emit(source, None, EventContent::UserText { text: text.clone() }, None);
+            let content = EventContent::UserText { text: text.clone(), attachments: Vec::new() };
+            self.emit(source, None, content, None);
             return Ok(());
         }
+        // One event per text part; image and file parts join the event of the text before
+        // them (an event of their own when they lead the message).
+        let mut pending: Option<(EventContent, &Map<String, Value>)> = None;
         for (position, part, part_type) in parts(source)? {
             let path = format!("{}.content[{position}]", source.path);
             match part_type {
                 "text" => {
+                    if let Some((content, first)) = pending.take() {
+                        self.emit(source, Some(first), content, None);
+                    }
                     let text = string_field(part, "text", &path)?;
-                    self.emit(source, Some(part), EventContent::UserText { text }, None);
+                    pending =
+                        Some((EventContent::UserText { text, attachments: Vec::new() }, part));
+                }
+                "image" | "file" => {
+                    let attachment = user_attachment(part, part_type, &path)?;
+                    let (content, _) = pending.get_or_insert_with(|| {
+                        (
+                            EventContent::UserText { text: String::new(), attachments: Vec::new() },
+                            part,
+                        )
+                    });
+                    if let EventContent::UserText { attachments, .. } = content {
+                        attachments.push(attachment);
+                    }
                 }
                 other => return Err(unsupported(&path, other)),
             }
+        }
+        if let Some((content, first)) = pending {
+            self.emit(source, Some(first), content, None);
         }
         Ok(())
     }
@@ -276,7 +313,8 @@ impl Importer<'_> {
         Ok(if hosted {
             EventContent::HostedToolResult { call_id, tool_name, output, is_error }
         } else {
-            EventContent::ToolResult { call_id, tool_name, output, is_error }
+            let (output, attachments) = output_attachments(output, &format!("{path}.output"))?;
+            EventContent::ToolResult { call_id, tool_name, output, is_error, attachments }
         })
     }
 }
@@ -301,6 +339,70 @@ fn tool_output(output: Option<&Value>, path: &str) -> Result<(Value, bool)> {
             "an output of type text, json, error-text, error-json, content or execution-denied",
         )),
     }
+}
+
+/// The attachment of a user `image` (`image` field) or `file` (`data` field) part: a base64
+/// string, a `data:` URL or an `http(s)` URL, with the part's `mediaType` and `filename`.
+fn user_attachment(part: &Map<String, Value>, kind: &str, path: &str) -> Result<Attachment> {
+    let field = if kind == "image" { "image" } else { "data" };
+    let data = string_field(part, field, path)?;
+    let media_type = part.get("mediaType").and_then(Value::as_str);
+    let name = part.get("filename").and_then(Value::as_str).map(str::to_owned);
+    attachment_from(&data, media_type, name, &format!("{path}.{field}"))
+}
+
+fn attachment_from(
+    data: &str,
+    media_type: Option<&str>,
+    name: Option<String>,
+    path: &str,
+) -> Result<Attachment> {
+    let result = if data.contains(':') {
+        Attachment::from_url(data, media_type, name)
+    } else {
+        Attachment::from_base64(media_type, data, name)
+    };
+    result.map_err(|source| ModelMessageImportError::Attachment { path: path.into(), source })
+}
+
+/// Splits the media parts (`media`, `image-data`, `file-data`, `image-url`, `file-url`) out of
+/// a `content` output into attachments; the output keeps its text parts.
+fn output_attachments(output: Value, path: &str) -> Result<(Value, Vec<Attachment>)> {
+    let Value::Object(mut object) = output else { return Ok((output, Vec::new())) };
+    if object.get("type").and_then(Value::as_str) != Some(CONTENT_OUTPUT) {
+        return Ok((Value::Object(object), Vec::new()));
+    }
+    let Some(Value::Array(items)) = object.remove("value") else {
+        return Ok((Value::Object(object), Vec::new()));
+    };
+    let (mut kept, mut attachments) = (Vec::new(), Vec::new());
+    for (position, item) in items.into_iter().enumerate() {
+        let item_path = format!("{path}.value[{position}]");
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let field = |key: &str| item.get(key).and_then(Value::as_str);
+        let media_type = field("mediaType");
+        let name = field("filename").map(str::to_owned);
+        let attachment = match kind.as_str() {
+            "media" | "image-data" | "file-data" => {
+                let data =
+                    field("data").ok_or_else(|| shape(format!("{item_path}.data"), "a string"))?;
+                attachment_from(data, media_type, name, &item_path)?
+            }
+            "image-url" | "file-url" => {
+                let url =
+                    field("url").ok_or_else(|| shape(format!("{item_path}.url"), "a string"))?;
+                attachment_from(url, media_type, name, &item_path)?
+            }
+            "text" => {
+                kept.push(item);
+                continue;
+            }
+            other => return Err(unsupported(&item_path, other)),
+        };
+        attachments.push(attachment);
+    }
+    object.insert("value".into(), Value::Array(kept));
+    Ok((Value::Object(object), attachments))
 }
 
 /// One part of a message: its position, its object and its `type`.
@@ -408,6 +510,10 @@ mod tests {
             (json!([{ "role": "critic", "content": "x" }]), "ai_sdk_unknown_role"),
             (
                 json!([{ "role": "user", "content": [{ "type": "image", "image": "x" }] }]),
+                "attachment_invalid_base64",
+            ),
+            (
+                json!([{ "role": "user", "content": [{ "type": "tool-approval-response" }] }]),
                 "ai_sdk_unsupported_part",
             ),
             (

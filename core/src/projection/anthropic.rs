@@ -24,6 +24,7 @@ mod import;
 
 use serde_json::{Value, json};
 
+use crate::attachment::Attachment;
 use crate::projection::message::{Message, Part, Role};
 use crate::projection::openai_chat::tool_result_content;
 
@@ -104,14 +105,25 @@ pub fn to_anthropic(messages: &[Message]) -> Result<AnthropicHistory, AnthropicM
                     let block = json!({"type": "tool_use", "id": call_id, "name": tool_name, "input": input});
                     out.push("assistant", block);
                 }
-                (_, Part::ToolResult { call_id, output, is_error, .. }) => {
+                (_, Part::ToolResult { call_id, output, is_error, attachments, .. }) => {
+                    let text = tool_result_content(output, false);
+                    let content = if attachments.is_empty() {
+                        Value::String(text)
+                    } else {
+                        let mut blocks = vec![json!({"type": "text", "text": text})];
+                        blocks.extend(attachments.iter().map(attachment_block));
+                        Value::Array(blocks)
+                    };
                     let block = json!({
                         "type": "tool_result",
                         "tool_use_id": call_id,
-                        "content": tool_result_content(output, false),
+                        "content": content,
                         "is_error": is_error,
                     });
                     out.push("user", block);
+                }
+                (_, Part::Attachment { attachment }) => {
+                    out.push("user", attachment_block(attachment));
                 }
                 (Role::Tool, Part::Text { text }) => {
                     out.push("user", json!({"type": "text", "text": text}));
@@ -127,6 +139,30 @@ pub fn to_anthropic(messages: &[Message]) -> Result<AnthropicHistory, AnthropicM
     }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     Ok(AnthropicHistory { system, messages })
+}
+
+/// The block of an attachment: `image` for images, `document` for PDFs (a `base64` or `url`
+/// source) and for inline `text/plain` (a `text` source). Anything else, and an archived
+/// attachment the host did not hydrate, goes as its text stand-in.
+fn attachment_block(attachment: &Attachment) -> Value {
+    let kind = if attachment.is_image() { "image" } else { "document" };
+    let pdf = attachment.media_type == "application/pdf";
+    let source = match (&attachment.data, &attachment.url) {
+        (Some(data), _) if attachment.is_image() || pdf => {
+            json!({"type": "base64", "media_type": attachment.media_type, "data": data})
+        }
+        (Some(_), _) if attachment.media_type == "text/plain" => {
+            let text = attachment.inline_bytes().map(|b| String::from_utf8_lossy(&b).into_owned());
+            json!({"type": "text", "media_type": "text/plain", "data": text.unwrap_or_default()})
+        }
+        (None, Some(url)) if attachment.is_image() || pdf => json!({"type": "url", "url": url}),
+        _ => return json!({"type": "text", "text": attachment.stand_in("")}),
+    };
+    let mut block = json!({"type": kind, "source": source});
+    if let (Some(name), "document") = (&attachment.name, kind) {
+        block["title"] = json!(name);
+    }
+    block
 }
 
 /// The block that replays a reasoning part, if its provider data lets Anthropic accept it back:

@@ -121,7 +121,7 @@ mod tests {
     use super::*;
 
     fn text(text: &str) -> EventContent {
-        EventContent::UserText { text: text.into() }
+        EventContent::UserText { text: text.into(), attachments: Vec::new() }
     }
 
     #[test]

@@ -115,7 +115,8 @@ pub(crate) fn replay(
     });
     let materialized =
         crate::projection::materialize::materialize_events(checkpoint, complete, &[]);
-    let mut diagnostics: Vec<Diagnostic> = pruned.diagnostic().into_iter().collect();
+    let mut diagnostics: Vec<Diagnostic> =
+        pruned.diagnostic().into_iter().chain(pruned.attachment_diagnostic()).collect();
     if partial > 0 {
         diagnostics.push(Diagnostic::new(
             ReasonCode::PartialEventsLeftOut,

@@ -172,7 +172,18 @@ struct Projector {
 impl Projector {
     fn push(&mut self, event: &RuntimeEvent) {
         match &event.content {
-            EventContent::UserText { text } => self.push_plain(Role::User, text.clone()),
+            EventContent::UserText { text, attachments } => {
+                self.open = None;
+                let mut parts = Vec::with_capacity(1 + attachments.len());
+                if !text.is_empty() || attachments.is_empty() {
+                    parts.push(Part::Text { text: text.clone() });
+                }
+                parts
+                    .extend(attachments.iter().map(|a| Part::Attachment { attachment: a.clone() }));
+                let mut slot = Slot::new(Role::User, parts.remove(0));
+                slot.parts.extend(parts);
+                self.slots.push(slot);
+            }
             EventContent::SystemNote { text } => self.push_plain(Role::System, text.clone()),
             EventContent::RuntimeNote { code, text } => {
                 self.push_plain(Role::System, format!("[runtime:{code}] {text}"))
@@ -320,6 +331,7 @@ impl Projector {
             output: output.clone(),
             is_error,
             hosted,
+            attachments: event.attachments().to_vec(),
         };
         let in_place = if hosted {
             let in_place =
@@ -374,6 +386,7 @@ impl Projector {
                 output: interrupted_output(),
                 is_error: true,
                 hosted: site.hosted,
+                attachments: Vec::new(),
             };
             let slot = &mut self.slots[site.slot];
             if site.hosted {

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::attachment::Attachment;
 use crate::checkpoint::ProviderState;
 
 /// Who a message is from.
@@ -78,6 +79,14 @@ pub enum Part {
         /// Executed by the provider rather than the agent.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         hosted: bool,
+        /// Images and files the tool returned, after `output`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Attachment>,
+    },
+    /// An image or file of a user message (after its text).
+    Attachment {
+        /// The attachment.
+        attachment: Attachment,
     },
     /// Provider-native compact state from a V3 checkpoint. Opaque: never rendered as text.
     ProviderState {

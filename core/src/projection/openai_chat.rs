@@ -33,6 +33,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
+use crate::attachment::Attachment;
 use crate::projection::message::{Message, Part, Role};
 
 pub(crate) use import::message_array;
@@ -86,6 +87,15 @@ pub enum ChatMappingError {
         /// The call id.
         call_id: String,
     },
+    /// A file known only by its URL in a place where chat needs the bytes (`file` parts carry
+    /// `file_data`, never a URL).
+    #[error("message {index} holds a `{media_type}` file known only by URL; chat needs its bytes")]
+    AttachmentNeedsBytes {
+        /// Index of the message.
+        index: usize,
+        /// Media type of the file.
+        media_type: String,
+    },
     /// Two results answer one call.
     #[error("tool call `{call_id}` is answered twice (message {index})")]
     DuplicateToolResult {
@@ -106,6 +116,7 @@ impl ChatMappingError {
             ChatMappingError::OrphanToolResult { .. } => "chat_orphan_tool_result",
             ChatMappingError::DuplicateToolCall { .. } => "chat_duplicate_tool_call",
             ChatMappingError::DuplicateToolResult { .. } => "chat_duplicate_tool_result",
+            ChatMappingError::AttachmentNeedsBytes { .. } => "attachment_url_not_allowed",
         }
     }
 }
@@ -130,6 +141,11 @@ pub fn to_openai_chat(messages: &[Message]) -> Result<Vec<Value>, ChatMappingErr
     while index < messages.len() {
         let message = &messages[index];
         match message.role {
+            Role::User if message.parts.iter().any(|p| matches!(p, Part::Attachment { .. })) => {
+                let content = user_content(index, message)?;
+                out.push(json!({ "role": "user", "content": content }));
+                index += 1;
+            }
             Role::System | Role::User => {
                 let content = text_content(index, message)?;
                 out.push(json!({ "role": role_name(message.role), "content": content }));
@@ -192,6 +208,8 @@ struct PendingResult<'a> {
     is_error: bool,
     hosted: bool,
     emitted: bool,
+    /// Chat tool messages carry only text: attachments go as their stand-ins.
+    attachments: &'a [Attachment],
 }
 
 /// Lowers one assistant message and the tool messages right after it. Each chat assistant
@@ -238,10 +256,11 @@ fn lower_assistant(
                     is_error,
                     hosted: true,
                     emitted: false,
+                    attachments: &[],
                 });
                 after_hosted_result = true;
             }
-            Part::ToolResult { .. } | Part::ProviderState { .. } => {
+            Part::ToolResult { .. } | Part::ProviderState { .. } | Part::Attachment { .. } => {
                 return Err(unsupported(index, Role::Assistant, part));
             }
         }
@@ -250,7 +269,9 @@ fn lower_assistant(
     for (offset, tool) in tool_messages.iter().enumerate() {
         let tool_index = index + 1 + offset;
         for part in &tool.parts {
-            let Part::ToolResult { call_id, output, is_error, hosted: false, .. } = part else {
+            let Part::ToolResult { call_id, output, is_error, hosted: false, attachments, .. } =
+                part
+            else {
                 return Err(unsupported(tool_index, Role::Tool, part));
             };
             if !answered_once.insert((call_id, false)) {
@@ -265,6 +286,7 @@ fn lower_assistant(
                 is_error,
                 hosted: false,
                 emitted: false,
+                attachments,
             };
             results.push(pending);
         }
@@ -300,7 +322,10 @@ fn lower_assistant(
             out.push(json!({
                 "role": "tool",
                 "tool_call_id": result.call_id,
-                "content": tool_result_content(result.output, result.is_error),
+                "content": with_stand_ins(
+                    tool_result_content(result.output, result.is_error),
+                    result.attachments,
+                ),
             }));
         }
         if let Some((call_id, ..)) = segment.calls.iter().find(|(id, ..)| !answered.contains(id)) {
@@ -328,6 +353,54 @@ fn text_content(index: usize, message: &Message) -> Result<Value, ChatMappingErr
         }
     }
     Ok(texts_value(&texts))
+}
+
+/// A user message with attachments: an array of `text`, `image_url` (a data URL or the image's
+/// URL, with its `detail`) and `file` (`file_data` as a data URL, with `filename`) parts. A file
+/// known only by URL cannot be sent: chat file parts need the bytes.
+fn user_content(index: usize, message: &Message) -> Result<Value, ChatMappingError> {
+    let mut parts = Vec::with_capacity(message.parts.len());
+    for part in &message.parts {
+        let value = match part {
+            Part::Text { text } => json!({ "type": "text", "text": text }),
+            Part::Attachment { attachment } if attachment.is_archived() => {
+                json!({ "type": "text", "text": attachment.stand_in("") })
+            }
+            Part::Attachment { attachment } if attachment.is_image() => {
+                let url = attachment.data_url().or_else(|| attachment.url.clone());
+                let mut image = json!({ "url": url });
+                if let Some(detail) = &attachment.detail {
+                    image["detail"] = json!(detail);
+                }
+                json!({ "type": "image_url", "image_url": image })
+            }
+            Part::Attachment { attachment } => {
+                let Some(data_url) = attachment.data_url() else {
+                    return Err(ChatMappingError::AttachmentNeedsBytes {
+                        index,
+                        media_type: attachment.media_type.clone(),
+                    });
+                };
+                let mut file = json!({ "file_data": data_url });
+                if let Some(name) = &attachment.name {
+                    file["filename"] = json!(name);
+                }
+                json!({ "type": "file", "file": file })
+            }
+            other => return Err(unsupported(index, message.role, other)),
+        };
+        parts.push(value);
+    }
+    Ok(Value::Array(parts))
+}
+
+/// `content` followed by the stand-in of each attachment, one per line.
+fn with_stand_ins(mut content: String, attachments: &[Attachment]) -> String {
+    for attachment in attachments {
+        content.push('\n');
+        content.push_str(&attachment.stand_in(""));
+    }
+    content
 }
 
 /// One text → a string (none → `""`); several → an array of text parts.
@@ -363,5 +436,6 @@ fn part_kind(part: &Part) -> &'static str {
         Part::ToolResult { hosted: false, .. } => "tool-result",
         Part::ToolResult { hosted: true, .. } => "hosted-tool-result",
         Part::ProviderState { .. } => "provider-state",
+        Part::Attachment { .. } => "attachment",
     }
 }

@@ -5,14 +5,15 @@
 //!
 //! - system → `{"type":"message","role":"developer","content":[{"type":"input_text","text"}]}`
 //!   (the V2 checkpoint block and notes are history context, not the system prompt);
-//! - user → a `message` item with `input_text` parts; assistant text → a `message` item with
-//!   `output_text` parts;
+//! - user → a `message` item with `input_text` parts, and `input_image` / `input_file` parts for
+//!   its attachments; assistant text → a `message` item with `output_text` parts;
 //! - reasoning → a `reasoning` item (`encrypted_content`, empty `summary`) only when its provider
 //!   data carries the encrypted content `store: false` needs to replay it — flat
 //!   `encrypted_content`/`encryptedContent`, or `openai.reasoningEncryptedContent` as AI SDK
 //!   `providerOptions` carry it; otherwise dropped;
 //! - a tool call → `{"type":"function_call","call_id","name","arguments":<JSON text>}`; its result
-//!   → `{"type":"function_call_output","call_id","output":<text>}` (errors prefixed like chat);
+//!   → `{"type":"function_call_output","call_id","output":<text>}` (errors prefixed like chat;
+//!   with attachments, `output` is an array: `input_text`, then `input_image` / `input_file`);
 //! - a hosted call/result pair is lowered to an ordinary `function_call` + `function_call_output`
 //!   (the Responses converter cannot resend provider-executed results under `store: false`);
 //! - a V3 checkpoint's [`Part::ProviderState`] → the provider's own compaction item
@@ -20,6 +21,7 @@
 
 use serde_json::{Value, json};
 
+use crate::attachment::Attachment;
 use crate::checkpoint::ProviderState;
 use crate::projection::message::{Message, Part, Role};
 use crate::projection::openai_chat::tool_result_content;
@@ -28,10 +30,12 @@ use crate::projection::openai_chat::tool_result_content;
 pub fn to_openai_responses(messages: &[Message]) -> Vec<Value> {
     let mut items = Vec::new();
     for message in messages {
-        let mut texts: Vec<&str> = Vec::new();
+        let mut texts: Vec<Value> = Vec::new();
+        let kind = if message.role == Role::Assistant { "output_text" } else { "input_text" };
         for part in &message.parts {
             match part {
-                Part::Text { text } => texts.push(text),
+                Part::Text { text } => texts.push(json!({"type": kind, "text": text})),
+                Part::Attachment { attachment } => texts.push(input_part(attachment)),
                 Part::Reasoning { provider_data, .. } => {
                     flush(&mut items, message.role, &mut texts);
                     if let Some(content) = provider_data.as_ref().and_then(encrypted_content) {
@@ -47,12 +51,20 @@ pub fn to_openai_responses(messages: &[Message]) -> Vec<Value> {
                         "arguments": input.to_string(),
                     }));
                 }
-                Part::ToolResult { call_id, output, is_error, .. } => {
+                Part::ToolResult { call_id, output, is_error, attachments, .. } => {
                     flush(&mut items, message.role, &mut texts);
+                    let text = tool_result_content(output, *is_error);
+                    let output = if attachments.is_empty() {
+                        Value::String(text)
+                    } else {
+                        let mut parts = vec![json!({"type": "input_text", "text": text})];
+                        parts.extend(attachments.iter().map(input_part));
+                        Value::Array(parts)
+                    };
                     items.push(json!({
                         "type": "function_call_output",
                         "call_id": call_id,
-                        "output": tool_result_content(output, *is_error),
+                        "output": output,
                     }));
                 }
                 Part::ProviderState { state } => {
@@ -89,18 +101,40 @@ fn encrypted_content(data: &Value) -> Option<&str> {
         })
 }
 
-fn flush(items: &mut Vec<Value>, role: Role, texts: &mut Vec<&str>) {
+fn flush(items: &mut Vec<Value>, role: Role, texts: &mut Vec<Value>) {
     if texts.is_empty() {
         return;
     }
-    let (role, kind) = match role {
-        Role::System => ("developer", "input_text"),
-        Role::User | Role::Tool => ("user", "input_text"),
-        Role::Assistant => ("assistant", "output_text"),
+    let role = match role {
+        Role::System => "developer",
+        Role::User | Role::Tool => "user",
+        Role::Assistant => "assistant",
     };
-    let content: Vec<Value> =
-        texts.drain(..).map(|text| json!({"type": kind, "text": text})).collect();
+    let content: Vec<Value> = std::mem::take(texts);
     items.push(json!({"type": "message", "role": role, "content": content}));
+}
+
+/// The input part of an attachment: `input_image` (`image_url`: a data URL or the URL;
+/// `detail`, `auto` by default) or `input_file` (`file_data` as a data URL with `filename`, or
+/// `file_url`). An archived attachment the host did not hydrate goes as its text stand-in.
+fn input_part(attachment: &Attachment) -> Value {
+    let url = attachment.data_url().or_else(|| attachment.url.clone());
+    let Some(url) = url else {
+        return json!({"type": "input_text", "text": attachment.stand_in("")});
+    };
+    if attachment.is_image() {
+        let detail = attachment.detail.as_deref().unwrap_or("auto");
+        return json!({"type": "input_image", "image_url": url, "detail": detail});
+    }
+    let mut part = if attachment.data.is_some() {
+        json!({"type": "input_file", "file_data": url})
+    } else {
+        json!({"type": "input_file", "file_url": url})
+    };
+    if let Some(name) = &attachment.name {
+        part["filename"] = json!(name);
+    }
+    part
 }
 
 #[cfg(test)]

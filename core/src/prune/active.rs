@@ -81,7 +81,7 @@ pub fn archive_tool_result(
     event: &RuntimeEvent,
     estimator: &dyn TokenEstimator,
 ) -> Result<Option<ActivePrune>, ArchiveError> {
-    let (EventContent::ToolResult { call_id, tool_name, output, is_error }
+    let (EventContent::ToolResult { call_id, tool_name, output, is_error, .. }
     | EventContent::HostedToolResult { call_id, tool_name, output, is_error }) = &event.content
     else {
         return Ok(None);
@@ -98,7 +98,13 @@ pub fn archive_tool_result(
         EventContent::HostedToolResult { .. } => {
             EventContent::HostedToolResult { call_id, tool_name, output: placeholder, is_error }
         }
-        _ => EventContent::ToolResult { call_id, tool_name, output: placeholder, is_error },
+        _ => EventContent::ToolResult {
+            call_id,
+            tool_name,
+            output: placeholder,
+            is_error,
+            attachments: event.attachments().to_vec(),
+        },
     };
     Ok(Some(ActivePrune {
         address,

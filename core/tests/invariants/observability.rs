@@ -45,7 +45,7 @@ proptest! {
                 if let Some(summary) = cp.summary() {
                     prop_assert!(trace.final_log.iter().all(|e| match &e.content {
                         EventContent::SystemNote { text } | EventContent::AssistantText { text }
-                        | EventContent::UserText { text } => text != summary,
+                        | EventContent::UserText { text, .. } => text != summary,
                         _ => true,
                     }), "a summary became a RuntimeEvent");
                 }

@@ -67,7 +67,7 @@ proptest! {
             let covered = p.projection.checkpoint.as_ref().map_or(0, |c| c.covered_events as usize);
             let skip = (covered + p.projection.omitted_events as usize).min(prior.len());
             for event in prior[skip..].iter().chain(current) {
-                if let EventContent::UserText { text } = &event.content {
+                if let EventContent::UserText { text, .. } = &event.content {
                     prop_assert!(texts.contains(&text.as_str()), "raw tail lost {:?}", text);
                 }
             }

@@ -80,7 +80,7 @@ fn push_result(
     log.push(if hosted {
         EventContent::HostedToolResult { call_id, tool_name, output, is_error }
     } else {
-        EventContent::ToolResult { call_id, tool_name, output, is_error }
+        EventContent::ToolResult { call_id, tool_name, output, is_error, attachments: Vec::new() }
     });
 }
 

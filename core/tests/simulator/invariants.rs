@@ -75,7 +75,7 @@ pub(crate) fn check_projection(sim: &Sim, current: Option<&str>, fail_open: bool
         .collect();
     let skip = covered + projection.omitted_events as usize;
     for event in prior[skip.min(prior.len())..].iter().chain(current_events) {
-        if let EventContent::UserText { text } = &event.content {
+        if let EventContent::UserText { text, .. } = &event.content {
             assert!(texts.contains(&text.as_str()), "seed {}: raw tail lost {text:?}", sim.seed);
         }
     }

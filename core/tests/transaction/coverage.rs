@@ -152,7 +152,7 @@ fn an_edited_log_is_a_digest_mismatch() {
     let mut events = log.events().to_vec();
     let checkpoint =
         v2_checkpoint("cp-old", &events, end_of_turn(&events, 3), &good_summary("old"));
-    events[1].content = EventContent::UserText { text: "an edited request".into() };
+    events[1].content = EventContent::user_text("an edited request");
     let run = drive(
         input(Trigger::Manual, &events, None, Some(&checkpoint), window(WINDOW)),
         vec![summary(good_summary("fresh")), append_ok()],

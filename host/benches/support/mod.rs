@@ -19,7 +19,7 @@ pub fn turn_events(turn: u64, output_bytes: usize) -> Vec<RuntimeEvent> {
     let output = format!("{}{turn}", LINE.repeat(output_bytes / LINE.len()));
     let call_id = format!("c{turn}");
     let contents = [
-        EventContent::UserText { text: format!("continue with failing test {turn}") },
+        EventContent::user_text(format!("continue with failing test {turn}")),
         EventContent::ToolCall {
             call_id: call_id.clone(),
             tool_name: "shell".into(),
@@ -30,6 +30,7 @@ pub fn turn_events(turn: u64, output_bytes: usize) -> Vec<RuntimeEvent> {
             tool_name: "shell".into(),
             output: json!(output),
             is_error: false,
+            attachments: Vec::new(),
         },
         EventContent::AssistantText { text: "The test passes now; moving on.".into() },
     ];

@@ -134,7 +134,7 @@ impl Player {
         eprintln!("demo: turn {}/{total}: {first_line}{more}", index + 1);
         let turn_id = format!("t{index}");
         self.runtime.begin_turn(&turn_id)?;
-        let user = self.event(index, None, EventContent::UserText { text: turn.request.clone() });
+        let user = self.event(index, None, EventContent::user_text(turn.request.clone()));
         self.runtime.append(vec![user]).await?;
         if let Some(report) = self.runtime.evaluate_pre_turn().await? {
             self.note(report);
@@ -161,6 +161,7 @@ impl Player {
                     tool_name: call.tool.into(),
                     output: call.output.clone(),
                     is_error: call.is_error,
+                    attachments: Vec::new(),
                 };
                 events.push(self.event(index, None, content));
             }

@@ -216,6 +216,7 @@ fn part_kind(part: &Part) -> &'static str {
         Part::ToolCall { .. } => "tool-call",
         Part::ToolResult { .. } => "tool-result",
         Part::ProviderState { .. } => "provider-state",
+        Part::Attachment { .. } => "attachment",
     }
 }
 

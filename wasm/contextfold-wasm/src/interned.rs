@@ -243,7 +243,7 @@ fn each_string(
         each_value_string(value, other)?;
     }
     match &mut event.content {
-        EventContent::UserText { text: body }
+        EventContent::UserText { text: body, .. }
         | EventContent::AssistantText { text: body }
         | EventContent::SystemNote { text: body } => text(body, TextSlot::Text),
         EventContent::Reasoning { text: body, provider_data } => {
@@ -338,7 +338,7 @@ mod tests {
         let b = intern_string("a nested string".repeat(20));
         let output = json!({ "lines": [reference(b)], "n": 1 });
         let events = events_from_interned_json(&events_text(output, &reference(a))).unwrap();
-        assert_eq!(events[0].content, EventContent::UserText { text: long });
+        assert_eq!(events[0].content, EventContent::user_text(long));
         let EventContent::ToolResult { output, .. } = &events[1].content else { panic!() };
         assert_eq!(output["lines"][0], json!("a nested string".repeat(20)));
         release_strings(&[a, b]);
@@ -350,7 +350,7 @@ mod tests {
         let b = intern_string("nested ".repeat(50));
         let output = json!({ "lines": [reference(b)] });
         let kept = crate::kept_events::read_fresh(&events_text(output, &reference(a))).unwrap();
-        assert_eq!(kept.events[0].content, EventContent::UserText { text: reference(a) });
+        assert_eq!(kept.events[0].content, EventContent::user_text(reference(a)));
         let EventContent::ToolResult { output, .. } = &kept.events[1].content else { panic!() };
         assert_eq!(
             output["lines"][0],

@@ -123,7 +123,7 @@ impl<'a> StringSources<'a> {
         for (index, event) in events.iter().enumerate() {
             let mut path = vec![StepRef::Key("content")];
             match &event.content {
-                EventContent::UserText { text }
+                EventContent::UserText { text, .. }
                 | EventContent::AssistantText { text }
                 | EventContent::SystemNote { text }
                 | EventContent::Reasoning { text, .. }

@@ -61,7 +61,14 @@ pub fn build_native_request(
     }
     for (index, event) in fold.iter().enumerate() {
         match &event.content {
-            EventContent::UserText { text } => items.push(message("user", text, estimator)),
+            EventContent::UserText { text, attachments } => {
+                // Attachments go as their textual stand-ins (the bytes never leave the log here).
+                let mut text = text.clone();
+                for attachment in attachments {
+                    text.push_str(&format!("\n{}", attachment.stand_in(&event.session_id)));
+                }
+                items.push(message("user", &text, estimator));
+            }
             EventContent::AssistantText { text } => {
                 items.push(message("assistant", text, estimator));
             }
@@ -81,7 +88,10 @@ pub fn build_native_request(
                 }
             }
             EventContent::ToolResult { call_id, output, is_error, .. } => {
-                let output = output_text(output, *is_error);
+                let mut output = output_text(output, *is_error);
+                for attachment in event.attachments() {
+                    output.push_str(&format!("\n{}", attachment.stand_in(&event.session_id)));
+                }
                 items.push(function_output(call_id, &output, true, estimator));
             }
             EventContent::HostedToolCall { call_id, tool_name, input } => {

@@ -27,6 +27,7 @@
 
 use serde_json::Value;
 
+use crate::attachment::Attachment;
 use crate::diagnostics::ReasonCode;
 use crate::event::{EventContent, RuntimeEvent};
 use crate::prune::ArchiveAddress;
@@ -125,15 +126,31 @@ pub fn is_compaction_failure_note(event: &RuntimeEvent) -> bool {
         if code == ReasonCode::ContextCompactionFailedOpen.as_str())
 }
 
+/// `text` followed by one line per attachment: its short textual stand-in (media type, name,
+/// size, archive address), never its bytes.
+fn with_stand_ins(mut text: String, attachments: &[Attachment], session_id: &str) -> String {
+    for attachment in attachments {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&attachment.stand_in(session_id));
+    }
+    text
+}
+
 fn entry(index: usize, event: &RuntimeEvent) -> Option<Entry> {
     use PayloadKind::{Other, ToolResult};
     if is_compaction_failure_note(event) {
         return None;
     }
     let entry = match &event.content {
-        EventContent::UserText { text } => {
-            Entry::new(index, "[user]".into(), "\n", text.clone(), Other("user text"))
-        }
+        EventContent::UserText { text, attachments } => Entry::new(
+            index,
+            "[user]".into(),
+            "\n",
+            with_stand_ins(text.clone(), attachments, &event.session_id),
+            Other("user text"),
+        ),
         EventContent::AssistantText { text } => {
             Entry::new(index, "[assistant]".into(), "\n", text.clone(), Other("assistant text"))
         }
@@ -152,13 +169,15 @@ fn entry(index: usize, event: &RuntimeEvent) -> Option<Entry> {
             input.to_string(),
             Other("hosted tool-call input"),
         ),
-        EventContent::ToolResult { call_id, tool_name, output, is_error } => Entry::new(
-            index,
-            result_head("tool result", call_id, tool_name, *is_error),
-            "\n",
-            render_value(output),
-            ToolResult,
-        ),
+        EventContent::ToolResult { call_id, tool_name, output, is_error, attachments } => {
+            Entry::new(
+                index,
+                result_head("tool result", call_id, tool_name, *is_error),
+                "\n",
+                with_stand_ins(render_value(output), attachments, &event.session_id),
+                ToolResult,
+            )
+        }
         EventContent::HostedToolResult { call_id, tool_name, output, is_error } => Entry::new(
             index,
             result_head("hosted tool result", call_id, tool_name, *is_error),

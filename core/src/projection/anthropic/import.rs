@@ -10,8 +10,10 @@
 //! `reasoning` with `providerData: {signature}`; `redacted_thinking` → `reasoning` with empty
 //! text and `providerData: {redactedData}`; `tool_use` → `tool_call`; `server_tool_use` →
 //! `hosted_tool_call`; a `*_tool_result` block in an assistant message → `hosted_tool_result`.
-//! Images, documents, unknown block types and malformed shapes are typed errors: nothing is
-//! dropped silently.
+//! `image` and `document` blocks (in user messages and inside `tool_result` content) become
+//! [`Attachment`]s of the user text before them or of the result (sources `base64`, `url` and,
+//! for documents, `text`). A `file` source, unknown block types, attachments that fail their
+//! checks and malformed shapes are typed errors: nothing is dropped silently.
 //!
 //! A `tool_use` may reuse the id of an earlier tool use that was already answered: the event
 //! keeps the original id, the next `tool_result` with that id answers the new one, and the
@@ -23,9 +25,60 @@
 
 use serde_json::{Value, json};
 
+use crate::attachment::{Attachment, AttachmentError};
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::import_state::{ImportState, PairingError};
 use crate::projection::openai_chat::{ImportContext, message_array};
+
+/// The text and attachments of a `tool_result`'s `content`: a string, or `text` blocks (joined
+/// by newlines) with `image` / `document` blocks.
+fn result_content(
+    block: &Value,
+    at: &str,
+) -> Result<(Value, Vec<Attachment>), AnthropicImportError> {
+    match block.get("content") {
+        None | Some(Value::Null) => Ok((Value::String(String::new()), Vec::new())),
+        Some(Value::String(text)) => Ok((Value::String(text.clone()), Vec::new())),
+        Some(Value::Array(parts)) => {
+            let (mut texts, mut attachments) = (Vec::new(), Vec::new());
+            for (j, part) in parts.iter().enumerate() {
+                let path = format!("{at}.content[{j}]");
+                match block_type(part, &path)? {
+                    "image" | "document" => attachments.push(block_attachment(part, &path)?),
+                    _ => texts.push(block_text(part, &path)?),
+                }
+            }
+            Ok((Value::String(texts.join("\n")), attachments))
+        }
+        Some(_) => Err(shape(format!("{at}.content"), "text or content blocks")),
+    }
+}
+
+/// The attachment of an `image` or `document` block: `source` of type `base64` (`media_type`,
+/// `data`), `url`, or (documents) `text` (plain text, `media_type` `text/plain`); a document's
+/// `title` becomes the name. A `file` source names bytes elsewhere and is refused.
+fn block_attachment(block: &Value, at: &str) -> Result<Attachment, AnthropicImportError> {
+    let source = block.get("source").ok_or_else(|| shape(format!("{at}.source"), "a source"))?;
+    let field = |key: &str| source.get(key).and_then(Value::as_str);
+    let name = block.get("title").and_then(Value::as_str).map(str::to_owned);
+    let media_type = field("media_type");
+    let result = match field("type") {
+        Some("base64") => {
+            let data = field("data").ok_or_else(|| shape(format!("{at}.source.data"), "base64"))?;
+            Attachment::from_base64(media_type, data, name)
+        }
+        Some("url") => {
+            let url = field("url").ok_or_else(|| shape(format!("{at}.source.url"), "a URL"))?;
+            Attachment::from_url(url, media_type, name)
+        }
+        Some("text") => {
+            let data = field("data").ok_or_else(|| shape(format!("{at}.source.data"), "text"))?;
+            Attachment::from_bytes(Some(media_type.unwrap_or("text/plain")), data.as_bytes(), name)
+        }
+        _ => return Err(unsupported(&format!("{at}.source"), "file")),
+    };
+    result.map_err(|source| AnthropicImportError::Attachment { path: at.to_owned(), source })
+}
 
 /// Why an Anthropic conversation cannot be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,7 +92,16 @@ pub enum AnthropicImportError {
         /// What was expected.
         expected: &'static str,
     },
-    /// A block the event model cannot hold (image, document, unknown type).
+    /// An image or document that cannot be accepted (bad base64, a media type its bytes
+    /// contradict, over the size limit, a URL scheme that is not allowed).
+    #[error("{path}: {source}")]
+    Attachment {
+        /// JSON path of the block.
+        path: String,
+        /// What is wrong with it.
+        source: AttachmentError,
+    },
+    /// A block the event model cannot hold (an unknown type, a `file` source).
     #[error("{path}: unsupported content block `{kind}`")]
     UnsupportedBlock {
         /// JSON path of the block.
@@ -81,6 +143,7 @@ impl AnthropicImportError {
         match self {
             AnthropicImportError::Shape { .. } => "anthropic_import_shape",
             AnthropicImportError::UnsupportedBlock { .. } => "anthropic_import_unsupported_block",
+            AnthropicImportError::Attachment { source, .. } => source.code(),
             AnthropicImportError::UnknownToolUse { .. } => "anthropic_import_unknown_tool_use",
             AnthropicImportError::DuplicateToolUse { .. } => "anthropic_import_duplicate_tool_use",
             AnthropicImportError::DuplicateToolResult { .. } => {
@@ -161,46 +224,52 @@ impl Importer<'_> {
 
     fn user(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {
         let mut message_has_text = false;
+        // The user text being built: `image` / `document` blocks join the text before them.
+        let mut pending: Option<(String, Vec<Attachment>)> = None;
         for (i, block) in blocks.iter().enumerate() {
             let at = format!("{path}.content[{i}]");
-            match block_type(block, &at)? {
+            let kind = block_type(block, &at)?;
+            if matches!(kind, "text" | "image" | "document") && !message_has_text {
+                // One turn per user message that carries text or attachments.
+                self.state.open_user_turn();
+                message_has_text = true;
+            }
+            match kind {
                 "text" => {
-                    // One turn per user message that carries text, however many text blocks.
-                    if !message_has_text {
-                        self.state.open_user_turn();
-                    }
-                    message_has_text = true;
-                    let text = block_text(block, &at)?;
-                    self.emit(EventContent::UserText { text }, None);
+                    self.flush_user(&mut pending);
+                    pending = Some((block_text(block, &at)?, Vec::new()));
+                }
+                "image" | "document" => {
+                    let attachment = block_attachment(block, &at)?;
+                    pending.get_or_insert_with(Default::default).1.push(attachment);
                 }
                 "tool_result" => {
+                    self.flush_user(&mut pending);
                     let id = str_field(block, "tool_use_id", &at)?;
                     let tool_name = self.answer(&id, &at, false)?;
-                    let output = match block.get("content") {
-                        None | Some(Value::Null) => Value::String(String::new()),
-                        Some(Value::String(text)) => Value::String(text.clone()),
-                        Some(Value::Array(parts)) => {
-                            let texts: Result<Vec<String>, _> = parts
-                                .iter()
-                                .enumerate()
-                                .map(|(j, p)| block_text(p, &format!("{at}.content[{j}]")))
-                                .collect();
-                            Value::String(texts?.join("\n"))
-                        }
-                        Some(_) => {
-                            return Err(shape(format!("{at}.content"), "text or text blocks"));
-                        }
-                    };
+                    let (output, attachments) = result_content(block, &at)?;
                     let is_error = block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-                    self.emit(
-                        EventContent::ToolResult { call_id: id, tool_name, output, is_error },
-                        None,
-                    );
+                    let call_id = id;
+                    let content = EventContent::ToolResult {
+                        call_id,
+                        tool_name,
+                        output,
+                        is_error,
+                        attachments,
+                    };
+                    self.emit(content, None);
                 }
                 other => return Err(unsupported(&at, other)),
             }
         }
+        self.flush_user(&mut pending);
         Ok(())
+    }
+
+    fn flush_user(&mut self, pending: &mut Option<(String, Vec<Attachment>)>) {
+        if let Some((text, attachments)) = pending.take() {
+            self.emit(EventContent::UserText { text, attachments }, None);
+        }
     }
 
     fn assistant(&mut self, path: &str, blocks: &[Value]) -> Result<(), AnthropicImportError> {

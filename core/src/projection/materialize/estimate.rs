@@ -22,11 +22,13 @@ pub fn estimate_part(estimator: &dyn TokenEstimator, part: &Part) -> u64 {
                 + estimator.estimate_text(tool_name)
                 + estimate_value(estimator, input)
         }
-        Part::ToolResult { call_id, tool_name, output, .. } => {
+        Part::ToolResult { call_id, tool_name, output, attachments, .. } => {
             estimator.estimate_text(call_id)
                 + estimator.estimate_text(tool_name)
                 + estimate_value(estimator, output)
+                + attachments.iter().map(|a| estimator.estimate_attachment(a)).sum::<u64>()
         }
+        Part::Attachment { attachment } => estimator.estimate_attachment(attachment),
         Part::ProviderState { state } => {
             estimator.estimate_text(&serde_json::to_string(state).unwrap_or_default())
         }

@@ -23,7 +23,14 @@ fn call(id: &str, hosted: bool) -> Part {
 }
 
 fn result(id: &str, output: Value, is_error: bool, hosted: bool) -> Part {
-    Part::ToolResult { call_id: id.into(), tool_name: "t".into(), output, is_error, hosted }
+    Part::ToolResult {
+        call_id: id.into(),
+        tool_name: "t".into(),
+        output,
+        is_error,
+        hosted,
+        attachments: Vec::new(),
+    }
 }
 
 fn hosted_call(log: &mut LogBuilder, id: &str) {

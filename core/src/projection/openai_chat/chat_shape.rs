@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::attachment::{Attachment, AttachmentError};
+
 /// Why a chat conversation could not be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -38,6 +40,15 @@ pub enum ChatImportError {
         path: String,
         /// What it is.
         what: String,
+    },
+    /// An image or file that cannot be accepted (bad base64, a media type its bytes
+    /// contradict, over the size limit, a URL scheme that is not allowed).
+    #[error("{path}: {source}")]
+    Attachment {
+        /// JSON path of the part.
+        path: String,
+        /// What is wrong with it.
+        source: AttachmentError,
     },
     /// Tool-call `arguments` is not a JSON text.
     #[error("{path}: arguments are not valid JSON: {detail}")]
@@ -88,6 +99,7 @@ impl ChatImportError {
             ChatImportError::UnknownRole { .. } => "chat_import_unknown_role",
             ChatImportError::UnknownField { .. } => "chat_import_unknown_field",
             ChatImportError::Unsupported { .. } => "chat_import_unsupported",
+            ChatImportError::Attachment { source, .. } => source.code(),
             ChatImportError::InvalidArguments { .. } => "chat_import_invalid_arguments",
             ChatImportError::UnknownToolCallId { .. } => "chat_import_unknown_tool_call_id",
             ChatImportError::DuplicateToolCallId { .. } => "chat_import_duplicate_tool_call_id",
@@ -166,6 +178,70 @@ pub(super) fn text_content(path: &str, content: Option<&Value>) -> Result<String
         }
         _ => Err(shape(path, "a string or an array of text parts")),
     }
+}
+
+/// The text and attachments of a user message's `content`: a string, or text parts (joined),
+/// `image_url` parts (`url`: a data URL or an `http(s)` URL; `detail` kept) and `file` parts
+/// (`file_data`: a data URL, with `filename`; a `file_id` names bytes elsewhere and is refused).
+pub(super) fn user_content(
+    path: &str,
+    content: Option<&Value>,
+) -> Result<(String, Vec<Attachment>), ChatImportError> {
+    let Some(Value::Array(parts)) = content else {
+        return text_content(path, content).map(|text| (text, Vec::new()));
+    };
+    let (mut text, mut attachments) = (String::new(), Vec::new());
+    for (position, part) in parts.iter().enumerate() {
+        let part_path = format!("{path}[{position}]");
+        let object = part.as_object().ok_or_else(|| shape(&part_path, "a content part object"))?;
+        let bad = |source| ChatImportError::Attachment { path: part_path.clone(), source };
+        match object.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                check_fields(&part_path, object, &["type", "text"])?;
+                let part_text = object
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| shape(&format!("{part_path}.text"), "a string"))?;
+                text.push_str(part_text);
+            }
+            Some("image_url") => {
+                check_fields(&part_path, object, &["type", "image_url"])?;
+                let image = object.get("image_url").and_then(Value::as_object);
+                let url = image.and_then(|i| i.get("url")).and_then(Value::as_str);
+                let url =
+                    url.ok_or_else(|| shape(&format!("{part_path}.image_url.url"), "a string"))?;
+                let detail = image.and_then(|i| i.get("detail")).and_then(Value::as_str);
+                let attachment = Attachment::from_url(url, None, None).map_err(bad)?;
+                if !attachment.is_image() && attachment.url.is_none() {
+                    return Err(bad(AttachmentError::MediaTypeMismatch {
+                        declared: "an image".into(),
+                        found: attachment.media_type,
+                    }));
+                }
+                attachments.push(attachment.with_detail(detail.map(str::to_owned)));
+            }
+            Some("file") => {
+                check_fields(&part_path, object, &["type", "file"])?;
+                let file = object.get("file").and_then(Value::as_object);
+                let field = |key: &str| file.and_then(|f| f.get(key)).and_then(Value::as_str);
+                if field("file_id").is_some() {
+                    return Err(unsupported(&part_path, "a file given by `file_id`"));
+                }
+                let data = field("file_data")
+                    .ok_or_else(|| shape(&format!("{part_path}.file.file_data"), "a data URL"))?;
+                let name = field("filename").map(str::to_owned);
+                let attachment = if data.starts_with("data:") {
+                    Attachment::from_url(data, None, name)
+                } else {
+                    Attachment::from_base64(None, data, name)
+                };
+                attachments.push(attachment.map_err(bad)?);
+            }
+            Some(kind) => return Err(unsupported(&part_path, &format!("a `{kind}` content part"))),
+            None => return Err(shape(&format!("{part_path}.type"), "a string")),
+        }
+    }
+    Ok((text, attachments))
 }
 
 /// Extra message field LiteLLM (and so agents built on it, e.g. mini-swe-agent) adds to every

@@ -46,6 +46,7 @@ use super::TOOL_ERROR_PREFIX;
 pub use super::chat_shape::ChatImportError;
 use super::chat_shape::{
     check_message_fields, parse_tool_call, require_absent, shape, text_content, unsupported,
+    user_content,
 };
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::import_state::{ImportState, PairingError};
@@ -176,9 +177,10 @@ impl Importer<'_> {
             "user" => {
                 check_message_fields(&path, object, &["role", "content", "name"])?;
                 require_absent(&path, object, "name", "a participant name")?;
-                let text = text_content(&format!("{path}.content"), object.get("content"))?;
+                let (text, attachments) =
+                    user_content(&format!("{path}.content"), object.get("content"))?;
                 self.state.open_user_turn();
-                self.emit(EventContent::UserText { text }, None);
+                self.emit(EventContent::UserText { text, attachments }, None);
             }
             "assistant" => self.assistant(index, &path, object)?,
             "tool" => self.tool(index, &path, object)?,
@@ -277,6 +279,7 @@ impl Importer<'_> {
             tool_name,
             output: Value::String(output),
             is_error,
+            attachments: Vec::new(),
         };
         self.emit(content, None);
         Ok(())

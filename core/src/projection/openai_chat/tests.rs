@@ -17,7 +17,14 @@ fn call(id: &str, hosted: bool) -> Part {
 }
 
 fn result(id: &str, output: Value, is_error: bool, hosted: bool) -> Part {
-    Part::ToolResult { call_id: id.into(), tool_name: "search".into(), output, is_error, hosted }
+    Part::ToolResult {
+        call_id: id.into(),
+        tool_name: "search".into(),
+        output,
+        is_error,
+        hosted,
+        attachments: Vec::new(),
+    }
 }
 
 fn message(role: Role, parts: Vec<Part>) -> Message {
@@ -228,7 +235,10 @@ fn import_assigns_deterministic_ids_turns_and_responses() {
             (17, "evt-17", "turn-4", "run-4", None),
         ]
     );
-    assert_eq!(events[1].content, EventContent::UserText { text: "find".into() });
+    assert_eq!(
+        events[1].content,
+        EventContent::UserText { text: "find".into(), attachments: Vec::new() }
+    );
     assert_eq!(
         events[2].content,
         EventContent::ToolCall {
@@ -243,7 +253,8 @@ fn import_assigns_deterministic_ids_turns_and_responses() {
             call_id: "c2".into(),
             tool_name: "ls".into(),
             output: json!("denied"),
-            is_error: true
+            is_error: true,
+            attachments: Vec::new()
         }
     );
     assert_eq!(crate::event::validate_log(&events), Ok(()));

@@ -1,0 +1,65 @@
+use super::sniff::tests::png_header;
+use super::*;
+
+#[test]
+fn bytes_become_an_inline_content_addressed_attachment() {
+    let bytes = png_header(1280, 720);
+    let a = Attachment::from_bytes(Some("image/PNG"), &bytes, Some("shot.png".into())).unwrap();
+    assert_eq!(a.media_type, "image/png");
+    assert_eq!((a.width, a.height, a.byte_length), (Some(1280), Some(720), Some(33)));
+    assert_eq!(a.sha256.as_deref(), Some(sha256_hex(&bytes).as_str()));
+    assert_eq!(a.inline_bytes(), Some(bytes.clone()));
+    a.verify().unwrap();
+    let url = a.data_url().unwrap();
+    assert_eq!(Attachment::from_url(&url, None, Some("shot.png".into())).unwrap(), a);
+    assert!(a.stand_in("s").starts_with(
+        "[attachment image/png \"shot.png\" 1280x720, 33 bytes, contextfold://archive/s/"
+    ));
+}
+
+#[test]
+fn bad_attachments_are_typed_errors() {
+    let png = encode_base64(&png_header(4, 4));
+    let cases: Vec<(Result<Attachment, AttachmentError>, &str)> = vec![
+        (
+            Attachment::from_url("data:image/png;base64,@@@@", None, None),
+            "attachment_invalid_base64",
+        ),
+        (Attachment::from_url("data:image/png,abc", None, None), "attachment_invalid_data_url"),
+        (
+            Attachment::from_url(&format!("data:image/jpeg;base64,{png}"), None, None),
+            "attachment_media_type_mismatch",
+        ),
+        (
+            Attachment::from_base64(Some("application/pdf"), "aGVsbG8=", None),
+            "attachment_media_type_mismatch",
+        ),
+        (Attachment::from_url("file:///etc/passwd", None, None), "attachment_url_not_allowed"),
+        (
+            Attachment::from_bytes(None, &vec![0; (MAX_ATTACHMENT_BYTES + 1) as usize], None),
+            "attachment_too_large",
+        ),
+    ];
+    for (result, code) in cases {
+        assert_eq!(result.expect_err(code).code(), code);
+    }
+}
+
+#[test]
+fn verify_refuses_inconsistent_fields() {
+    let good = Attachment::from_bytes(None, &png_header(2, 2), None).unwrap();
+    let mut tampered = good.clone();
+    tampered.sha256 = Some("0".repeat(64));
+    assert_eq!(tampered.verify().unwrap_err().code(), "attachment_inconsistent");
+    let mut both = good.clone();
+    both.url = Some("https://example.com/a.png".into());
+    assert_eq!(both.verify().unwrap_err().code(), "attachment_inconsistent");
+    let mut archived = good.clone();
+    archived.data = None;
+    archived.verify().unwrap();
+    archived.sha256 = None;
+    assert_eq!(archived.verify().unwrap_err().code(), "attachment_inconsistent");
+    let url = Attachment::from_url("https://example.com/a.JPG?x=1", None, None).unwrap();
+    assert_eq!(url.media_type, "image/jpeg");
+    url.verify().unwrap();
+}
