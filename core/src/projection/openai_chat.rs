@@ -182,14 +182,33 @@ pub fn to_openai_chat(messages: &[Message]) -> Result<Vec<Value>, ChatMappingErr
     Ok(out)
 }
 
-/// The chat content of a tool result: string output as is, other output as JSON text, errors
-/// prefixed with [`TOOL_ERROR_PREFIX`].
+/// The chat content of a tool result: string output as is, an AI SDK `content` output of text
+/// parts as their text, other output as JSON text, errors prefixed with [`TOOL_ERROR_PREFIX`].
 pub fn tool_result_content(output: &Value, is_error: bool) -> String {
     let body = match output {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => content_output_text(other).unwrap_or_else(|| other.to_string()),
     };
     if is_error { format!("{TOOL_ERROR_PREFIX}{body}") } else { body }
+}
+
+/// The text of an AI SDK `content` output whose parts are all text (their texts, one per
+/// line), so a result imported from the AI SDK reads as text on every other wire format.
+fn content_output_text(output: &Value) -> Option<String> {
+    let map = output.as_object()?;
+    if map.get("type").and_then(Value::as_str) != Some(crate::projection::ai_sdk::CONTENT_OUTPUT) {
+        return None;
+    }
+    let texts: Option<Vec<&str>> = map
+        .get("value")?
+        .as_array()?
+        .iter()
+        .map(|part| match part.get("type").and_then(Value::as_str) {
+            Some("text") => part.get("text").and_then(Value::as_str),
+            _ => None,
+        })
+        .collect();
+    Some(texts?.join("\n"))
 }
 
 /// One chat assistant message under construction.

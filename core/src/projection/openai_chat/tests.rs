@@ -304,7 +304,9 @@ fn import_rejects_what_it_cannot_carry() {
     );
     let image =
         json!([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}]);
-    assert_eq!(code(image), Some("chat_import_unsupported"));
+    assert_eq!(code(image), Some("attachment_url_not_allowed"));
+    let audio = json!([{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]);
+    assert_eq!(code(audio), Some("chat_import_unsupported"));
     assert_eq!(
         code(json!([{"role": "assistant", "content": null}])),
         Some("chat_import_empty_assistant_message")
