@@ -218,3 +218,35 @@ fn large_tool_output(prng: &mut SplitMix64) -> Vec<RuntimeEvent> {
     log.assistant("The log is long; the failure is near the end.");
     log.build()
 }
+
+/// Images and files (docs/events.md#attachments): an inline PNG with a detail hint and a URL
+/// image on a user message, an archived screenshot (hash and length, no bytes) and an inline
+/// PDF on a tool result. Appended after the random sessions, so older vectors keep their places.
+pub(crate) fn attachments() -> Vec<Value> {
+    use contextfold_core::attachment::Attachment;
+    let png: &[u8] = include_bytes!("../../core/tests/fixtures/screenshot.png");
+    let pdf: &[u8] = include_bytes!("../../core/tests/fixtures/report.pdf");
+    let inline = Attachment::from_bytes(None, png, Some("écran.png".into()))
+        .expect("a real PNG")
+        .with_detail(Some("low".into()));
+    let url = Attachment::from_url("https://example.com/chart.jpg?v=2", None, None).expect("a URL");
+    let archived = Attachment { data: None, name: None, detail: None, ..inline.clone() };
+    let report = Attachment::from_bytes(Some("application/pdf"), pdf, Some("report.pdf".into()))
+        .expect("a real PDF");
+    let mut log = LogBuilder::new("sess-media");
+    log.turn("t1");
+    log.push(EventContent::UserText {
+        text: "What changed on the page?".into(),
+        attachments: vec![inline, url],
+    });
+    log.response(Some("resp-1")).push(call("shot-1", "screenshot", json!({})));
+    log.response(None);
+    log.push(EventContent::ToolResult {
+        call_id: "shot-1".into(),
+        tool_name: "screenshot".into(),
+        output: json!("captured"),
+        is_error: false,
+        attachments: vec![archived, report],
+    });
+    as_values(log.build())
+}

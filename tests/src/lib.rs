@@ -84,6 +84,8 @@ pub fn digest_vectors(seed: u64) -> Value {
             .collect();
         cases.push(vector_case(format!("random_session_{index:02}"), events));
     }
+    // Appended after the random sessions so every older case keeps its place in the file.
+    cases.push(vector_case("attachments".into(), fixed_cases::attachments()));
     json!({
         "seed": seed,
         "generator": GENERATOR,

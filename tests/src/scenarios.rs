@@ -187,6 +187,9 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
     // Appended last so the earlier cases keep their places in the file.
     compaction.extend(circuit);
     compaction.push(oversized_paste_case());
+    let (project_media, compact_media) = attachment_cases();
+    projection.push(project_media);
+    compaction.push(compact_media);
     (projection, compaction)
 }
 
@@ -203,6 +206,48 @@ fn oversized_paste_case() -> Value {
     let extra =
         json!({"summarizerLabel": null, "script": [{"summary": "extractive"}, {"append": "ok"}]});
     case("text_oversized_paste".into(), "compaction", transcript_input(&values, "t2", 8_000, extra))
+}
+
+/// A browser agent's session with a screenshot on every turn, as a user image or inside a tool
+/// result: the projection prunes the stale ones to their archive address and estimates the rest
+/// by the image rules; the compaction's transcript carries their stand-ins, never the bytes.
+fn attachment_cases() -> (Value, Value) {
+    use contextfold_core::EventContent;
+    use contextfold_core::attachment::Attachment;
+    let png: &[u8] = include_bytes!("../../core/tests/fixtures/screenshot.png");
+    let shot = Attachment::from_bytes(None, png, Some("viewport.png".into())).expect("a real PNG");
+    let mut log = LogBuilder::new("s-media");
+    for turn in 0..6 {
+        log.turn(&format!("t{turn}"));
+        log.push(EventContent::UserText {
+            text: format!("turn {turn}: does the page render? {}", "details ".repeat(40)),
+            attachments: vec![shot.clone()],
+        });
+        let call = format!("shot-{turn}");
+        log.response(Some(&format!("resp-{turn}"))).tool_call(&call, "screenshot", json!({}));
+        log.response(None);
+        log.push(EventContent::ToolResult {
+            call_id: call,
+            tool_name: "screenshot".into(),
+            output: json!("captured the viewport"),
+            is_error: false,
+            attachments: vec![shot.clone()],
+        });
+        log.response(Some(&format!("resp-{turn}-end"))).assistant("It renders.").response(None);
+    }
+    let values = to_values(log.events());
+    let project_input = json!({"events": values, "currentTurnId": "t5",
+        "model": {"contextWindow": 200_000}, "failOpen": false});
+    let extra =
+        json!({"summarizerLabel": null, "script": [{"summary": "extractive"}, {"append": "ok"}]});
+    (
+        case("attachments_project".into(), "project", project_input),
+        case(
+            "text_attachments".into(),
+            "compaction",
+            transcript_input(&values, "t5", 4_000, extra),
+        ),
+    )
 }
 
 /// The session's compaction after its summarizer was malformed twice: the transcript gets the

@@ -84,6 +84,7 @@ fn vectors_cover_the_required_cases_and_stay_small() {
         "flags_and_optionals",
         "explicit_defaults",
         "large_tool_output",
+        "attachments",
     ] {
         assert!(names.contains(&required), "missing case {required}");
     }
