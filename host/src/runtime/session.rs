@@ -185,10 +185,21 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// not fit the budget (a compaction failed or could not shrink it enough), the fail-open
     /// projection: the source-matched checkpoint with the newest complete raw turns that fit,
     /// never an invented summary and never a widened coverage claim. The omission is reported
-    /// (`previous_checkpoint_reused`, `omitted_events`).
+    /// (`previous_checkpoint_reused`, `omitted_events`). Attachments whose bytes the ledger
+    /// keeps in the archive come back inline, ready for the wire formats.
     pub async fn project_for_request(&self) -> Result<ProjectionReport, RuntimeError> {
         // A projection that fits is the same in both modes (see `ProjectInput::fail_open`).
-        self.project(true).await
+        let mut report = self.project(true).await?;
+        let store = Arc::clone(&self.store);
+        let session = self.config.session_id.clone();
+        let mut messages = std::mem::take(&mut report.projection.messages);
+        let messages = blocking(move || {
+            store.hydrate_attachments(&session, &mut messages)?;
+            Ok(messages)
+        })
+        .await?;
+        report.projection.messages = messages;
+        Ok(report)
     }
 
     /// Pre-turn evaluation: call after the user's message of the active turn is appended and

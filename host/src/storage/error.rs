@@ -69,6 +69,15 @@ pub enum StoreError {
         /// The repeated id.
         event_id: String,
     },
+    /// An event to append names archived attachment bytes the session archive does not hold
+    /// (store them with `archive_put` first, or send them inline).
+    #[error("event {index} names attachment bytes {sha256} the archive does not hold")]
+    AttachmentNotArchived {
+        /// Index in the appended batch.
+        index: usize,
+        /// SHA-256 of the missing bytes.
+        sha256: String,
+    },
     /// The session has no events.
     #[error("session `{session_id}` has no events in this database")]
     UnknownSession {
@@ -102,6 +111,7 @@ impl StoreError {
             StoreError::EventSeqNotIncreasing { .. } => "event_seq_not_increasing",
             StoreError::EventDuplicateId { .. } => "event_duplicate_id",
             StoreError::UnknownSession { .. } => "unknown_session",
+            StoreError::AttachmentNotArchived { .. } => "attachment_not_archived",
             StoreError::SessionExists { .. } => "session_exists",
             StoreError::ReservedAgentRunKind { .. } => "reserved_agent_run_kind",
         }

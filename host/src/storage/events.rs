@@ -106,8 +106,9 @@ impl Store {
                     session_id: session_id.to_owned(),
                     detail: format!("event {index} cannot be serialized: {detail}"),
                 };
+                let event = super::attachments::archive_attachments(&tx, index, event)?;
                 json.clear();
-                serde_json::to_writer(&mut json, event)
+                serde_json::to_writer(&mut json, &*event)
                     .map_err(|e| unserializable(e.to_string()))?;
                 // serde_json writes UTF-8; binding the bytes as TEXT skips a second validation.
                 let text = ToSqlOutput::Borrowed(ValueRef::Text(&json));

@@ -7,6 +7,7 @@
 //! runtime worker thread.
 
 mod archive;
+mod attachments;
 mod checkpoints;
 mod circuit;
 mod error;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+pub use attachments::INLINE_ATTACHMENT_MAX_BYTES;
 pub use checkpoints::{CheckpointLookup, LookupNote, LookupSource};
 pub use circuit::CIRCUIT_KEY;
 pub use error::{ArchiveReadError, CheckpointAppendError, StoreError};

@@ -75,7 +75,10 @@ fn block_attachment(block: &Value, at: &str) -> Result<Attachment, AnthropicImpo
             let data = field("data").ok_or_else(|| shape(format!("{at}.source.data"), "text"))?;
             Attachment::from_bytes(Some(media_type.unwrap_or("text/plain")), data.as_bytes(), name)
         }
-        _ => return Err(unsupported(&format!("{at}.source"), "file")),
+        other => {
+            let kind = format!("{} source", other.unwrap_or("untyped"));
+            return Err(unsupported(&format!("{at}.source"), &kind));
+        }
     };
     result.map_err(|source| AnthropicImportError::Attachment { path: at.to_owned(), source })
 }
