@@ -13,6 +13,7 @@
 mod active;
 mod address;
 mod archive_read;
+mod attachments;
 mod stale;
 
 pub use active::{
@@ -27,7 +28,11 @@ pub use archive_read::{
     MAX_INSPECT_BYTES, MAX_MATCH_LINE_BYTES, MAX_PATTERN_BYTES, MAX_QUERY_MATCHES,
     read_archive_slice,
 };
+pub use attachments::{
+    KEPT_RECENT_ATTACHMENTS, PrunedAttachment, attachment_diagnostic, prune_old_attachments,
+    stale_attachment_placeholder,
+};
 pub use stale::{
-    PROTECTED_COMPLETED_TURNS, PrunedAttachment, PrunedResult, STALE_RESULT_MIN_TOKENS, StalePrune,
-    prune_stale_tool_results, stale_attachment_placeholder, stale_result_placeholder,
+    PROTECTED_COMPLETED_TURNS, PrunedResult, STALE_RESULT_MIN_TOKENS, StalePrune,
+    prune_stale_tool_results, stale_result_placeholder,
 };

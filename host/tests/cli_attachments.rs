@@ -17,9 +17,7 @@ const PDF: &[u8] = include_bytes!("../../core/tests/fixtures/report.pdf");
 /// A computer-use session in Anthropic form: a document from the user, then eight
 /// screenshot steps (the same large screenshot each time, as an idle screen repeats).
 fn anthropic_session() -> Value {
-    let image = |bytes: &[u8]| {
-        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": encode_base64(bytes)}})
-    };
+    let image = |bytes: &[u8]| json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": encode_base64(bytes)}});
     let mut messages = vec![json!({"role": "user", "content": [
         {"type": "text", "text": "Fill in the form described in the attached PDF."},
         {"type": "document", "title": "form.pdf", "source": {"type": "base64", "media_type": "application/pdf", "data": encode_base64(PDF)}},
@@ -47,7 +45,7 @@ fn attachments_import_archive_once_and_come_back_on_every_wire_format() {
     let db = session.db();
     let file = write(session.dir.path(), "a.json", &anthropic_session().to_string());
     let imported = ok(&import_args(db, "m", "anthropic", file.to_str().unwrap()));
-    assert_eq!(imported["imported"], json!(17), "{imported}");
+    assert_eq!(imported["imported"], json!(25), "{imported}");
 
     // The ledger rows hold the small screenshot and the PDF inline, the large one by hash only;
     // the archive holds the large bytes once although eight events name them.
@@ -66,7 +64,11 @@ fn attachments_import_archive_once_and_come_back_on_every_wire_format() {
     assert_eq!(archived, 1);
     let anthropic = ok(&project_args(db, "m", "200000", "anthropic"));
     let text = anthropic["messages"].to_string();
-    assert_eq!(text.matches(&large[..64]).count(), 2, "the newest two completed turns' shots");
+    assert_eq!(
+        text.matches(&large[..64]).count(),
+        3,
+        "the newest three screenshots keep their bytes"
+    );
     assert!(text.contains("[stale attachment omitted from this request"));
     let responses = ok(&project_args(db, "m", "200000", "openai-responses"));
     assert!(responses["messages"].to_string().contains(&format!("data:image/png;base64,{large}")));
@@ -98,10 +100,34 @@ fn bad_attachments_are_refused_and_nothing_is_written() {
     let dir = session.dir.path();
     let user = |part: Value| json!([{"role": "user", "content": [part]}]).to_string();
     let cases = [
-        ("openai-chat", user(json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR*w0KGgo="}})), "attachment_invalid_base64"),
-        ("ai-sdk", user(json!({"type": "image", "image": encode_base64(SMALL_PNG), "mediaType": "image/webp"})), "attachment_media_type_mismatch"),
-        ("openai-chat", user(json!({"type": "file", "file": {"file_data": format!("data:image/png;base64,{}", encode_base64(PDF))}})), "attachment_media_type_mismatch"),
-        ("ai-sdk", user(json!({"type": "file", "data": "A".repeat(45_000_000), "mediaType": "application/pdf"})), "attachment_too_large"),
+        (
+            "openai-chat",
+            user(
+                json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR*w0KGgo="}}),
+            ),
+            "attachment_invalid_base64",
+        ),
+        (
+            "ai-sdk",
+            user(
+                json!({"type": "image", "image": encode_base64(SMALL_PNG), "mediaType": "image/webp"}),
+            ),
+            "attachment_media_type_mismatch",
+        ),
+        (
+            "openai-chat",
+            user(
+                json!({"type": "file", "file": {"file_data": format!("data:image/png;base64,{}", encode_base64(PDF))}}),
+            ),
+            "attachment_media_type_mismatch",
+        ),
+        (
+            "ai-sdk",
+            user(
+                json!({"type": "file", "data": "A".repeat(45_000_000), "mediaType": "application/pdf"}),
+            ),
+            "attachment_too_large",
+        ),
     ];
     for (index, (format, text, code)) in cases.iter().enumerate() {
         let file = write(dir, &format!("bad-{index}.json"), text);
@@ -112,12 +138,17 @@ fn bad_attachments_are_refused_and_nothing_is_written() {
 
     // A PDF known only by URL imports (the provider may fetch it), but Chat Completions needs
     // its bytes: projecting for chat is a typed error; Responses sends `file_url`.
-    let url_pdf = user(json!({"type": "file", "data": "https://example.com/form.pdf", "mediaType": "application/pdf"}));
+    let url_pdf = user(
+        json!({"type": "file", "data": "https://example.com/form.pdf", "mediaType": "application/pdf"}),
+    );
     let file = write(dir, "url.json", &url_pdf);
     ok(&import_args(db, "m", "ai-sdk", file.to_str().unwrap()));
     fails(&project_args(db, "m", "8000", "openai-chat"), "attachment_url_not_allowed");
     let responses = ok(&project_args(db, "m", "8000", "openai-responses"));
-    assert_eq!(responses["messages"][0]["content"][1]["file_url"], json!("https://example.com/form.pdf"));
+    assert_eq!(
+        responses["messages"][0]["content"][0]["file_url"],
+        json!("https://example.com/form.pdf")
+    );
 
     // JSON Lines naming archived bytes the archive does not hold.
     let orphan = json!({"sessionId": "m", "runId": "r", "turnId": "t9", "runtimeEventId": "e9", "seq": 99,

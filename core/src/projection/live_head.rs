@@ -106,8 +106,23 @@ pub(crate) fn replay(
     let rest = Remainder::split(events, prior_end, covered);
     let current_turn = events.get(prior_end).map(|event| event.turn_id.as_str());
     let pruned = crate::prune::prune_stale_tool_results(rest.tail, current_turn, estimator);
-    let all = rest.head.iter().copied().chain(pruned.events.iter().map(|event| &**event));
-    let all = all.chain(rest.current);
+    let mut diagnostics: Vec<Diagnostic> = pruned.diagnostic().into_iter().collect();
+    let has_attachments = rest.events().any(|event| !event.attachments().is_empty());
+    let mut owned: Vec<std::borrow::Cow<'_, RuntimeEvent>> = Vec::new();
+    if has_attachments {
+        // Only a request carrying attachments pays for the owned list the age policy needs.
+        owned.extend(rest.head.iter().map(|event| std::borrow::Cow::Borrowed(*event)));
+        owned.extend(pruned.events.iter().cloned());
+        owned.extend(rest.current.iter().map(std::borrow::Cow::Borrowed));
+        let old = crate::prune::prune_old_attachments(&mut owned, current_turn, estimator);
+        diagnostics.extend(crate::prune::attachment_diagnostic(&old));
+    }
+    let all: Box<dyn Iterator<Item = &RuntimeEvent>> = if has_attachments {
+        Box::new(owned.iter().map(|event| &**event))
+    } else {
+        let all = rest.head.iter().copied().chain(pruned.events.iter().map(|event| &**event));
+        Box::new(all.chain(rest.current))
+    };
     let mut partial = 0usize;
     let complete = all.filter(|event| {
         partial += usize::from(event.partial);
@@ -115,8 +130,6 @@ pub(crate) fn replay(
     });
     let materialized =
         crate::projection::materialize::materialize_events(checkpoint, complete, &[]);
-    let mut diagnostics: Vec<Diagnostic> =
-        pruned.diagnostic().into_iter().chain(pruned.attachment_diagnostic()).collect();
     if partial > 0 {
         diagnostics.push(Diagnostic::new(
             ReasonCode::PartialEventsLeftOut,

@@ -10,17 +10,14 @@
 //! remainder, and it is oversized when its output is estimated above [`STALE_RESULT_MIN_TOKENS`]
 //! tokens. Pinned and partial events are never pruned. A pruned result keeps its call id, tool
 //! name and error flag (so every call/result pair stays intact); only its output becomes
-//! [`stale_result_placeholder`]. Attachments (images, files) of a stale turn are replaced the
-//! same way, whatever their size, by [`stale_attachment_placeholder`] text naming their archive
-//! address, appended to the user text or result output. Every other event is borrowed unchanged
-//! (nothing is copied).
+//! [`stale_result_placeholder`]. Every other event is borrowed unchanged (nothing is copied).
+//! Attachments follow their own policy ([`super::attachments`]).
 
 use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::attachment::Attachment;
 use crate::budget::{TokenEstimator, estimate_value};
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::{EventContent, RuntimeEvent};
@@ -53,39 +50,9 @@ pub struct StalePrune<'a> {
     pub events: Vec<Cow<'a, RuntimeEvent>>,
     /// What was replaced, in event order.
     pub pruned: Vec<PrunedResult>,
-    /// Attachments replaced by their placeholder, in event order.
-    pub pruned_attachments: Vec<PrunedAttachment>,
-}
-
-/// One attachment of a stale turn replaced by [`stale_attachment_placeholder`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PrunedAttachment {
-    /// The event that holds it (unchanged in the log).
-    pub runtime_event_id: String,
-    /// Its media type.
-    pub media_type: String,
-    /// Its estimated tokens.
-    pub original_tokens: u64,
 }
 
 impl StalePrune<'_> {
-    /// A `stale_attachments_pruned` diagnostic, or `None` when no attachment was pruned.
-    pub fn attachment_diagnostic(&self) -> Option<Diagnostic> {
-        if self.pruned_attachments.is_empty() {
-            return None;
-        }
-        let tokens: u64 = self.pruned_attachments.iter().map(|p| p.original_tokens).sum();
-        Some(Diagnostic::new(
-            ReasonCode::StaleAttachmentsPruned,
-            format!(
-                "{} stale attachment(s) of about {tokens} estimated tokens replaced by their \
-                 archive address for this request",
-                self.pruned_attachments.len()
-            ),
-        ))
-    }
-
     /// A `stale_tool_results_pruned` diagnostic, or `None` when nothing was pruned.
     pub fn diagnostic(&self) -> Option<Diagnostic> {
         if self.pruned.is_empty() {
@@ -126,8 +93,8 @@ pub(super) fn quote(text: &str) -> String {
     Value::String(text.to_owned()).to_string()
 }
 
-/// Prunes stale oversized tool results and stale attachments from the uncovered remainder
-/// `tail` (see the module docs). `current_turn_id` names the turn being produced now, if any.
+/// Prunes stale oversized tool results from the uncovered remainder `tail` (see the module
+/// docs). `current_turn_id` names the turn being produced now, if any.
 pub fn prune_stale_tool_results<'a>(
     tail: &'a [RuntimeEvent],
     current_turn_id: Option<&str>,
@@ -135,25 +102,22 @@ pub fn prune_stale_tool_results<'a>(
 ) -> StalePrune<'a> {
     let protected = protected_turns(tail, current_turn_id);
     let mut pruned = Vec::new();
-    let mut pruned_attachments = Vec::new();
     let events = tail
         .iter()
         .map(|event| {
             if event.pinned || event.partial || protected.contains(&event.turn_id.as_str()) {
                 return Cow::Borrowed(event);
             }
-            let without_attachments = strip_attachments(event, estimator, &mut pruned_attachments);
-            let current = without_attachments.as_ref().unwrap_or(event);
-            match prune_result(current, estimator) {
+            match prune_result(event, estimator) {
                 Some((content, record)) => {
                     pruned.push(record);
-                    Cow::Owned(current.with_content(content))
+                    Cow::Owned(event.with_content(content))
                 }
-                None => without_attachments.map_or(Cow::Borrowed(event), Cow::Owned),
+                None => Cow::Borrowed(event),
             }
         })
         .collect();
-    StalePrune { events, pruned, pruned_attachments }
+    StalePrune { events, pruned }
 }
 
 /// `event` with the output of a stale oversized result replaced by the placeholder, and the
@@ -193,71 +157,10 @@ fn prune_result(
             tool_name,
             output: placeholder,
             is_error,
-            attachments: Vec::new(),
+            attachments: event.attachments().to_vec(),
         },
     };
     Some((content, record))
-}
-
-/// `event` with each attachment replaced by [`stale_attachment_placeholder`] text (appended to
-/// the user text or to a result's output), recording each in `pruned`; `None` when it has none.
-fn strip_attachments(
-    event: &RuntimeEvent,
-    estimator: &dyn TokenEstimator,
-    pruned: &mut Vec<PrunedAttachment>,
-) -> Option<RuntimeEvent> {
-    let attachments = event.attachments();
-    if attachments.is_empty() {
-        return None;
-    }
-    let mut notes = String::new();
-    for attachment in attachments {
-        let note =
-            stale_attachment_placeholder(attachment, &event.session_id, &event.runtime_event_id);
-        notes.push_str(&note);
-        pruned.push(PrunedAttachment {
-            runtime_event_id: event.runtime_event_id.clone(),
-            media_type: attachment.media_type.clone(),
-            original_tokens: estimator.estimate_attachment(attachment),
-        });
-    }
-    let content = match &event.content {
-        EventContent::UserText { text, .. } => {
-            let text = if text.is_empty() { notes } else { format!("{text}\n{notes}") };
-            EventContent::UserText { text, attachments: Vec::new() }
-        }
-        EventContent::ToolResult { call_id, tool_name, output, is_error, .. } => {
-            let output = match output {
-                Value::String(text) if text.is_empty() => Value::String(notes),
-                Value::String(text) => Value::String(format!("{text}\n{notes}")),
-                other => Value::String(format!("{other}\n{notes}")),
-            };
-            EventContent::ToolResult {
-                call_id: call_id.clone(),
-                tool_name: tool_name.clone(),
-                output,
-                is_error: *is_error,
-                attachments: Vec::new(),
-            }
-        }
-        _ => return None,
-    };
-    Some(event.with_content(content))
-}
-
-/// The text that replaces a stale attachment in the current request: its stand-in (media type,
-/// name, size, archive address) and where the bytes remain.
-pub fn stale_attachment_placeholder(
-    attachment: &Attachment,
-    session_id: &str,
-    runtime_event_id: &str,
-) -> String {
-    format!(
-        "[stale attachment omitted from this request: {}. The bytes remain in the event log as \
-         runtime event {}.]",
-        attachment.stand_in(session_id),
-        quote(runtime_event_id)
-    )
 }
 
 /// The current turn plus the newest [`PROTECTED_COMPLETED_TURNS`] other turns of `tail`.
