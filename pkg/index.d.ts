@@ -16,13 +16,29 @@ export type Count = number;
 /** Stable snake_case reason code (e.g. `checkpoint_recorded`, `source_hash_mismatch`). */
 export type ReasonCode = string;
 
+/**
+ * An image or file, content-addressed (docs/events.md#attachments): the bytes are inline
+ * (`data`, padded base64), in the session archive (neither `data` nor `url`), or at `url`.
+ */
+export interface Attachment {
+  mediaType: string;
+  byteLength?: Count;
+  sha256?: string;
+  name?: string;
+  width?: number;
+  height?: number;
+  detail?: 'low' | 'high' | 'auto' | string;
+  data?: string;
+  url?: string;
+}
+
 /** The payload of a RuntimeEvent, tagged by `type`. */
 export type EventContent =
-  | { type: 'user_text'; text: string }
+  | { type: 'user_text'; text: string; attachments?: Attachment[] }
   | { type: 'assistant_text'; text: string }
   | { type: 'reasoning'; text: string; providerData?: JsonValue }
   | { type: 'tool_call'; callId: string; toolName: string; input: JsonValue }
-  | { type: 'tool_result'; callId: string; toolName: string; output: JsonValue; isError?: boolean }
+  | { type: 'tool_result'; callId: string; toolName: string; output: JsonValue; isError?: boolean; attachments?: Attachment[] }
   | { type: 'hosted_tool_call'; callId: string; toolName: string; input: JsonValue }
   | { type: 'hosted_tool_result'; callId: string; toolName: string; output: JsonValue; isError?: boolean }
   | { type: 'system_note'; text: string }
@@ -101,6 +117,8 @@ export type ToolResultOutput =
 export type ModelMessagePart =
   | { type: 'text'; text: string; providerOptions?: JsonObject }
   | { type: 'reasoning'; text: string; providerOptions?: JsonObject }
+  | { type: 'image'; image: string; mediaType?: string; providerOptions?: JsonObject }
+  | { type: 'file'; data: string; mediaType: string; filename?: string; providerOptions?: JsonObject }
   | { type: 'tool-call'; toolCallId: string; toolName: string; input: JsonValue; providerExecuted?: boolean; providerOptions?: JsonObject }
   | { type: 'tool-result'; toolCallId: string; toolName: string; output: ToolResultOutput; providerOptions?: JsonObject }
   | { type: 'custom'; kind: 'openai.compaction'; providerOptions: { openai: { itemId: string; encryptedContent: string } } };

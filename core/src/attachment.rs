@@ -11,7 +11,7 @@
 //! - **url**: `url` is an `http(s)` URL the provider fetches; length and hash may be unknown.
 //!
 //! The digest covers an attachment through its JSON form, so through its hash. Every
-//! attachment is checked ([`Attachment::verify`]) by importers and when an event is parsed:
+//! attachment is checked ([`Attachment::verify`]) by importers and whenever JSON is read:
 //! inline data must be canonical base64 whose length and SHA-256 match, a signed format must
 //! carry its signature (PNG, JPEG, GIF, WebP, PDF), and nothing may exceed
 //! [`MAX_ATTACHMENT_BYTES`].
@@ -34,9 +34,11 @@ pub use tokens::{
 /// Messages API and OpenAI for PDF inputs. Larger bytes are refused, never truncated.
 pub const MAX_ATTACHMENT_BYTES: u64 = 32 << 20;
 
-/// One image or file (see the module docs for the three places its bytes can be).
+/// One image or file (see the module docs for the three places its bytes can be). Reading one
+/// from JSON checks it ([`Attachment::verify`]): every reader, typed or not, refuses a
+/// tampered or inconsistent attachment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, try_from = "AttachmentFields")]
 pub struct Attachment {
     /// IANA media type, lower case (`image/png`, `application/pdf`, …).
     pub media_type: String,
@@ -64,6 +66,54 @@ pub struct Attachment {
     /// An `http(s)` URL the provider fetches (URL attachments).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+}
+
+/// The JSON fields of an [`Attachment`] before [`Attachment::verify`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AttachmentFields {
+    media_type: String,
+    #[serde(default)]
+    byte_length: Option<u64>,
+    #[serde(default)]
+    sha256: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    width: Option<u32>,
+    #[serde(default)]
+    height: Option<u32>,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+/// The prefix of the message a refused attachment gives any JSON reader.
+pub const INVALID_ATTACHMENT_PREFIX: &str = "invalid attachment (";
+
+impl TryFrom<AttachmentFields> for Attachment {
+    type Error = String;
+
+    fn try_from(f: AttachmentFields) -> Result<Self, String> {
+        let attachment = Attachment {
+            media_type: f.media_type,
+            byte_length: f.byte_length,
+            sha256: f.sha256,
+            name: f.name,
+            width: f.width,
+            height: f.height,
+            detail: f.detail,
+            data: f.data,
+            url: f.url,
+        };
+        match attachment.verify() {
+            Ok(()) => Ok(attachment),
+            Err(e) => Err(format!("{INVALID_ATTACHMENT_PREFIX}{}): {e}", e.code())),
+        }
+    }
 }
 
 /// Why an attachment was refused. Nothing is written when an importer returns one.

@@ -257,7 +257,7 @@ impl RuntimeEvent {
     /// failure goes through `from_value`, so results and errors are `from_value`'s.
     pub fn from_json(json: &str) -> Result<Self, EventParseError> {
         if let Ok(event) = serde_json::from_str::<Self>(json) {
-            return event.verified();
+            return Ok(event);
         }
         let value: Value =
             serde_json::from_str(json).map_err(|e| EventParseError::Syntax(e.to_string()))?;
@@ -278,11 +278,13 @@ impl RuntimeEvent {
             let message = e.to_string();
             if message.starts_with("unknown field") {
                 EventParseError::UnknownField(message)
+            } else if message.starts_with(crate::attachment::INVALID_ATTACHMENT_PREFIX) {
+                EventParseError::InvalidAttachment(message)
             } else {
                 EventParseError::Invalid(message)
             }
         })?;
-        event.verified()
+        Ok(event)
     }
 
     /// The attachments of this event (of a `user_text` or `tool_result`), in order.
@@ -292,14 +294,6 @@ impl RuntimeEvent {
             | EventContent::ToolResult { attachments, .. } => attachments,
             _ => &[],
         }
-    }
-
-    /// This event, once every attachment passes [`Attachment::verify`].
-    fn verified(self) -> Result<Self, EventParseError> {
-        for attachment in self.attachments() {
-            attachment.verify().map_err(EventParseError::InvalidAttachment)?;
-        }
-        Ok(self)
     }
 
     /// Parses a JSON Lines document (one event per non-empty line). The first bad line stops
@@ -337,9 +331,10 @@ pub enum EventParseError {
     /// A field is missing or has the wrong type.
     #[error("invalid event: {0}")]
     Invalid(String),
-    /// An attachment breaks the rules of [`Attachment::verify`].
-    #[error("invalid attachment ({code}): {0}", code = .0.code())]
-    InvalidAttachment(crate::attachment::AttachmentError),
+    /// An attachment breaks the rules of [`Attachment::verify`] (the message names its
+    /// `attachment_*` code).
+    #[error("{0}")]
+    InvalidAttachment(String),
 }
 
 impl EventParseError {

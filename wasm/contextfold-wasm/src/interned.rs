@@ -15,8 +15,9 @@
 //! `keep_texts` leaves the references of the events' texts in place instead, for a projection
 //! that only needs their estimates ([`ReferenceEstimator`]; see `crate::project`). Any failure
 //! (the text is not plain typed events, an id is unknown, an event kind this module does not
-//! know) is [`BindingError::InternedUnreadable`], on which the wrapper sends the full text
-//! instead: errors and their messages are then exactly the full text's.
+//! know, an attachment whose inline data was interned and so fails its check while parsed) is
+//! [`BindingError::InternedUnreadable`], on which the wrapper sends the full text instead:
+//! errors and their messages are then exactly the full text's.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -95,7 +96,6 @@ pub fn events_from_interned_json(text: &str) -> Result<Vec<RuntimeEvent>, Bindin
             })
         })
     })?;
-    verify_attachments(&events)?;
     Ok(events)
 }
 
@@ -121,8 +121,7 @@ pub(crate) fn keep_texts(
             };
             each_string(event, &mut keep, &mut |text| resolve(text, strings))
         })
-    })?;
-    verify_attachments(events)
+    })
 }
 
 /// Runs `f` with an estimator that knows the interned strings' estimates and a lookup of their
@@ -244,7 +243,6 @@ fn each_string(
     for value in event.metadata.iter_mut().flat_map(|m| m.values_mut()) {
         each_value_string(value, other)?;
     }
-    each_attachment_string(&mut event.content, other)?;
     match &mut event.content {
         EventContent::UserText { text: body, .. }
         | EventContent::AssistantText { text: body }
@@ -280,44 +278,6 @@ fn each_string(
             unknown.kind_name()
         ))),
     }
-}
-
-/// Calls `visit` on every string field of the event's attachments (inline base64 data is the
-/// longest string an event can hold, so it is interned like any other).
-fn each_attachment_string(
-    content: &mut EventContent,
-    visit: &mut Visit<'_>,
-) -> Result<(), BindingError> {
-    let (EventContent::UserText { attachments, .. } | EventContent::ToolResult { attachments, .. }) =
-        content
-    else {
-        return Ok(());
-    };
-    for attachment in attachments {
-        visit(&mut attachment.media_type)?;
-        let optional = [
-            &mut attachment.sha256,
-            &mut attachment.name,
-            &mut attachment.detail,
-            &mut attachment.data,
-            &mut attachment.url,
-        ];
-        for field in optional.into_iter().flatten() {
-            visit(field)?;
-        }
-    }
-    Ok(())
-}
-
-/// Checks the resolved attachments as parsing an event does; a failure sends the wrapper to the
-/// full JSON text, whose reading reports the typed error.
-fn verify_attachments(events: &[RuntimeEvent]) -> Result<(), BindingError> {
-    for attachment in events.iter().flat_map(RuntimeEvent::attachments) {
-        attachment
-            .verify()
-            .map_err(|e| BindingError::InternedUnreadable(format!("{}: {e}", e.code())))?;
-    }
-    Ok(())
 }
 
 /// Calls `visit` on every string inside a JSON value.
