@@ -191,7 +191,7 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
     );
     fails(
         &import_args(db, "s", "ai-sdk", file_part.to_str().expect("utf8")),
-        "ai_sdk_unsupported_part",
+        "attachment_invalid_base64",
     );
     // The same events again: their seq does not continue the ledger.
     fails(

@@ -159,3 +159,31 @@ fn bad_attachments_are_refused_and_nothing_is_written() {
     fails(&import_args(db, "m", "events-jsonl", file.to_str().unwrap()), "attachment_not_archived");
     assert_eq!(session.ledger_rows("m"), before);
 }
+
+/// The real WebVoyager and OpenWebVoyager screenshot trajectories (Apache-2.0; sources in
+/// tests/trajectories/multimodal/README.md): imported, compacted at a 4,000-token window, and the
+/// request fits afterwards with no screenshot byte in any checkpoint.
+#[test]
+fn real_screenshot_trajectories_import_compact_and_fit() {
+    for (file, events, images) in [("webvoyager.json", 25, 3), ("openwebvoyager.json", 9, 4)] {
+        let session = SessionDb::new("real-media.sqlite");
+        let db = session.db();
+        let path = format!("{}/../tests/trajectories/multimodal/{file}", env!("CARGO_MANIFEST_DIR"));
+        let imported = ok(&import_args(db, "w", "anthropic", &path));
+        assert_eq!(imported["imported"], json!(events), "{file}");
+        let rows = session.ledger_rows("w");
+        let named = rows.iter().map(|(_, _, json)| json.matches("\"sha256\"").count()).sum::<usize>();
+        assert_eq!(named, images, "{file}: every screenshot is content-addressed");
+        let before = ok(&project_args(db, "w", "4000", "anthropic"));
+        assert_eq!(before["fits"], json!(false), "{file}");
+        let compacted = ok(&["compact", "--db", db, "--session", "w", "--context-window", "4000"]);
+        assert_eq!(compacted["outcome"], json!("recorded"), "{file}: {compacted}");
+        let after = ok(&project_args(db, "w", "4000", "anthropic"));
+        assert_eq!(after["fits"], json!(true), "{file}: {after}");
+        let ledger: String = session
+            .raw()
+            .query_row("SELECT group_concat(payload_json) FROM agent_run_events", [], |row| row.get(0))
+            .unwrap();
+        assert!(!ledger.contains("iVBORw0KGgo"), "{file}: no PNG bytes in any checkpoint");
+    }
+}

@@ -51,8 +51,8 @@ test('AI SDK images and files import content-addressed and come back on every wi
   assert.equal(responses[0].content[1].type, 'input_image');
   assert.equal(responses[2].output[1].type, 'input_image');
   const anthropic = project({ events, model, format: 'anthropic' }).messages;
-  assert.equal(anthropic.messages[0].content[2].type, 'document');
-  assert.equal(anthropic.messages[2].content[0].content[1].source.data, PNG);
+  assert.equal(anthropic[0].content[2].type, 'document');
+  assert.equal(anthropic[2].content[0].content[1].source.data, PNG);
 
   // The estimate follows the image rules (64 x 48: 255 tokens), not the 8.4 kB of base64.
   const textOnly = project({ events: events.slice(0, 1).map((e) => ({ ...e, content: { type: 'user_text', text: e.content.text } })), model });
@@ -96,7 +96,7 @@ for (const [name, events, images] of [['webvoyager.json', 25, 3], ['openwebvoyag
     assert.ok(attachments.every((a) => a.mediaType === 'image/png' && a.width > 0 && a.height > 0));
     const log = new EventLog();
     log.append(imported);
-    const model = { contextWindow: 8000 };
+    const model = { contextWindow: 4000 };
     assert.equal(log.project({ model }).fits, false);
     const checkpoints = [];
     const seen = [];
