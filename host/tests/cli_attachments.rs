@@ -44,7 +44,7 @@ fn attachments_import_archive_once_and_come_back_on_every_wire_format() {
     let session = SessionDb::new("media.sqlite");
     let db = session.db();
     let file = write(session.dir.path(), "a.json", &anthropic_session().to_string());
-    let imported = ok(&import_args(db, "m", "anthropic", file.to_str().unwrap()));
+    let imported = ok(&import_args(db, "m", "anthropic", file.to_str().expect("test value")));
     assert_eq!(imported["imported"], json!(25), "{imported}");
 
     // The ledger rows hold the small screenshot and the PDF inline, the large one by hash only;
@@ -60,7 +60,7 @@ fn attachments_import_archive_once_and_come_back_on_every_wire_format() {
             [LARGE_PNG.len() as i64],
             |row| row.get(0),
         )
-        .unwrap();
+        .expect("test value");
     assert_eq!(archived, 1);
     let anthropic = ok(&project_args(db, "m", "200000", "anthropic"));
     let text = anthropic["messages"].to_string();
@@ -85,7 +85,7 @@ fn attachments_import_archive_once_and_come_back_on_every_wire_format() {
         [],
         |row| row.get::<_, Option<String>>(0),
     );
-    let ledger = checkpoints.unwrap().unwrap_or_default();
+    let ledger = checkpoints.expect("test value").unwrap_or_default();
     assert!(!ledger.contains(&large[..64]) && !ledger.contains(&encode_base64(SMALL_PNG)[..64]));
     let verify = ok(&["verify", "--db", db, "--session", "m"]);
     assert_eq!((verify["ok"].clone(), verify["verified"].clone()), (json!(true), json!(1)));
@@ -131,7 +131,7 @@ fn bad_attachments_are_refused_and_nothing_is_written() {
     ];
     for (index, (format, text, code)) in cases.iter().enumerate() {
         let file = write(dir, &format!("bad-{index}.json"), text);
-        fails(&import_args(db, "m", format, file.to_str().unwrap()), code);
+        fails(&import_args(db, "m", format, file.to_str().expect("test value")), code);
     }
     assert_eq!(session.event_count("m"), 0);
     assert_eq!(session.count("tool_result_archive"), 0);
@@ -142,7 +142,7 @@ fn bad_attachments_are_refused_and_nothing_is_written() {
         json!({"type": "file", "data": "https://example.com/form.pdf", "mediaType": "application/pdf"}),
     );
     let file = write(dir, "url.json", &url_pdf);
-    ok(&import_args(db, "m", "ai-sdk", file.to_str().unwrap()));
+    ok(&import_args(db, "m", "ai-sdk", file.to_str().expect("test value")));
     fails(&project_args(db, "m", "8000", "openai-chat"), "attachment_url_not_allowed");
     let responses = ok(&project_args(db, "m", "8000", "openai-responses"));
     assert_eq!(
@@ -156,7 +156,10 @@ fn bad_attachments_are_refused_and_nothing_is_written() {
         "byteLength": 10, "sha256": "0".repeat(64)}]}});
     let file = write(dir, "orphan.jsonl", &format!("{orphan}\n"));
     let before = session.ledger_rows("m");
-    fails(&import_args(db, "m", "events-jsonl", file.to_str().unwrap()), "attachment_not_archived");
+    fails(
+        &import_args(db, "m", "events-jsonl", file.to_str().expect("test value")),
+        "attachment_not_archived",
+    );
     assert_eq!(session.ledger_rows("m"), before);
 }
 
@@ -168,11 +171,13 @@ fn real_screenshot_trajectories_import_compact_and_fit() {
     for (file, events, images) in [("webvoyager.json", 25, 3), ("openwebvoyager.json", 9, 4)] {
         let session = SessionDb::new("real-media.sqlite");
         let db = session.db();
-        let path = format!("{}/../tests/trajectories/multimodal/{file}", env!("CARGO_MANIFEST_DIR"));
+        let path =
+            format!("{}/../tests/trajectories/multimodal/{file}", env!("CARGO_MANIFEST_DIR"));
         let imported = ok(&import_args(db, "w", "anthropic", &path));
         assert_eq!(imported["imported"], json!(events), "{file}");
         let rows = session.ledger_rows("w");
-        let named = rows.iter().map(|(_, _, json)| json.matches("\"sha256\"").count()).sum::<usize>();
+        let named =
+            rows.iter().map(|(_, _, json)| json.matches("\"sha256\"").count()).sum::<usize>();
         assert_eq!(named, images, "{file}: every screenshot is content-addressed");
         let before = ok(&project_args(db, "w", "4000", "anthropic"));
         assert_eq!(before["fits"], json!(false), "{file}");
@@ -182,8 +187,10 @@ fn real_screenshot_trajectories_import_compact_and_fit() {
         assert_eq!(after["fits"], json!(true), "{file}: {after}");
         let ledger: String = session
             .raw()
-            .query_row("SELECT group_concat(payload_json) FROM agent_run_events", [], |row| row.get(0))
-            .unwrap();
+            .query_row("SELECT group_concat(payload_json) FROM agent_run_events", [], |row| {
+                row.get(0)
+            })
+            .expect("test value");
         assert!(!ledger.contains("iVBORw0KGgo"), "{file}: no PNG bytes in any checkpoint");
     }
 }

@@ -4,14 +4,15 @@ use super::*;
 #[test]
 fn bytes_become_an_inline_content_addressed_attachment() {
     let bytes = png_header(1280, 720);
-    let a = Attachment::from_bytes(Some("image/PNG"), &bytes, Some("shot.png".into())).unwrap();
+    let a = Attachment::from_bytes(Some("image/PNG"), &bytes, Some("shot.png".into()))
+        .expect("test value");
     assert_eq!(a.media_type, "image/png");
     assert_eq!((a.width, a.height, a.byte_length), (Some(1280), Some(720), Some(33)));
     assert_eq!(a.sha256.as_deref(), Some(sha256_hex(&bytes).as_str()));
     assert_eq!(a.inline_bytes(), Some(bytes.clone()));
-    a.verify().unwrap();
-    let url = a.data_url().unwrap();
-    assert_eq!(Attachment::from_url(&url, None, Some("shot.png".into())).unwrap(), a);
+    a.verify().expect("test value");
+    let url = a.data_url().expect("test value");
+    assert_eq!(Attachment::from_url(&url, None, Some("shot.png".into())).expect("test value"), a);
     assert!(a.stand_in("s").starts_with(
         "[attachment image/png \"shot.png\" 1280x720, 33 bytes, contextfold://archive/s/"
     ));
@@ -47,19 +48,56 @@ fn bad_attachments_are_typed_errors() {
 
 #[test]
 fn verify_refuses_inconsistent_fields() {
-    let good = Attachment::from_bytes(None, &png_header(2, 2), None).unwrap();
+    let good = Attachment::from_bytes(None, &png_header(2, 2), None).expect("test value");
     let mut tampered = good.clone();
     tampered.sha256 = Some("0".repeat(64));
-    assert_eq!(tampered.verify().unwrap_err().code(), "attachment_inconsistent");
+    assert_eq!(tampered.verify().expect_err("must fail").code(), "attachment_inconsistent");
     let mut both = good.clone();
     both.url = Some("https://example.com/a.png".into());
-    assert_eq!(both.verify().unwrap_err().code(), "attachment_inconsistent");
+    assert_eq!(both.verify().expect_err("must fail").code(), "attachment_inconsistent");
     let mut archived = good.clone();
     archived.data = None;
-    archived.verify().unwrap();
+    archived.verify().expect("test value");
     archived.sha256 = None;
-    assert_eq!(archived.verify().unwrap_err().code(), "attachment_inconsistent");
-    let url = Attachment::from_url("https://example.com/a.JPG?x=1", None, None).unwrap();
+    assert_eq!(archived.verify().expect_err("must fail").code(), "attachment_inconsistent");
+    let url =
+        Attachment::from_url("https://example.com/a.JPG?x=1", None, None).expect("test value");
     assert_eq!(url.media_type, "image/jpeg");
-    url.verify().unwrap();
+    url.verify().expect("test value");
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Any bytes round-trip through base64, and reading arbitrary text as an attachment
+        /// (data URL, base64, header sniffing) returns a value or a typed error, never panics.
+        #[test]
+        fn arbitrary_input_never_panics_and_bytes_round_trip(
+            bytes in proptest::collection::vec(any::<u8>(), 0..300),
+            text in ".{0,200}",
+            declared in proptest::option::of("(image/(png|jpeg|gif|webp)|application/pdf|text/plain)"),
+        ) {
+            prop_assert_eq!(decode_base64(&encode_base64(&bytes)), Some(bytes.clone()));
+            let _ = image_dimensions(&bytes);
+            let _ = attachment_tokens(&Attachment::from_bytes(None, &bytes, None).expect("unsigned"));
+            for candidate in [
+                Attachment::from_base64(declared.as_deref(), &text, None),
+                Attachment::from_url(&format!("data:{};base64,{text}", declared.as_deref().unwrap_or("x/y")), None, None),
+                Attachment::from_bytes(declared.as_deref(), &bytes, None),
+            ] {
+                if let Ok(attachment) = candidate {
+                    prop_assert_eq!(attachment.verify(), Ok(()));
+                    let json = serde_json::to_string(&attachment).expect("serializes");
+                    let back: Attachment = serde_json::from_str(&json).expect("reads back");
+                    prop_assert_eq!(back, attachment);
+                }
+            }
+        }
+    }
 }

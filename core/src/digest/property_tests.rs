@@ -123,7 +123,8 @@ fn attachments() -> impl Strategy<Value = Vec<crate::attachment::Attachment>> {
             match place {
                 0 => inline,
                 1 => Attachment { data: None, ..inline },
-                _ => Attachment::from_url("https://example.com/a.png", None, inline.name).unwrap(),
+                _ => Attachment::from_url("https://example.com/a.png", None, inline.name)
+                    .expect("test value"),
             }
         });
     proptest::collection::vec(one, 1..3)
