@@ -333,6 +333,7 @@ export function createApi(raw, options = {}) {
     importModelMessages: guard((messages, options) => decode(raw.importModelMessages(encode(messages), encode(options)))),
     importOpenAIChat: guard((messages, options) => decode(raw.importOpenAIChat(encode(messages), encode(options)))),
     importAnthropic: guard((body, options) => decode(raw.importAnthropic(encode(body), encode(options)))),
+    importOpenAIResponses: guard((input, options) => decode(raw.importOpenAIResponses(encode(input), encode(options)))),
     matchCheckpoint: guard((checkpoint, events) => decode(raw.matchCheckpoint(encode(checkpoint), encodeEvents(events)))),
     selectSafePrefix: guard((events, options) => decode(raw.selectSafePrefix(encodeEvents(events), encode(options ?? {})))),
     safeBoundaries: guard((events, currentTurnId) => decode(raw.safeBoundaries(encodeEvents(events), currentTurnId ?? undefined))),

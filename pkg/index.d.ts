@@ -358,6 +358,8 @@ export function validateLog(events: EventsInput): void;
 export function importModelMessages(messages: ModelMessage[], options: ImportOptions): RuntimeEvent[];
 /** OpenAI Chat Completions messages (or a request body) → RuntimeEvents. */
 export function importOpenAIChat(messages: JsonObject[] | { messages: JsonObject[] }, options: ImportOptions): RuntimeEvent[];
+/** OpenAI Responses `input` items (or a request body with `input`, `instructions`) → RuntimeEvents. */
+export function importOpenAIResponses(input: JsonObject[] | { input: JsonObject[] | string; instructions?: string }, options: ImportOptions): RuntimeEvent[];
 /** Anthropic messages (or `{ system, messages }`) → RuntimeEvents. */
 export function importAnthropic(body: JsonObject[] | { system?: string | JsonObject[]; messages: JsonObject[] }, options: ImportOptions): RuntimeEvent[];
 /** `{ covered }` when the log starts with the prefix the checkpoint covers; throws the mismatch code otherwise. */

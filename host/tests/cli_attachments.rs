@@ -74,6 +74,11 @@ fn attachments_import_archive_once_and_come_back_on_every_wire_format() {
     assert!(responses["messages"].to_string().contains(&format!("data:image/png;base64,{large}")));
     let ai_sdk = ok(&project_args(db, "m", "200000", "ai-sdk"));
     assert!(ai_sdk["messages"].to_string().contains("\"type\":\"image-data\""));
+    // The Responses input reads back through `import --format openai-responses`.
+    let input = write(session.dir.path(), "r.json", &responses["messages"].to_string());
+    ok(&import_args(db, "r", "openai-responses", input.to_str().unwrap_or_default()));
+    let again = ok(&project_args(db, "r", "200000", "openai-responses"));
+    assert_eq!(again["messages"], responses["messages"], "the same request");
     let chat = ok(&project_args(db, "m", "200000", "openai-chat"));
     assert!(chat["messages"][0]["content"].to_string().contains("file_data"));
 

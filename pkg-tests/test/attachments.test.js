@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   EventLog, compact, digestPrefix, extractiveSummary, importAnthropic, importModelMessages,
-  importOpenAIChat, project,
+  importOpenAIChat, importOpenAIResponses, project,
 } from 'contextfold';
 import { repoRoot } from './helpers.js';
 
@@ -58,6 +58,17 @@ test('AI SDK images and files import content-addressed and come back on every wi
   const textOnly = project({ events: events.slice(0, 1).map((e) => ({ ...e, content: { type: 'user_text', text: e.content.text } })), model });
   const withMedia = project({ events: events.slice(0, 1), model });
   assert.equal(withMedia.estimatedTokens - textOnly.estimatedTokens, 255 + 4 + 3000 + 4);
+});
+
+test('a Responses input with input_image and input_file reads back as the same request', () => {
+  const events = importModelMessages(history, { sessionId: 'media' });
+  const model = { contextWindow: 100_000 };
+  const input = project({ events, model, format: 'openai-responses' }).messages;
+  const back = importOpenAIResponses({ input }, { sessionId: 'media' });
+  assert.deepEqual(project({ events: back, model, format: 'openai-responses' }).messages, input);
+  assert.equal(back[0].content.attachments[1].name, 'report.pdf');
+  assert.throws(() => importOpenAIResponses([{ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }], { sessionId: 'x' }),
+    (error) => error.code === 'responses_import_unsupported');
 });
 
 test('the digest covers attachments through their hash, in JS exactly as natively', () => {

@@ -19,7 +19,11 @@
 //! - a V3 checkpoint's [`Part::ProviderState`] → the provider's own compaction item
 //!   `{"type":"compaction","id","encrypted_content"}`, never text.
 
+mod import;
+
 use serde_json::{Value, json};
+
+pub use import::{ResponsesImportError, import_openai_responses};
 
 use crate::attachment::Attachment;
 use crate::checkpoint::ProviderState;

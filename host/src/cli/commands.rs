@@ -86,6 +86,13 @@ fn parse_import(
             import_openai_chat(&document, &ids)
                 .map_err(|error| CliError::Import { code: error.code(), detail: error.to_string() })
         }
+        ImportFormat::OpenaiResponses => {
+            let mut ids = ImportContext::new(session);
+            ids.first_seq = first_seq;
+            ids.first_turn = first_turn;
+            contextfold_core::projection::openai_responses::import_openai_responses(&document, &ids)
+                .map_err(|error| CliError::Import { code: error.code(), detail: error.to_string() })
+        }
         ImportFormat::Anthropic | ImportFormat::AiSdk => {
             let mut sink = EventSink::new(session, first_seq, first_turn);
             if format == ImportFormat::Anthropic {

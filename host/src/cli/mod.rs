@@ -37,6 +37,8 @@ pub enum ImportFormat {
     EventsJsonl,
     /// OpenAI Chat Completions messages.
     OpenaiChat,
+    /// OpenAI Responses input items (or a request body with `input`).
+    OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
     /// AI SDK ModelMessage[].

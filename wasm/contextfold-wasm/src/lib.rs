@@ -169,6 +169,17 @@ pub fn import_chat(messages: JsValue, options: JsValue) -> Result<JsValue, JsVal
     Ok(events_to_js(&events)?)
 }
 
+/// Imports an OpenAI Responses input (the core's `import_openai_responses`).
+#[wasm_bindgen(js_name = importOpenAIResponses)]
+pub fn import_responses(input: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let ids = import_context(options)?;
+    let input = json_from_js(input, "input")?;
+    let events =
+        contextfold_core::projection::openai_responses::import_openai_responses(&input, &ids)
+            .map_err(|e| BindingError::core(e.code(), e))?;
+    Ok(events_to_js(&events)?)
+}
+
 /// Imports an Anthropic Messages conversation (the core's `import_anthropic`).
 #[wasm_bindgen(js_name = importAnthropic)]
 pub fn import_anthropic(body: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
