@@ -123,7 +123,7 @@ pub enum AttachmentError {
     /// A `data:` URL or base64 field that is not canonical padded base64.
     #[error("attachment data is not valid base64")]
     InvalidBase64,
-    /// A `data:` URL without `;base64` or without a media type.
+    /// A `data:` URL without `;base64` or without its comma.
     #[error("data URL is not of the form data:<media type>;base64,<data>")]
     InvalidDataUrl,
     /// The declared media type contradicts the bytes' signature.
@@ -268,6 +268,20 @@ impl Attachment {
             data: None,
             url: Some(url.to_owned()),
         })
+    }
+
+    /// This attachment as an image, where the source says it is one (an `image` part, an
+    /// `image_url`, an `input_image`, an Anthropic `image` block): a URL whose extension names
+    /// no image type reads as `image/*`; bytes that are not an image are refused.
+    pub fn into_image(self) -> Result<Self, AttachmentError> {
+        if self.is_image() {
+            Ok(self)
+        } else if self.url.is_some() {
+            Ok(Self { media_type: "image/*".into(), ..self })
+        } else {
+            let found = self.media_type;
+            Err(AttachmentError::MediaTypeMismatch { declared: "an image".into(), found })
+        }
     }
 
     /// This attachment with a provider detail hint.

@@ -145,8 +145,12 @@ test('a V3 checkpoint projects as the OpenAI compaction part, never as text', ()
 
 test('unsupported parts are typed errors, never dropped', () => {
   assert.throws(
-    () => importModelMessages([{ role: 'user', content: [{ type: 'image', image: 'AAAA' }] }], { sessionId: 's' }),
+    () => importModelMessages([{ role: 'user', content: [{ type: 'tool-approval-response', approvalId: 'a' }] }], { sessionId: 's' }),
     (error) => error instanceof ContextfoldError && error.code === 'ai_sdk_unsupported_part',
+  );
+  assert.throws(
+    () => importModelMessages([{ role: 'user', content: [{ type: 'image', image: 'AAAA' }] }], { sessionId: 's' }),
+    (error) => error instanceof ContextfoldError && error.code === 'attachment_media_type_mismatch',
   );
   assert.throws(
     () => importModelMessages([{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x', toolName: 't', output: { type: 'text', value: '' } }] }], { sessionId: 's' }),

@@ -66,6 +66,18 @@ fn verify_refuses_inconsistent_fields() {
     url.verify().expect("test value");
 }
 
+#[test]
+fn an_image_source_reads_as_an_image_or_is_refused() {
+    let url = Attachment::from_url("https://example.com/render?id=7", None, None).expect("a URL");
+    assert_eq!(url.media_type, "application/octet-stream");
+    assert_eq!(url.into_image().expect("an image URL").media_type, "image/*");
+    let pdf = Attachment::from_bytes(None, b"%PDF-1.7", None).expect("a PDF");
+    assert_eq!(
+        pdf.into_image().expect_err("not an image").code(),
+        "attachment_media_type_mismatch"
+    );
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 mod properties {
     use proptest::prelude::*;

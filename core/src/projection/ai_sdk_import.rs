@@ -348,7 +348,12 @@ fn user_attachment(part: &Map<String, Value>, kind: &str, path: &str) -> Result<
     let data = string_field(part, field, path)?;
     let media_type = part.get("mediaType").and_then(Value::as_str);
     let name = part.get("filename").and_then(Value::as_str).map(str::to_owned);
-    attachment_from(&data, media_type, name, &format!("{path}.{field}"))
+    let path = format!("{path}.{field}");
+    let attachment = attachment_from(&data, media_type, name, &path)?;
+    if kind != "image" {
+        return Ok(attachment);
+    }
+    attachment.into_image().map_err(|source| ModelMessageImportError::Attachment { path, source })
 }
 
 fn attachment_from(

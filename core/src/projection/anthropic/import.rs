@@ -80,6 +80,8 @@ fn block_attachment(block: &Value, at: &str) -> Result<Attachment, AnthropicImpo
             return Err(unsupported(&format!("{at}.source"), &kind));
         }
     };
+    let is_image = block.get("type").and_then(Value::as_str) == Some("image");
+    let result = if is_image { result.and_then(Attachment::into_image) } else { result };
     result.map_err(|source| AnthropicImportError::Attachment { path: at.to_owned(), source })
 }
 

@@ -211,14 +211,9 @@ pub(super) fn user_content(
                 let url =
                     url.ok_or_else(|| shape(&format!("{part_path}.image_url.url"), "a string"))?;
                 let detail = image.and_then(|i| i.get("detail")).and_then(Value::as_str);
-                let attachment = Attachment::from_url(url, None, None).map_err(bad)?;
-                if !attachment.is_image() && attachment.url.is_none() {
-                    return Err(bad(AttachmentError::MediaTypeMismatch {
-                        declared: "an image".into(),
-                        found: attachment.media_type,
-                    }));
-                }
-                attachments.push(attachment.with_detail(detail.map(str::to_owned)));
+                let attachment =
+                    Attachment::from_url(url, None, None).and_then(Attachment::into_image);
+                attachments.push(attachment.map_err(bad)?.with_detail(detail.map(str::to_owned)));
             }
             Some("file") => {
                 check_fields(&part_path, object, &["type", "file"])?;

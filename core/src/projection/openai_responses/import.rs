@@ -334,7 +334,8 @@ fn input_attachment(part: &Value, path: &str) -> Result<Attachment> {
             let url = field("image_url")
                 .ok_or_else(|| shape(format!("{path}.image_url"), "a data or http(s) URL"))?;
             let detail = field("detail").map(str::to_owned);
-            Ok(Attachment::from_url(url, None, None).map_err(bad)?.with_detail(detail))
+            let image = Attachment::from_url(url, None, None).and_then(Attachment::into_image);
+            Ok(image.map_err(bad)?.with_detail(detail))
         }
         Some("input_file") => {
             let name = field("filename").map(str::to_owned);
