@@ -26,13 +26,16 @@
 //! (`ai_sdk_duplicate_tool_call_id`) and a result for no open call
 //! (`ai_sdk_unknown_tool_call_id`) are errors naming the message index.
 
+mod media;
+
 use serde_json::{Map, Value};
 
-use crate::attachment::{Attachment, AttachmentError};
+use crate::attachment::AttachmentError;
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::ai_sdk::{CONTENT_OUTPUT, DENIED_OUTPUT, copy_provider_options};
 use crate::projection::import_state::{ImportState, PairingError};
 use crate::projection::openai_chat::{ImportContext, message_array};
+use media::{output_attachments, user_attachment};
 
 /// Why `ModelMessage[]` could not be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -341,75 +344,6 @@ fn tool_output(output: Option<&Value>, path: &str) -> Result<(Value, bool)> {
     }
 }
 
-/// The attachment of a user `image` (`image` field) or `file` (`data` field) part: a base64
-/// string, a `data:` URL or an `http(s)` URL, with the part's `mediaType` and `filename`.
-fn user_attachment(part: &Map<String, Value>, kind: &str, path: &str) -> Result<Attachment> {
-    let field = if kind == "image" { "image" } else { "data" };
-    let data = string_field(part, field, path)?;
-    let media_type = part.get("mediaType").and_then(Value::as_str);
-    let name = part.get("filename").and_then(Value::as_str).map(str::to_owned);
-    let path = format!("{path}.{field}");
-    let attachment = attachment_from(&data, media_type, name, &path)?;
-    if kind != "image" {
-        return Ok(attachment);
-    }
-    attachment.into_image().map_err(|source| ModelMessageImportError::Attachment { path, source })
-}
-
-fn attachment_from(
-    data: &str,
-    media_type: Option<&str>,
-    name: Option<String>,
-    path: &str,
-) -> Result<Attachment> {
-    let result = if data.contains(':') {
-        Attachment::from_url(data, media_type, name)
-    } else {
-        Attachment::from_base64(media_type, data, name)
-    };
-    result.map_err(|source| ModelMessageImportError::Attachment { path: path.into(), source })
-}
-
-/// Splits the media parts (`media`, `image-data`, `file-data`, `image-url`, `file-url`) out of
-/// a `content` output into attachments; the output keeps its text parts.
-fn output_attachments(output: Value, path: &str) -> Result<(Value, Vec<Attachment>)> {
-    let Value::Object(mut object) = output else { return Ok((output, Vec::new())) };
-    if object.get("type").and_then(Value::as_str) != Some(CONTENT_OUTPUT) {
-        return Ok((Value::Object(object), Vec::new()));
-    }
-    let Some(Value::Array(items)) = object.remove("value") else {
-        return Ok((Value::Object(object), Vec::new()));
-    };
-    let (mut kept, mut attachments) = (Vec::new(), Vec::new());
-    for (position, item) in items.into_iter().enumerate() {
-        let item_path = format!("{path}.value[{position}]");
-        let kind = item.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let field = |key: &str| item.get(key).and_then(Value::as_str);
-        let media_type = field("mediaType");
-        let name = field("filename").map(str::to_owned);
-        let attachment = match kind.as_str() {
-            "media" | "image-data" | "file-data" => {
-                let data =
-                    field("data").ok_or_else(|| shape(format!("{item_path}.data"), "a string"))?;
-                attachment_from(data, media_type, name, &item_path)?
-            }
-            "image-url" | "file-url" => {
-                let url =
-                    field("url").ok_or_else(|| shape(format!("{item_path}.url"), "a string"))?;
-                attachment_from(url, media_type, name, &item_path)?
-            }
-            "text" => {
-                kept.push(item);
-                continue;
-            }
-            other => return Err(unsupported(&item_path, other)),
-        };
-        attachments.push(attachment);
-    }
-    object.insert("value".into(), Value::Array(kept));
-    Ok((Value::Object(object), attachments))
-}
-
 /// One part of a message: its position, its object and its `type`.
 type PartRef<'m> = (usize, &'m Map<String, Value>, &'m str);
 
@@ -448,107 +382,4 @@ fn unsupported(path: &str, part_type: &str) -> ModelMessageImportError {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn import(messages: Value) -> Result<Vec<RuntimeEvent>> {
-        import_model_messages(&messages, &ImportContext::new("s"))
-    }
-
-    #[test]
-    fn ids_turns_and_response_ids_follow_the_chat_import() {
-        let events = import(json!({ "messages": [
-            { "role": "user", "content": "one" },
-            { "role": "assistant", "content": [{ "type": "text", "text": "a" }, { "type": "text", "text": "b" }] },
-            { "role": "user", "content": [{ "type": "text", "text": "two" }] },
-        ] }))
-        .expect("import");
-        let ids: Vec<(&str, &str, Option<&str>)> = events
-            .iter()
-            .map(|e| (e.runtime_event_id.as_str(), e.turn_id.as_str(), e.response_id.as_deref()))
-            .collect();
-        assert_eq!(
-            ids,
-            [
-                ("evt-1", "turn-0", None),
-                ("evt-2", "turn-0", Some("resp-2")),
-                ("evt-3", "turn-0", Some("resp-2")),
-                ("evt-4", "turn-1", None),
-            ]
-        );
-    }
-
-    #[test]
-    fn outputs_errors_and_provider_options_are_kept() {
-        let events = import(json!([
-            { "role": "user", "content": "go", "providerOptions": { "x": { "y": 1 } } },
-            { "role": "assistant", "content": [
-                { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {}, "providerOptions": { "p": {} } },
-                { "type": "tool-call", "toolCallId": "b", "toolName": "t", "input": {} },
-            ] },
-            { "role": "tool", "content": [
-                { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "error-json", "value": { "e": 1 } } },
-                { "type": "tool-result", "toolCallId": "b", "toolName": "t", "output": { "type": "execution-denied", "reason": "no" } },
-            ] },
-        ]))
-        .expect("import");
-        let metadata = events[0].metadata.as_ref().expect("metadata");
-        assert_eq!(metadata["messageProviderOptions"], json!({ "x": { "y": 1 } }));
-        assert_eq!(
-            events[1].metadata.as_ref().expect("part")["providerOptions"],
-            json!({ "p": {} })
-        );
-        assert!(
-            matches!(&events[3].content, EventContent::ToolResult { is_error: true, output, .. } if output == &json!({ "e": 1 }))
-        );
-        assert!(
-            matches!(&events[4].content, EventContent::ToolResult { is_error: true, output, .. } if output["type"] == "execution-denied")
-        );
-    }
-
-    #[test]
-    fn bad_input_is_a_typed_error() {
-        let cases = [
-            (json!("nope"), "ai_sdk_invalid_shape"),
-            (json!([{ "role": "critic", "content": "x" }]), "ai_sdk_unknown_role"),
-            (
-                json!([{ "role": "user", "content": [{ "type": "image", "image": "x" }] }]),
-                "attachment_invalid_base64",
-            ),
-            (
-                json!([{ "role": "user", "content": [{ "type": "tool-approval-response" }] }]),
-                "ai_sdk_unsupported_part",
-            ),
-            (
-                json!([{ "role": "tool", "content": [{ "type": "tool-result", "toolCallId": "z", "toolName": "t", "output": { "type": "text", "value": "" } }] }]),
-                "ai_sdk_unknown_tool_call_id",
-            ),
-            (
-                json!([{ "role": "assistant", "content": [
-                    { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} },
-                    { "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] }]),
-                "ai_sdk_duplicate_tool_call_id",
-            ),
-            (
-                json!([
-                    { "role": "assistant", "content": [{ "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] },
-                    { "role": "tool", "content": [
-                        { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "text", "value": "1" } },
-                        { "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "text", "value": "2" } }] }]),
-                "ai_sdk_duplicate_tool_result",
-            ),
-            (
-                json!([
-                    { "role": "assistant", "content": [{ "type": "tool-call", "toolCallId": "a", "toolName": "t", "input": {} }] },
-                    { "role": "tool", "content": [{ "type": "tool-result", "toolCallId": "a", "toolName": "t", "output": { "type": "media" } }] }]),
-                "ai_sdk_invalid_shape",
-            ),
-        ];
-        for (input, code) in cases {
-            let error = import(input.clone()).expect_err("must fail");
-            assert_eq!(error.code(), code, "{input}: {error}");
-        }
-    }
-}
+mod tests;
