@@ -15,7 +15,7 @@
 //! message's `providerOptions` is kept in the event's `metadata` (`providerOptions`,
 //! `messageProviderOptions`). User `image` / `file` parts and the media parts of a tool
 //! `content` output (`media`, `image-data`, `file-data`, `image-url`, `file-url`) become
-//! [`Attachment`]s of the event (base64 and `data:` URLs inline, `http(s)` URLs as URLs). Parts
+//! [`Attachment`](crate::attachment::Attachment)s of the event (base64 and `data:` URLs inline, `http(s)` URLs as URLs). Parts
 //! the event model cannot hold (approvals, custom parts, file ids), attachments that fail their
 //! checks and malformed shapes are typed errors: nothing is dropped silently.
 //!
