@@ -167,8 +167,12 @@ impl Facts {
         let mut critical = BTreeSet::new();
         for (index, event) in fold.iter().enumerate() {
             match &event.content {
-                EventContent::UserText { text, .. } => {
-                    facts.goals.push(format!("- User: \"{}\"", clip(text, MAX_QUOTE_CHARS)));
+                EventContent::UserText { text, attachments } => {
+                    let mut goal = format!("- User: \"{}\"", clip(text, MAX_QUOTE_CHARS));
+                    for attachment in attachments {
+                        goal.push_str(&format!(" {}", attachment.stand_in(&event.session_id)));
+                    }
+                    facts.goals.push(goal);
                     collect_paths(text, &mut critical);
                 }
                 EventContent::AssistantText { text } => {
