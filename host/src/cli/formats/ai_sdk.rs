@@ -22,7 +22,8 @@ pub fn import_ai_sdk(document: &Value, sink: &mut EventSink) -> Result<(), Forma
 fn import_error(error: ModelMessageImportError) -> FormatError {
     let path = match &error {
         ModelMessageImportError::Shape { path, .. }
-        | ModelMessageImportError::UnsupportedPart { path, .. } => format!("$.{path}"),
+        | ModelMessageImportError::UnsupportedPart { path, .. }
+        | ModelMessageImportError::Attachment { path, .. } => format!("$.{path}"),
         _ => "$".to_owned(),
     };
     FormatError::new(error.code(), path, error.to_string())

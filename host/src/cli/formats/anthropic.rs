@@ -27,6 +27,7 @@ fn import_error(error: AnthropicImportError) -> FormatError {
     let path = match &error {
         AnthropicImportError::Shape { path, .. }
         | AnthropicImportError::UnsupportedBlock { path, .. }
+        | AnthropicImportError::Attachment { path, .. }
         | AnthropicImportError::UnknownToolUse { path, .. }
         | AnthropicImportError::DuplicateToolUse { path, .. }
         | AnthropicImportError::DuplicateToolResult { path, .. } => path.clone(),
