@@ -58,13 +58,17 @@ impl Secrets {
         }
     }
 
-    /// `text` with every secret replaced by `[redacted]`.
+    /// `text` with every secret replaced by `[redacted]`, including a secret a length bound
+    /// cut short: a prefix of a secret (of [`MIN_CUT_SECRET_CHARS`] or more) that ends the text,
+    /// or ends it right before the `…` a cut leaves, is redacted too. (Provider error details
+    /// are bounded before the call's secrets are known, so a key can straddle the cut.)
     pub(crate) fn scrub(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for secret in &self.values {
             if text.contains(secret.as_str()) {
                 text = text.replace(secret.as_str(), REDACTED);
             }
+            text = scrub_cut_prefix(text, secret);
         }
         text
     }
@@ -90,6 +94,27 @@ impl Secrets {
             }
             _ => {}
         }
+    }
+}
+
+/// The shortest secret prefix redacted at the end of a text.
+pub(crate) const MIN_CUT_SECRET_CHARS: usize = 4;
+
+/// `text` with the longest prefix of `secret` that ends it (before a trailing `…`) redacted.
+fn scrub_cut_prefix(text: String, secret: &str) -> String {
+    let (body, marker) = match text.strip_suffix('…') {
+        Some(body) => (body, "…"),
+        None => (text.as_str(), ""),
+    };
+    let cut_at = secret
+        .char_indices()
+        .map(|(at, _)| at)
+        .skip(MIN_CUT_SECRET_CHARS)
+        .filter(|&at| body.ends_with(&secret[..at]))
+        .last();
+    match cut_at {
+        Some(at) => format!("{}{REDACTED}{marker}", &body[..body.len() - at]),
+        None => text,
     }
 }
 
@@ -229,6 +254,19 @@ mod tests {
     use reqwest::header::HeaderValue;
 
     use super::*;
+
+    #[test]
+    fn a_secret_cut_short_by_a_length_bound_is_redacted_too() {
+        let mut secrets = Secrets::default();
+        secrets.add("sk-live-0123456789");
+        assert_eq!(secrets.scrub("key sk-live-01…"), format!("key {REDACTED}…"));
+        assert_eq!(secrets.scrub("key sk-live-0123"), format!("key {REDACTED}"));
+        assert_eq!(secrets.scrub("ask-…"), "ask-…", "shorter than the minimum prefix");
+        assert_eq!(
+            secrets.scrub("sk-live-0123456789 and sk-l…"),
+            format!("{REDACTED} and {REDACTED}…")
+        );
+    }
 
     #[test]
     fn records_drop_auth_headers_and_scrub_every_string() {
