@@ -40,11 +40,14 @@ fn leaks_key(text: &str) -> bool {
 }
 
 fn cli(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_contextfold"))
-        .args(args)
-        .env("OPENAI_API_KEY", KEY)
-        .output()
-        .expect("run the CLI");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_contextfold"));
+    command.args(args).env("OPENAI_API_KEY", KEY);
+    for proxy in
+        ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]
+    {
+        command.env_remove(proxy);
+    }
+    let output = command.output().expect("run the CLI");
     format!(
         "{}\n{}",
         String::from_utf8_lossy(&output.stdout),
@@ -200,6 +203,44 @@ async fn keys_and_provider_state_never_leak() {
         "--model",
         "gpt-5-codex",
     ]);
+
+    // A provider-calling CLI path: `compact --summarizer openai-chat` against the loopback
+    // server, which answers with a 401 echoing the key (this request carries no state).
+    server.script(Reply::status(
+        401,
+        json!({"error": {"message": format!("Incorrect API key provided: {KEY}"), "type": "invalid_request_error", "code": "invalid_api_key"}}),
+    ));
+    let before = server.received().len();
+    surfaces.push((
+        "cli compact (provider failure)",
+        cli(&[
+            "--json",
+            "compact",
+            "--db",
+            db_arg,
+            "--session",
+            SESSION,
+            "--context-window",
+            "4000",
+            "--summarizer",
+            "openai-chat",
+            "--base-url",
+            &server.url("/v1"),
+            "--model",
+            "gpt-4.1-mini",
+        ]),
+    ));
+    assert_eq!(server.received().len(), before + 1, "the CLI called the provider");
+    // The database files themselves (main file, WAL, shared memory), byte for byte.
+    for suffix in ["", "-wal", "-shm"] {
+        let path = format!("{db_arg}{suffix}");
+        if let Ok(bytes) = std::fs::read(&path) {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            if leaks_key(&text) {
+                surfaces.push(("database file", text));
+            }
+        }
+    }
 
     let mut leaks = Vec::new();
     for (surface, text) in &surfaces {
