@@ -78,6 +78,7 @@ done
 
 printf '\n%-34s %s\n' "contextfold reliability suite" "(logs: ${logs})"
 printf '%-34s %s\n' "----------------------------------" "----------------------------------------------"
+printf '%-34s %s\n' "property-test seed" "${PROPTEST_RNG_SEED:-random (unset)}"
 printf '%-34s %s\n' "invariant property cases run" "${cases} (${invariant_props} invariants x ${CONTEXTFOLD_PROPTEST_CASES}) ${result[invariants]}, ${seconds[invariants]}s"
 printf '%-34s %s\n' "simulated sessions" "$({ grep -hoE '(text-summary|native) simulation: [0-9]+ steps' "${logs}/simulator.log" || true; } | paste -sd';' -) ${result[simulator]}"
 printf '%-34s %s\n' "faults injected (failure table)" "${faults} (${skipped_faults} skipped) ${result[fault_matrix]}, ${seconds[fault_matrix]}s"
