@@ -130,15 +130,23 @@ fn a_full_disk_fails_the_append_and_loses_nothing() {
         .env(ROLE, "disk-full")
         .env("CONTEXTFOLD_DIR", &mount)
         .output();
-    let output = match output {
-        Ok(output) if output.status.success() => output,
-        other => {
-            eprintln!(
-                "FAULT-SKIPPED row=append_full_disk (no user+mount namespace here: {other:?})"
-            );
-            return;
-        }
-    };
+    // Skipped only where this machine cannot give a user + mount namespace at all (probed
+    // with a no-op); once it can, any failure of the child is a failure of the row.
+    let namespaces = std::process::Command::new("unshare")
+        .args(["-r", "-m", "true"])
+        .output()
+        .is_ok_and(|probe| probe.status.success());
+    if !namespaces {
+        eprintln!("FAULT-SKIPPED row=append_full_disk (no user+mount namespace here)");
+        return;
+    }
+    let output = output.expect("run the child in its namespace");
+    assert!(
+        output.status.success(),
+        "the full-disk child failed: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout
         .lines()

@@ -1,10 +1,12 @@
 //! The design's failure table, storage and policy rows, on a real SQLite file through the
 //! session runtime: append failures (read-only database, locked database), damaged projection
 //! rows, tampered ledger rows (digest mismatch), schema-version skew, a smaller model window,
-//! and a model switch with a V3 checkpoint. Each row checks the outcome, its diagnostics, and
+//! a model switch with a V3 checkpoint, and a full database (`SQLITE_FULL` through
+//! `Store::set_max_pages`, no special filesystem needed) on the event append and on the
+//! checkpoint append. Each row checks the outcome, its diagnostics, and
 //! (through an independent connection) that no canonical event changed and no checkpoint
-//! claims coverage it does not have. The full-disk row is in `crash_loop.rs` (it needs a
-//! child process on a size-limited filesystem). Every injected fault prints a
+//! claims coverage it does not have. A full filesystem (a child process on a 512 KiB tmpfs)
+//! is in `crash_loop.rs`. Every injected fault prints a
 //! `FAULT-INJECTED` line.
 
 mod providers;
@@ -20,7 +22,9 @@ use contextfold_core::compaction::{
 };
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, StopSignal, Summarizer};
-use contextfold_host::storage::{LookupSource, SCHEMA_VERSION, Store};
+use contextfold_host::storage::{
+    AgentRunRecord, LookupSource, SCHEMA_VERSION, Store, agent_run_kind,
+};
 use providers::fixtures::*;
 use providers::server::{LoopbackServer, Reply, StreamEnd};
 use reliability_support::verify::{assert_intact, canonical_rows, consistency};
@@ -129,6 +133,110 @@ async fn locked_database_fails_the_append_and_fails_open() {
         "FailedOpen",
         &format!("diagnostics={:?}", codes_of(&outcome.diagnostics)),
     );
+}
+
+/// Appends one turn with a tool result of `bytes` bytes.
+fn big_turn(turns: usize, bytes: usize) -> Vec<RuntimeEvent> {
+    let mut builder = history(turns);
+    let before = builder.events().len();
+    builder.turn(&format!("t{turns}")).user("read the whole log");
+    builder.tool_call("big", "shell", serde_json::json!({"cmd": "cat build.log"}));
+    builder.tool_result("big", "shell", serde_json::json!("x".repeat(bytes)));
+    builder.events()[before..].to_vec()
+}
+
+#[tokio::test]
+async fn a_full_database_refuses_the_event_append_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("full-events.sqlite");
+    let store = seeded_store(&path, 6);
+    let before = canonical_rows(&path, SESSION);
+    let pages = store.page_count().expect("page count");
+    assert_eq!(store.set_max_pages(pages).expect("cap"), pages);
+    let error = store.append_events(SESSION, &big_turn(6, 256 * 1024)).expect_err("full");
+    assert_eq!(error.code(), "storage_sqlite");
+    assert!(error.to_string().contains("full"), "{error}");
+    let found = assert_intact(&path, SESSION, &before);
+    assert_eq!(canonical_rows(&path, SESSION).len(), before.len());
+    assert_eq!(found.checkpoints, 0);
+    report_fault("append_events_full_database", "typed_error", &format!("{error}"));
+}
+
+/// Fills the database when the summary is ready (caps it at its current size, then fills the
+/// free space left in it), so the durable checkpoint append that follows fails with
+/// `SQLITE_FULL`.
+struct FillBeforeAppend {
+    store: Arc<Store>,
+}
+
+impl Summarizer for FillBeforeAppend {
+    async fn summarize(
+        &self,
+        request: &SummaryRequest,
+        effect: &SummarizeEffect,
+        events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        let pages = self.store.page_count().expect("page count");
+        self.store.set_max_pages(pages).expect("cap");
+        // Use up the free space left inside the capped file, in the two tables a checkpoint
+        // append writes (the AgentRun ledger) and the event log: filler rows of another
+        // session, smaller and smaller, until even a small one no longer fits.
+        let mut n = 0u64;
+        for size in [65_536, 8_192, 1_024, 128, 16] {
+            loop {
+                n += 1;
+                let mut filler = contextfold_core::LogBuilder::new("filler");
+                filler.user(&"f".repeat(size));
+                let mut event = filler.events()[0].clone();
+                (event.seq, event.runtime_event_id) = (n, format!("filler-{n}"));
+                let event_fits = self.store.append_events("filler", &[event]).is_ok();
+                let record = AgentRunRecord {
+                    event_id: format!("filler-{n}"),
+                    session_id: "filler".into(),
+                    run_id: "filler".into(),
+                    kind: agent_run_kind::RUN_STARTED.into(),
+                    recorded_at_ms: n,
+                    payload: serde_json::json!({ "filler": "f".repeat(size) }),
+                };
+                let record_fits = self.store.append_agent_run_event(&record).is_ok();
+                if !event_fits && !record_fits {
+                    break;
+                }
+            }
+        }
+        ExtractiveSummarizer.summarize(request, effect, events).await
+    }
+}
+
+#[tokio::test]
+async fn a_full_database_fails_the_checkpoint_append_and_fails_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("full-checkpoint.sqlite");
+    let store = seeded_store(&path, 12);
+    let before = canonical_rows(&path, SESSION);
+    let fill = FillBeforeAppend { store: Arc::clone(&store) };
+    let rt = runtime(&store, 16_000, false, fill, NoNativeCompactor);
+    let report = rt.compact_manually(&StopSignal::new()).await;
+    let found = assert_intact(&path, SESSION, &before);
+    assert_eq!(found.checkpoints, 0, "no checkpoint was recorded");
+    assert!(store.current_checkpoint(SESSION).expect("lookup").checkpoint.is_none());
+    // The checkpoint append fails and the compaction fails open; with the disk still full,
+    // recording that outcome fails too, which the runtime reports as a typed storage error.
+    let (label, detail) = match report {
+        Ok(report) => {
+            let outcome = report.outcome;
+            assert_eq!(outcome.outcome, OutcomeKind::FailedOpen, "{outcome:?}");
+            assert!(codes_of(&outcome.diagnostics).contains(&"append_failed"), "{outcome:?}");
+            assert!(outcome.diagnostics.iter().any(|d| d.detail.contains("full")), "{outcome:?}");
+            ("FailedOpen", format!("diagnostics={:?}", codes_of(&outcome.diagnostics)))
+        }
+        Err(error) => {
+            assert_eq!(error.code(), "storage_sqlite");
+            assert!(error.to_string().contains("full"), "{error}");
+            ("typed_error", format!("code={} message={error}", error.code()))
+        }
+    };
+    report_fault("append_checkpoint_full_database", label, &detail);
 }
 
 fn raw(path: &std::path::Path) -> Connection {

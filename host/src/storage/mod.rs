@@ -84,6 +84,28 @@ impl Store {
         &self.path
     }
 
+    /// Caps the database at `pages` pages (SQLite's `max_page_count` on this connection; a cap
+    /// below the current size holds it at its current size): a write that would grow the file
+    /// past it fails with `SQLITE_FULL`, exactly as on a full disk, and its transaction writes
+    /// nothing. A storage quota for hosts, and how the fault suite fills the disk without a
+    /// size-limited filesystem. Returns the cap in force.
+    pub fn set_max_pages(&self, pages: u64) -> Result<u64, StoreError> {
+        self.lock()
+            .pragma_update_and_check(None, "max_page_count", pages as i64, |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|cap| cap as u64)
+            .map_err(StoreError::sqlite("setting max_page_count"))
+    }
+
+    /// The current size of the database in pages.
+    pub fn page_count(&self) -> Result<u64, StoreError> {
+        self.lock()
+            .query_row("PRAGMA page_count", [], |row| row.get::<_, i64>(0))
+            .map(|pages| pages as u64)
+            .map_err(StoreError::sqlite("reading page_count"))
+    }
+
     /// The schema version of the file (after migration, [`SCHEMA_VERSION`]).
     pub fn schema_version(&self) -> Result<u32, StoreError> {
         schema::user_version(&self.lock())
