@@ -21,19 +21,27 @@ enum Client {
 const CLIENTS: [Client; 3] = [Client::Chat, Client::Anthropic, Client::Codex];
 
 async fn failure_of(client: Client, server: &LoopbackServer) -> ProviderFailure {
+    failure_within(client, server, SHORT_TIMEOUT).await
+}
+
+async fn failure_within(
+    client: Client,
+    server: &LoopbackServer,
+    timeout: std::time::Duration,
+) -> ProviderFailure {
     let result = match client {
         Client::Chat => chat_client(server)
-            .with_timeout(SHORT_TIMEOUT)
+            .with_timeout(timeout)
             .summarize(&summary_request())
             .await
             .map(|ok| format!("{ok:?}")),
         Client::Anthropic => anthropic_client(server)
-            .with_timeout(SHORT_TIMEOUT)
+            .with_timeout(timeout)
             .summarize(&summary_request())
             .await
             .map(|ok| format!("{ok:?}")),
         Client::Codex => codex_client(server)
-            .with_timeout(SHORT_TIMEOUT)
+            .with_timeout(timeout)
             .compact(&native_request())
             .await
             .map(|ok| format!("{ok:?}")),
@@ -285,6 +293,37 @@ async fn malformed_and_cut_bodies_are_unavailable_for_the_json_clients() {
         let failure = failure_of(client, &server).await;
         assert_eq!(failure.kind, Unavailable, "{client:?} cut body");
         assert!(failure.message.starts_with("transport_failed"), "{client:?}: {}", failure.message);
+    }
+}
+
+#[tokio::test]
+async fn bodies_over_the_16_mib_cap_are_refused_or_cut_for_every_client() {
+    use contextfold_host::providers::MAX_RESPONSE_BYTES;
+    let huge = "x".repeat(MAX_RESPONSE_BYTES + 1024);
+    // Moving 16 MiB through a debug build takes longer than the short timeout of the others.
+    let timeout = std::time::Duration::from_secs(30);
+    for client in CLIENTS {
+        // A success body (or stream) over the cap is refused, never buffered whole.
+        let server = LoopbackServer::start().await;
+        let (content_type, body) = match client {
+            Client::Codex => ("text/event-stream", format!("data: {{\"pad\":\"{huge}\"}}\n\n")),
+            _ => ("application/json", format!("{{\"pad\":\"{huge}\"}}")),
+        };
+        server.script(Reply::Raw { status: 200, content_type, body });
+        let failure = failure_within(client, &server, timeout).await;
+        assert_eq!(failure.kind, Unavailable, "{client:?}");
+        assert!(
+            failure.message.starts_with("response_too_large"),
+            "{client:?}: {:.200}",
+            failure.message
+        );
+        // An error body over the cap is cut to the cap and still classified, its detail bounded.
+        let server = LoopbackServer::start().await;
+        let body = format!("{{\"error\":{{\"message\":\"{huge}\"}}}}");
+        server.script(Reply::Raw { status: 503, content_type: "application/json", body });
+        let failure = failure_within(client, &server, timeout).await;
+        assert_eq!(failure.kind, Unavailable, "{client:?} error body");
+        assert!(failure.message.chars().count() < 2_000, "{client:?}: {:.200}", failure.message);
     }
 }
 
