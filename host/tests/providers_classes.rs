@@ -5,7 +5,7 @@ mod providers;
 
 use contextfold_core::compaction::{ProviderFailure, ProviderFailureKind};
 use providers::fixtures::*;
-use providers::server::{LoopbackServer, Reply};
+use providers::server::{LoopbackServer, Reply, StreamEnd};
 use serde_json::{Value, json};
 
 use ProviderFailureKind::*;
@@ -324,6 +324,59 @@ async fn bodies_over_the_16_mib_cap_are_refused_or_cut_for_every_client() {
         let failure = failure_within(client, &server, timeout).await;
         assert_eq!(failure.kind, Unavailable, "{client:?} error body");
         assert!(failure.message.chars().count() < 2_000, "{client:?}: {:.200}", failure.message);
+    }
+}
+
+/// A 200 that carries no answer never becomes a summary: `choices: []` (chat) and a stream
+/// that ends without its `response.completed` terminator (Codex) are typed failures; a null
+/// content (chat), an empty `content` list or a null text (Anthropic) read as an empty text,
+/// which the core's validation refuses (`empty_summary`) before anything is recorded.
+#[tokio::test]
+async fn a_success_without_an_answer_never_becomes_a_summary() {
+    use contextfold_core::compaction::summary_validation::validate_summary;
+    let mut null_content = chat_completion("x", "stop");
+    null_content["choices"][0]["message"]["content"] = Value::Null;
+    let mut null_text = anthropic_message("x", "end_turn");
+    null_text["content"][0]["text"] = Value::Null;
+    let mut empty_content = anthropic_message("x", "end_turn");
+    empty_content["content"] = json!([]);
+    let no_choices =
+        json!({"id": "c", "object": "chat.completion", "model": CHAT_MODEL, "choices": []});
+    let mut unterminated = responses_stream(&[compaction_item("cmp_1", "gAAAA")]);
+    unterminated.pop(); // `response.completed`
+    let failures = [
+        (Client::Chat, Reply::ok(no_choices), "malformed_response"),
+        (Client::Codex, Reply::sse(&unterminated, StreamEnd::Clean), "stream_truncated"),
+    ];
+    for (client, reply, code) in failures {
+        let server = LoopbackServer::start().await;
+        server.script(reply);
+        let failure = failure_of(client, &server).await;
+        assert!(failure.message.starts_with(code), "{client:?}: {}", failure.message);
+        assert_eq!(failure.kind, Unavailable, "{client:?}: {}", failure.message);
+    }
+    let empties = [
+        (Client::Chat, Reply::ok(null_content)),
+        (Client::Anthropic, Reply::ok(empty_content)),
+        (Client::Anthropic, Reply::ok(null_text)),
+    ];
+    for (client, reply) in empties {
+        let server = LoopbackServer::start().await;
+        server.script(reply);
+        let answer = match client {
+            Client::Chat => chat_client(&server).summarize(&summary_request()).await,
+            _ => anthropic_client(&server).summarize(&summary_request()).await,
+        }
+        .expect("an empty answer");
+        assert_eq!(answer.text, "", "{client:?}");
+        let refused = validate_summary(
+            &answer.text,
+            answer.finish_reason,
+            0,
+            &contextfold_core::CharEstimator,
+        )
+        .expect_err("empty");
+        assert_eq!(refused.code().as_str(), "empty_summary", "{client:?}");
     }
 }
 
