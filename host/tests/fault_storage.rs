@@ -488,3 +488,41 @@ async fn a_manual_run_whose_failure_note_cannot_be_written_still_ends_with_a_ter
     );
     report_fault("failure_note_refused", "RunFailed", &format!("error={}", error.code()));
 }
+
+/// A wall clock that goes backwards between two checkpoints (an NTP step, a restored VM): the
+/// second compaction is recorded with an earlier `createdAtMs` than the first, and recovery,
+/// the projection row and verification still follow the ledger's order, not the clock.
+#[tokio::test]
+async fn a_clock_going_backwards_between_checkpoints_changes_nothing_but_the_times() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("clock.sqlite");
+    let store = seeded_store(&path, 8);
+    let at = |ms: u64| -> contextfold_host::runtime::Clock { Arc::new(move || ms) };
+    let rt = runtime(&store, 16_000, false, ExtractiveSummarizer, NoNativeCompactor)
+        .with_clock(at(1_900_000_000_000));
+    let first = rt.compact_manually(&StopSignal::new()).await.expect("first compaction");
+    let first = first.outcome.checkpoint.expect("first checkpoint");
+    let mut builder =
+        contextfold_core::LogBuilder::extend(store.load_events(SESSION).expect("load"));
+    let before = builder.events().len();
+    for turn in 8..14 {
+        extend(&mut builder, turn);
+    }
+    store.append_events(SESSION, &builder.events()[before..]).expect("append");
+    let rt = runtime(&store, 16_000, false, ExtractiveSummarizer, NoNativeCompactor)
+        .with_clock(at(1_800_000_000_000));
+    let second = rt.compact_manually(&StopSignal::new()).await.expect("second compaction");
+    let second = second.outcome.checkpoint.expect("second checkpoint");
+    assert!(second.created_at_ms < first.created_at_ms, "the clock went backwards");
+    let lookup = store.current_checkpoint(SESSION).expect("lookup");
+    let current = lookup.checkpoint.expect("a current checkpoint");
+    assert_eq!(current.checkpoint_id, second.checkpoint_id, "the ledger's newest wins");
+    let found = consistency(&path, SESSION);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.checkpoints, 2);
+    report_fault(
+        "clock_backwards",
+        "recorded",
+        &format!("first={} second={}", first.created_at_ms, second.created_at_ms),
+    );
+}
