@@ -526,3 +526,52 @@ async fn a_clock_going_backwards_between_checkpoints_changes_nothing_but_the_tim
         &format!("first={} second={}", first.created_at_ms, second.created_at_ms),
     );
 }
+
+/// A checkpoint of another session offered through the store (a host bug: session A's
+/// checkpoint relabelled for session B). The store records what it is given, but the
+/// checkpoint covers A's events: B's projection refuses to replay it (its boundary or digest
+/// does not match B's log), projects B's raw history instead, and verification names the
+/// false coverage.
+#[tokio::test]
+async fn a_checkpoint_of_another_session_is_never_replayed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("other-session.sqlite");
+    let store = compacted(&path, 8).await;
+    let mut other = contextfold_core::LogBuilder::new("other");
+    for turn in 100..108 {
+        extend(&mut other, turn);
+    }
+    let other_events = other.build();
+    store.append_events("other", &other_events).expect("append the other session");
+    let mut foreign = store.current_checkpoint(SESSION).expect("lookup").checkpoint.expect("cp");
+    foreign.session_id = "other".into();
+    foreign.checkpoint_id = "cp-foreign".into();
+    store.append_checkpoint("evt-foreign", "run-foreign", 1, &foreign).expect("recorded as given");
+    let offered = store.current_checkpoint("other").expect("lookup").checkpoint.expect("offered");
+    assert_eq!(offered.checkpoint_id, "cp-foreign");
+    let model = ModelFacts { context_window: Some(1_000_000), ..Default::default() };
+    let projection = contextfold_core::projection::project(
+        &contextfold_core::projection::ProjectInput {
+            events: &other_events,
+            current_turn_id: None,
+            checkpoint: Some(&offered),
+            model: &model,
+            provider: None,
+            fail_open: false,
+        },
+        &contextfold_core::CharEstimator,
+    )
+    .expect("projects");
+    assert!(projection.checkpoint.is_none(), "never replayed");
+    let codes = codes_of(&projection.diagnostics);
+    assert!(
+        codes.iter().any(|c| ["coverage_miss", "source_hash_mismatch"].contains(c)),
+        "{codes:?}"
+    );
+    let raw_turns =
+        projection.messages.iter().filter(|m| m.role == contextfold_core::projection::Role::User);
+    assert_eq!(raw_turns.count(), 8, "the raw history instead");
+    let found = consistency(&path, "other");
+    assert!(found.problems.iter().any(|p| p.contains("false coverage")), "{:?}", found.problems);
+    report_fault("checkpoint_of_another_session", "not_replayed", &format!("{codes:?}"));
+}
