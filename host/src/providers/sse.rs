@@ -137,4 +137,56 @@ mod tests {
     fn an_event_without_data_is_dropped() {
         assert!(parse_in_chunks(b"event: ping\n\n", 4).is_empty());
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// Stream-like bytes: field names, separators, line ends of every kind, a BOM, text,
+        /// and invalid UTF-8, in any order.
+        fn stream() -> impl Strategy<Value = Vec<u8>> {
+            let piece = prop_oneof![
+                Just(b"data:".to_vec()),
+                Just(b"data: ".to_vec()),
+                Just(b"event: ".to_vec()),
+                Just(b":".to_vec()),
+                Just(b"id: 1".to_vec()),
+                Just(b"\n".to_vec()),
+                Just(b"\r".to_vec()),
+                Just(b"\r\n".to_vec()),
+                Just(b"\xEF\xBB\xBF".to_vec()),
+                Just(vec![0xC3]),
+                Just(vec![0xFF, 0xFE]),
+                "[a-z{}\":,é ]{0,8}".prop_map(String::into_bytes),
+            ];
+            proptest::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+            /// Any bytes in any chunking: no panic, and exactly the events (and the pending
+            /// remainder) of the same bytes fed at once.
+            #[test]
+            fn chunking_never_changes_the_events(
+                bytes in stream(),
+                cuts in proptest::collection::vec(1usize..16, 0..24),
+            ) {
+                let mut whole = SseParser::new();
+                let expected = whole.push(&bytes);
+                let mut parser = SseParser::new();
+                let mut events = Vec::new();
+                let mut rest = bytes.as_slice();
+                for cut in cuts {
+                    let (chunk, tail) = rest.split_at(cut.min(rest.len()));
+                    events.extend(parser.push(chunk));
+                    rest = tail;
+                }
+                events.extend(parser.push(rest));
+                prop_assert_eq!(events, expected);
+                prop_assert_eq!(parser.pending_bytes(), whole.pending_bytes());
+            }
+        }
+    }
 }
