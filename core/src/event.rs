@@ -176,6 +176,43 @@ impl EventContent {
         }
     }
 
+    /// This result (ordinary or hosted) with `output` in place of its own, everything else
+    /// kept (pruning replaces large outputs this way); `None` for other kinds.
+    pub fn with_output(&self, output: Value) -> Option<Self> {
+        Some(match self {
+            EventContent::ToolResult { call_id, tool_name, is_error, attachments, .. } => {
+                EventContent::ToolResult {
+                    call_id: call_id.clone(),
+                    tool_name: tool_name.clone(),
+                    output,
+                    is_error: *is_error,
+                    attachments: attachments.clone(),
+                }
+            }
+            EventContent::HostedToolResult { call_id, tool_name, is_error, .. } => {
+                EventContent::HostedToolResult {
+                    call_id: call_id.clone(),
+                    tool_name: tool_name.clone(),
+                    output,
+                    is_error: *is_error,
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// This `user_text` or `tool_result` with `attachments` in place of its own; other kinds
+    /// (which hold none) unchanged.
+    pub fn with_attachments(&self, attachments: Vec<Attachment>) -> Self {
+        let mut content = self.clone();
+        if let EventContent::UserText { attachments: own, .. }
+        | EventContent::ToolResult { attachments: own, .. } = &mut content
+        {
+            *own = attachments;
+        }
+        content
+    }
+
     /// The stable `type` name of this kind.
     pub fn kind_name(&self) -> &'static str {
         match self {

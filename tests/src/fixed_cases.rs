@@ -35,13 +35,7 @@ fn call(call_id: &str, tool_name: &str, input: Value) -> EventContent {
 }
 
 fn result(call_id: &str, tool_name: &str, output: Value, is_error: bool) -> EventContent {
-    EventContent::ToolResult {
-        call_id: call_id.into(),
-        tool_name: tool_name.into(),
-        output,
-        is_error,
-        attachments: Vec::new(),
-    }
+    EventContent::tool_result(call_id, tool_name, output, is_error)
 }
 
 /// One event of each of the nine kinds, as a realistic two-turn session.

@@ -81,8 +81,8 @@ pub fn archive_tool_result(
     event: &RuntimeEvent,
     estimator: &dyn TokenEstimator,
 ) -> Result<Option<ActivePrune>, ArchiveError> {
-    let (EventContent::ToolResult { call_id, tool_name, output, is_error, .. }
-    | EventContent::HostedToolResult { call_id, tool_name, output, is_error }) = &event.content
+    let (EventContent::ToolResult { call_id, tool_name, output, .. }
+    | EventContent::HostedToolResult { call_id, tool_name, output, .. }) = &event.content
     else {
         return Ok(None);
     };
@@ -93,19 +93,7 @@ pub fn archive_tool_result(
     let address = ArchiveAddress::for_content(&event.session_id, &archive_bytes)?;
     let original_tokens = estimate_value(estimator, output);
     let placeholder = Value::String(placeholder_for(&address, tool_name, call_id, original_tokens));
-    let (call_id, tool_name, is_error) = (call_id.clone(), tool_name.clone(), *is_error);
-    let content = match &event.content {
-        EventContent::HostedToolResult { .. } => {
-            EventContent::HostedToolResult { call_id, tool_name, output: placeholder, is_error }
-        }
-        _ => EventContent::ToolResult {
-            call_id,
-            tool_name,
-            output: placeholder,
-            is_error,
-            attachments: event.attachments().to_vec(),
-        },
-    };
+    let Some(content) = event.content.with_output(placeholder) else { return Ok(None) };
     Ok(Some(ActivePrune {
         address,
         archive_bytes,

@@ -129,18 +129,13 @@ fn strip(
         EventContent::UserText { text, .. } => {
             EventContent::UserText { text: joined(text), attachments: Vec::new() }
         }
-        EventContent::ToolResult { call_id, tool_name, output, is_error, .. } => {
-            let output = match output {
-                Value::String(text) => Value::String(joined(text)),
-                other => Value::String(joined(&other.to_string())),
+        EventContent::ToolResult { output, .. } => {
+            let text = match output {
+                Value::String(text) => joined(text),
+                other => joined(&other.to_string()),
             };
-            EventContent::ToolResult {
-                call_id: call_id.clone(),
-                tool_name: tool_name.clone(),
-                output,
-                is_error: *is_error,
-                attachments: Vec::new(),
-            }
+            let stripped = event.content.with_attachments(Vec::new());
+            stripped.with_output(Value::String(text)).unwrap_or(stripped)
         }
         other => other.clone(),
     };

@@ -126,8 +126,8 @@ fn prune_result(
     event: &RuntimeEvent,
     estimator: &dyn TokenEstimator,
 ) -> Option<(EventContent, PrunedResult)> {
-    let (EventContent::ToolResult { call_id, tool_name, output, is_error, .. }
-    | EventContent::HostedToolResult { call_id, tool_name, output, is_error }) = &event.content
+    let (EventContent::ToolResult { call_id, tool_name, output, .. }
+    | EventContent::HostedToolResult { call_id, tool_name, output, .. }) = &event.content
     else {
         return None;
     };
@@ -147,19 +147,7 @@ fn prune_result(
         tool_name: tool_name.clone(),
         original_tokens,
     };
-    let (call_id, tool_name, is_error) = (call_id.clone(), tool_name.clone(), *is_error);
-    let content = match &event.content {
-        EventContent::HostedToolResult { .. } => {
-            EventContent::HostedToolResult { call_id, tool_name, output: placeholder, is_error }
-        }
-        _ => EventContent::ToolResult {
-            call_id,
-            tool_name,
-            output: placeholder,
-            is_error,
-            attachments: event.attachments().to_vec(),
-        },
-    };
+    let content = event.content.with_output(placeholder)?;
     Some((content, record))
 }
 

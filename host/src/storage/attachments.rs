@@ -12,7 +12,6 @@ use std::borrow::Cow;
 
 use contextfold_core::RuntimeEvent;
 use contextfold_core::attachment::{Attachment, encode_base64};
-use contextfold_core::event::EventContent;
 use contextfold_core::projection::{Message, Part};
 use rusqlite::{OptionalExtension, Transaction, params};
 
@@ -73,21 +72,7 @@ pub(super) fn archive_attachments<'e>(
             stored.push(attachment.clone());
         }
     }
-    let content = match &event.content {
-        EventContent::UserText { text, .. } => {
-            EventContent::UserText { text: text.clone(), attachments: stored }
-        }
-        EventContent::ToolResult { call_id, tool_name, output, is_error, .. } => {
-            EventContent::ToolResult {
-                call_id: call_id.clone(),
-                tool_name: tool_name.clone(),
-                output: output.clone(),
-                is_error: *is_error,
-                attachments: stored,
-            }
-        }
-        _ => return Ok(Cow::Borrowed(event)),
-    };
+    let content = event.content.with_attachments(stored);
     Ok(Cow::Owned(event.with_content(content)))
 }
 
