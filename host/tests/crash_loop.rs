@@ -102,7 +102,10 @@ fn sigkill_at_random_moments_loses_and_corrupts_nothing() {
                     accepted.insert(id.to_owned());
                 }
                 (Some("events"), Some(seq)) => {
-                    let seq: u64 = seq.parse().expect("seq");
+                    let Ok(seq) = seq.parse::<u64>() else {
+                        inconsistent.push(format!("kill {kill}: unreadable side line {line:?}"));
+                        continue;
+                    };
                     if seq > last_seq {
                         lost.push(format!("kill {kill}: event {seq}"));
                     }

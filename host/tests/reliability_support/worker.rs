@@ -66,8 +66,10 @@ pub fn spawn_role(role: &str, env: &[(&str, &Path)]) -> std::process::Command {
     command
 }
 
+/// One `write` call per line (an `O_APPEND` write of a few bytes is not split by a kill), so a
+/// SIGKILL never leaves half a line for the next worker to continue.
 fn side_line(side: &mut std::fs::File, line: &str) {
-    writeln!(side, "{line}").expect("side log");
+    side.write_all(format!("{line}\n").as_bytes()).expect("side log");
     side.sync_data().expect("fsync side log");
 }
 
