@@ -242,4 +242,5 @@ fn power_loss_at_any_point_keeps_every_accepted_event_and_checkpoint() {
     assert!(points.len() >= count.min(100), "too few crash points: {}", points.len());
     assert!(inconsistent.is_empty(), "inconsistent after a power loss: {inconsistent:#?}");
     assert!(lost.is_empty(), "accepted, then lost by a power loss: {lost:#?}");
+    assert_eq!(sync, "FULL", "the trace shows commits that did not sync the WAL");
 }
