@@ -3,7 +3,10 @@
 //! is reopened, recovered and verified: no projection row without its ledger event, no
 //! accepted checkpoint lost after its append returned (the child logs `appended <id>` to a
 //! side file only after the append returned), no canonical event lost after its append
-//! returned, every checkpoint verifies against the canonical log.
+//! returned, every checkpoint verifies against the canonical log, the canonical log is
+//! `1..=n` with unique event ids. The worker logs `phase <operation>` before each store
+//! operation, so each kill is attributed to the operation it interrupted (`phases=` in the
+//! summary line).
 //!
 //! `CONTEXTFOLD_CRASH_KILLS` (default 25; the reliability script runs 200) and
 //! `CONTEXTFOLD_CRASH_SEED` (default 8) choose the run. Also here: the full-disk row of the
@@ -11,7 +14,7 @@
 
 mod reliability_support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::Duration;
@@ -45,6 +48,29 @@ impl Rng {
     }
 }
 
+/// The store operation the worker had entered last, from its side-log lines since it started.
+fn last_phase(lines: &str) -> String {
+    lines
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("phase "))
+        .map_or("startup", |p| p.split(' ').next().unwrap_or(p))
+        .to_owned()
+}
+
+/// The canonical log is `1..=n`: every seq present once, in order, with unique event ids.
+fn log_problems(events: &[contextfold_core::RuntimeEvent]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some((i, e)) = events.iter().enumerate().find(|(i, e)| e.seq != *i as u64 + 1) {
+        problems.push(format!("event at index {i} has seq {}, not {}", e.seq, i + 1));
+    }
+    let ids: BTreeSet<&str> = events.iter().map(|e| e.runtime_event_id.as_str()).collect();
+    if ids.len() != events.len() {
+        problems.push(format!("{} repeated runtimeEventIds", events.len() - ids.len()));
+    }
+    problems
+}
+
 #[test]
 fn sigkill_at_random_moments_loses_and_corrupts_nothing() {
     let kills = env_number("CONTEXTFOLD_CRASH_KILLS", 25);
@@ -58,7 +84,10 @@ fn sigkill_at_random_moments_loses_and_corrupts_nothing() {
     let mut checkpoints_seen = 0;
     // Counted, not asserted one by one, so the summary line reports what was measured.
     let (mut inconsistent, mut lost) = (Vec::new(), Vec::new());
+    // Where each kill landed: the last `phase` line of that worker (`startup` if none).
+    let mut phases: BTreeMap<String, u64> = BTreeMap::new();
     for kill in 0..kills {
+        let side_before = std::fs::metadata(&side).map_or(0, |m| m.len()) as usize;
         let mut child =
             spawn_role("work", &[("CONTEXTFOLD_DB", &db), ("CONTEXTFOLD_SIDE_LOG", &side)])
                 .stdout(Stdio::null())
@@ -92,7 +121,11 @@ fn sigkill_at_random_moments_loses_and_corrupts_nothing() {
             .filter_map(|r| r.payload["checkpointId"].as_str().map(str::to_owned))
             .collect();
         let last_seq = events.last().map_or(0, |e| e.seq);
-        for line in std::fs::read_to_string(&side).unwrap_or_default().lines() {
+        inconsistent.extend(log_problems(&events).into_iter().map(|p| format!("kill {kill}: {p}")));
+        let side_text = std::fs::read_to_string(&side).unwrap_or_default();
+        *phases.entry(last_phase(side_text.get(side_before..).unwrap_or_default())).or_default() +=
+            1;
+        for line in side_text.lines() {
             let mut words = line.split(' ');
             match (words.next(), words.next()) {
                 (Some("appended"), Some(id)) => {
@@ -117,10 +150,11 @@ fn sigkill_at_random_moments_loses_and_corrupts_nothing() {
         survived += 1;
     }
     eprintln!(
-        "CRASH-LOOP kills={kills} survived={survived} seed={seed} accepted_checkpoints={} recorded_checkpoints={checkpoints_seen} inconsistent={} lost={}",
+        "CRASH-LOOP kills={kills} survived={survived} seed={seed} accepted_checkpoints={} recorded_checkpoints={checkpoints_seen} inconsistent={} lost={} phases={}",
         accepted.len(),
         inconsistent.len(),
-        lost.len()
+        lost.len(),
+        phases.iter().map(|(p, n)| format!("{p}:{n}")).collect::<Vec<_>>().join(",")
     );
     assert!(inconsistent.is_empty(), "seed {seed}: inconsistent after a kill: {inconsistent:#?}");
     assert!(lost.is_empty(), "seed {seed}: lost after their append returned: {lost:#?}");

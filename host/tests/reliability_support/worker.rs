@@ -3,8 +3,9 @@
 //!
 //! - `work`: appends turns and runs manual compactions forever against `CONTEXTFOLD_DB`,
 //!   logging `events <last seq>` and `appended <checkpoint id> <event count>` to
-//!   `CONTEXTFOLD_SIDE_LOG` (fsynced) only after the store's append returned. The parent
-//!   kills it with SIGKILL at random moments.
+//!   `CONTEXTFOLD_SIDE_LOG` (fsynced) only after the store's append returned, and
+//!   `phase <open|load_events|append_events <n>|compact>` before entering each store
+//!   operation. The parent kills it with SIGKILL at random moments.
 //! - `compete`: waits for `CONTEXTFOLD_START` to exist, then runs one manual compaction
 //!   whose summary takes a while (so two competitors load the same tip), and prints the
 //!   outcome as one JSON line.
@@ -74,12 +75,14 @@ fn side_line(side: &mut std::fs::File, line: &str) {
 }
 
 async fn work(db: PathBuf, side: PathBuf) {
-    let store = Arc::new(Store::open(db).expect("open"));
     let mut side =
         std::fs::OpenOptions::new().create(true).append(true).open(side).expect("side log");
+    side_line(&mut side, "phase open");
+    let store = Arc::new(Store::open(db).expect("open"));
     let rt = runtime(&store, 16_000, false, ExtractiveSummarizer, NoNativeCompactor);
     let pid = std::process::id();
     for round in 0.. {
+        side_line(&mut side, "phase load_events");
         let events = store.load_events(SESSION).expect("load");
         let mut builder =
             if events.is_empty() { LogBuilder::new(SESSION) } else { LogBuilder::extend(events) };
@@ -91,8 +94,10 @@ async fn work(db: PathBuf, side: PathBuf) {
             event.turn_id = format!("t{pid}-{round}");
             event.run_id = format!("run-t{pid}-{round}");
         }
+        side_line(&mut side, &format!("phase append_events {}", new.len()));
         store.append_events(SESSION, &new).expect("append events");
         side_line(&mut side, &format!("events {}", new.last().expect("events").seq));
+        side_line(&mut side, "phase compact");
         let report = rt.compact_manually(&StopSignal::new()).await.expect("compaction");
         if let Some(cp) = &report.outcome.checkpoint {
             side_line(
