@@ -1,17 +1,22 @@
 //! Concurrency: two processes compacting the same session at the same moment (both load the
 //! same tip, then race to append): exactly one checkpoint per high water wins, the other gets
 //! the typed `successor_conflict` and fails open; the durable state stays consistent. And
-//! manual compaction during an active turn is refused with a typed error.
+//! manual compaction during an active turn is refused with a typed error. And N >= 3 processes
+//! appending to one session and compacting it at once for a bounded time: `seq` stays
+//! contiguous from 1, event ids stay unique, every append and checkpoint a child reports is in
+//! the file (and nothing else), every checkpoint verifies against the log, the recovered tip
+//! agrees with the ledger, and every lost race was typed.
 
 mod reliability_support;
 
+use std::collections::HashSet;
 use std::process::Stdio;
 
 use contextfold_core::HistoryCompactCheckpoint;
 use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, RuntimeError, StopSignal,
 };
-use contextfold_host::storage::Store;
+use contextfold_host::storage::{LookupSource, Store};
 use reliability_support::verify::{canonical_rows, consistency, recorded_checkpoints};
 use reliability_support::worker::{run_role, spawn_role};
 use reliability_support::{SESSION, extend, report_fault, runtime, seeded_store};
@@ -109,6 +114,111 @@ fn two_processes_compacting_one_session_get_one_winner_per_high_water() {
     }
     assert!(conflicts > 0, "the processes never raced");
     eprintln!("CONCURRENCY rounds={ROUNDS} conflicts={conflicts}");
+}
+
+/// Child processes of the multi-process test (`CONTEXTFOLD_CONCURRENCY_PROCESSES`, at least 3).
+fn processes() -> usize {
+    std::env::var("CONTEXTFOLD_CONCURRENCY_PROCESSES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3usize)
+        .max(3)
+}
+
+#[test]
+fn several_processes_appending_and_compacting_one_session_keep_it_consistent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("multi.sqlite");
+    drop(seeded_store(&db, 2));
+    let seeded = canonical_rows(&db, SESSION).len();
+    let per_turn = {
+        let mut builder = contextfold_core::LogBuilder::new(SESSION);
+        extend(&mut builder, 0);
+        builder.events().len()
+    };
+    let start = dir.path().join("start");
+    let count = processes();
+    let children: Vec<_> = (0..count)
+        .map(|_| {
+            spawn_role("churn", &[("CONTEXTFOLD_DB", &db), ("CONTEXTFOLD_START", &start)])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&start, b"go").expect("start");
+    let reports: Vec<Value> =
+        children.into_iter().map(|child| child_report(child, "CHURN ")).collect();
+    let sum = |key: &str| reports.iter().map(|r| r[key].as_u64().expect("count")).sum::<u64>();
+    let (appends, compactions, conflicts) = (sum("appends"), sum("compactions"), sum("conflicts"));
+
+    let rows = canonical_rows(&db, SESSION);
+    let seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let expected: Vec<i64> = (1..=rows.len() as i64).collect();
+    assert_eq!(seqs, expected, "seq is not contiguous from 1");
+    let ids: HashSet<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(ids.len(), rows.len(), "duplicate event ids");
+    for report in &reports {
+        let prefix = format!("p{}-", report["pid"]);
+        let mine = rows.iter().filter(|r| r.1.starts_with(&prefix)).count() as u64;
+        assert_eq!(
+            mine,
+            report["appends"].as_u64().expect("appends") * per_turn as u64,
+            "{report}"
+        );
+    }
+    assert_eq!(
+        rows.len() as u64,
+        seeded as u64 + appends * per_turn as u64 + sum("notes"),
+        "events other than the reported appends and failure notes"
+    );
+    let recorded = recorded_checkpoints(&db, SESSION);
+    assert_eq!(recorded.len() as u64, sum("recorded"), "checkpoints the children did not report");
+    let found = consistency(&db, SESSION);
+    let inconsistent = found.problems.len();
+    // The tip the store finds (projection row) and the one it recovers from the ledger alone
+    // are both the ledger's last checkpoint.
+    let last = recorded
+        .last()
+        .map(|(_, p)| HistoryCompactCheckpoint::from_json(p).expect("valid").checkpoint_id);
+    let tip = |store: &Store| {
+        store.current_checkpoint(SESSION).expect("lookup").checkpoint.map(|c| c.checkpoint_id)
+    };
+    assert_eq!(tip(&Store::open(&db).expect("open")), last, "projection tip");
+    rusqlite::Connection::open(&db)
+        .expect("open")
+        .execute("DELETE FROM checkpoint_projection WHERE session_id = ?1", [SESSION])
+        .expect("drop the projection row");
+    let store = Store::open(&db).expect("reopen");
+    let lookup = store.current_checkpoint(SESSION).expect("recovery");
+    assert_eq!(lookup.source, LookupSource::Recovered, "{:?}", lookup.notes);
+    assert_eq!(lookup.checkpoint.map(|c| c.checkpoint_id), last, "recovered tip");
+    eprintln!(
+        "CONCURRENCY-MULTI processes={count} appends={appends} compactions={compactions} \
+         conflicts={conflicts} events={} checkpoints={} inconsistent={inconsistent}",
+        rows.len(),
+        recorded.len()
+    );
+    for report in &reports {
+        eprintln!("  child {report}");
+    }
+    assert_eq!(inconsistent, 0, "{:?}", found.problems);
+    assert!(appends > 0 && sum("recorded") > 0, "the children did no work: {reports:?}");
+    if conflicts > 0 {
+        report_fault("concurrent_append_compact", "typed_conflict", &format!("{conflicts}"));
+    }
+}
+
+/// Waits for `child`, asserts it succeeded and parses its `<tag>{json}` line.
+fn child_report(child: std::process::Child, tag: &str) -> Value {
+    let output = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let line =
+        stdout.lines().find_map(|l| l.split_once(tag).map(|(_, r)| r.to_owned())).expect("report");
+    serde_json::from_str(&line).expect("json")
 }
 
 #[tokio::test]

@@ -122,6 +122,11 @@ impl LoopbackServer {
         self.shared.received.lock().expect("lock").clone()
     }
 
+    /// How many requests the server has received so far (answered or not).
+    pub fn requests(&self) -> usize {
+        self.shared.received.lock().expect("lock").len()
+    }
+
     /// Scripted replies not yet used.
     pub fn unused_replies(&self) -> usize {
         self.shared.replies.lock().expect("lock").len()

@@ -9,15 +9,23 @@
 //! - `compete`: waits for `CONTEXTFOLD_START` to exist, then runs one manual compaction
 //!   whose summary takes a while (so two competitors load the same tip), and prints the
 //!   outcome as one JSON line.
+//! - `churn`: waits for `CONTEXTFOLD_START`, then for `CONTEXTFOLD_CONCURRENCY_SECONDS`
+//!   (default 5) or `CONTEXTFOLD_CONCURRENCY_ROUNDS` rounds (default 40), whichever ends
+//!   first, appends one turn (event ids `p<pid>-<round>-<i>`) and runs one manual compaction
+//!   per round, while other churners do the same. A lost race must be a typed error or outcome
+//!   (`event_seq_not_increasing`, `successor_conflict`); anything else panics. Prints one JSON
+//!   line `CHURN {...}` with its counts.
 //! - `disk-full`: on a small filesystem (`CONTEXTFOLD_DIR`), seeds a session, fills the
 //!   disk while the summary is generated, and reports what the compaction did and what the
 //!   reopened file holds, as one JSON line.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use contextfold_core::compaction::OutcomeKind;
 use contextfold_core::compaction::summary_request::SummaryRequest;
 use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
 use contextfold_core::{LogBuilder, RuntimeEvent};
@@ -45,6 +53,10 @@ pub fn run_role() -> bool {
             PathBuf::from(var("CONTEXTFOLD_SIDE_LOG")),
         )),
         "compete" => rt.block_on(compete(
+            PathBuf::from(var("CONTEXTFOLD_DB")),
+            PathBuf::from(var("CONTEXTFOLD_START")),
+        )),
+        "churn" => rt.block_on(churn(
             PathBuf::from(var("CONTEXTFOLD_DB")),
             PathBuf::from(var("CONTEXTFOLD_START")),
         )),
@@ -198,4 +210,75 @@ async fn disk_full(dir: PathBuf) {
         "current": lookup.checkpoint.map(|c| c.checkpoint_id), "problems": problems,
     });
     println!("DISKFULL {line}");
+}
+
+// ----- churn: one of several appending and compacting processes ---------------------------
+
+/// Typed codes of a lost race.
+pub const CONFLICT_CODES: &[&str] = &["event_seq_not_increasing", "successor_conflict"];
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn conflict(conflicts: &mut BTreeMap<String, u64>, code: &str, what: &str) {
+    assert!(CONFLICT_CODES.contains(&code), "{what}: untyped or unexpected failure {code}");
+    *conflicts.entry(code.to_owned()).or_default() += 1;
+}
+
+async fn churn(db: PathBuf, start: PathBuf) {
+    let seconds: f64 = env_or("CONTEXTFOLD_CONCURRENCY_SECONDS", 5.0);
+    let rounds: usize = env_or("CONTEXTFOLD_CONCURRENCY_ROUNDS", 40);
+    let store = Arc::new(Store::open(db).expect("open"));
+    for _ in 0..2_000 {
+        if start.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let rt = runtime(&store, 16_000, false, ExtractiveSummarizer, NoNativeCompactor);
+    let pid = std::process::id();
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let (mut appends, mut compactions, mut recorded, mut notes, mut skipped) = (0, 0, 0, 0, 0);
+    let mut conflicts = BTreeMap::new();
+    let mut round = 0;
+    while round < rounds && Instant::now() < deadline {
+        let mut builder = LogBuilder::extend(store.load_events(SESSION).expect("load"));
+        let before = builder.events().len();
+        // Turn and call ids unique across processes; event ids not derived from `seq`.
+        extend(&mut builder, pid as usize * 1_000 + round);
+        let mut new = builder.events()[before..].to_vec();
+        for (i, event) in new.iter_mut().enumerate() {
+            event.runtime_event_id = format!("p{pid}-{round}-{i}");
+        }
+        match store.append_events(SESSION, &new) {
+            Ok(()) => appends += 1,
+            Err(error) => conflict(&mut conflicts, error.code(), "append"),
+        }
+        match rt.compact_manually(&StopSignal::new()).await {
+            Ok(report) => {
+                compactions += 1;
+                let outcome = &report.outcome;
+                match (outcome.outcome, outcome.reason.as_str()) {
+                    (OutcomeKind::Recorded, _) => recorded += 1,
+                    (OutcomeKind::Skipped, "already_covered") => skipped += 1,
+                    (OutcomeKind::FailedOpen, code) => {
+                        // The Run appended its visible failure note.
+                        notes += 1;
+                        conflict(&mut conflicts, code, "compaction outcome");
+                    }
+                    (kind, code) => panic!("unexpected compaction outcome {kind:?}/{code}"),
+                }
+            }
+            Err(error) => conflict(&mut conflicts, error.code(), "compaction"),
+        }
+        round += 1;
+    }
+    let total: u64 = conflicts.values().sum();
+    let line = json!({
+        "pid": pid, "rounds": round, "appends": appends, "compactions": compactions,
+        "recorded": recorded, "skipped": skipped, "notes": notes,
+        "conflicts": total, "codes": conflicts,
+    });
+    println!("CHURN {line}");
 }
