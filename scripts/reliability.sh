@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole reliability suite (issue #8) in one command, ending with a summary table:
-# the ten invariants as property tests, the failure-table fault matrix on real SQLite and
-# loopback providers, the SIGKILL crash loop, two-process concurrency, corpus fuzzing of
+# the invariants as property tests, the failure-table fault matrix on real SQLite and
+# loopback providers, damaged database files, the power-loss replay, the SIGKILL crash loop,
+# multi-process concurrency, corpus fuzzing of
 # every parser, the secrets grep, and the hostile-plugin limits (when the components are
 # built). docs/reliability.md explains each part.
 #
@@ -41,7 +42,8 @@ core_release=(cargo test -q --release -p contextfold-core)
 run invariants "${core_release[@]}" --test invariants -- --nocapture
 run simulator "${core_release[@]}" --test simulator --test transaction -- --nocapture
 run fuzz_core "${core_release[@]}" --test fuzz_corpus --test fuzz_parsers -- --nocapture
-run fault_matrix cargo test -q -p contextfold-host --test fault_matrix --test fault_storage -- --nocapture
+run fault_matrix cargo test -q -p contextfold-host --test fault_matrix --test fault_storage --test fault_files -- --nocapture
+run power_loss cargo test -q -p contextfold-host --test power_loss -- --nocapture
 run fuzz_host cargo test -q -p contextfold-host --test fault_fuzz_imports -- --nocapture
 if [ "${CONTEXTFOLD_CARGO_FUZZ:-1}" != 0 ]; then
   run fuzz_cargo scripts/fuzz.sh
@@ -58,20 +60,30 @@ else
 fi
 
 count() { { grep -hoE "$1" "${logs}"/*.log || true; } | wc -l; }
-sum_field() { { grep -hoE "$1=[0-9]+" "${logs}"/*.log || true; } | awk -F= '{ n += $2 } END { print n + 0 }'; }
-invariant_props=$(cat core/tests/invariants/*.rs | grep -cE "fn invariant_[0-9]+_" || true)
-cases=$((invariant_props * CONTEXTFOLD_PROPTEST_CASES))
+sum_field() { { grep -hoE "$1=[0-9]+" "${logs}"/*.log || true; } | awk -F= '{ n += $NF } END { print n + 0 }'; }
+# field NAME LINE: the number after NAME= in LINE, 0 when absent.
+field() { local v; v=$(sed -nE "s/.*[ ]$1=([0-9]+).*/\1/p" <<<"$2" | head -1); echo "${v:-0}"; }
+# Counted by the properties themselves (INVARIANT-CASES lines), not derived from the knob.
+invariant_props=$(count "INVARIANT-CASES name=")
+cases=$(sum_field "INVARIANT-CASES name=[a-z0-9_]+ cases")
+power_line=$(grep -hoE "POWER-LOSS .*" "${logs}/power_loss.log" || echo "")
+power_points=$(field crash_points "$power_line")
+power_bad=$(( $(field inconsistent "$power_line") + $(field lost "$power_line") ))
+conc_multi=$(grep -hoE "CONCURRENCY-MULTI .*" "${logs}/concurrency.log" || echo "not run")
+conc_multi_bad=$(field inconsistent "$conc_multi")
+
 faults=$(count "FAULT-INJECTED row=")
 skipped_faults=$(count "FAULT-SKIPPED row=")
 crash_line=$(grep -hoE "CRASH-LOOP .*" "${logs}/crash_loop.log" || echo "")
 kills=$(sed -nE 's/.*survived=([0-9]+).*/\1/p' <<<"$crash_line"); kills=${kills:-0}
 inconsistent=$(sed -nE 's/.*inconsistent=([0-9]+).*/\1/p' <<<"$crash_line"); inconsistent=${inconsistent:-0}
 lost=$(sed -nE 's/.*lost=([0-9]+).*/\1/p' <<<"$crash_line"); lost=${lost:-0}
+phases=$(sed -nE 's/.*phases=([^ ]+).*/\1/p' <<<"$crash_line")
 fuzz=$(sum_field "executions")
 cargo_fuzz=$({ sed -nE 's/^FUZZ-CARGO\|executions\|([0-9]+)$/\1/p' "${logs}/fuzz_cargo.log" 2>/dev/null || true; } | tail -1)
 cargo_fuzz_limits=$({ grep -hoE 'malloc_limit_mb=[0-9]+' "${logs}/fuzz_cargo.log" 2>/dev/null || true; } | sort -u | paste -sd, -)
 conc=$(grep -hoE "CONCURRENCY .*" "${logs}/concurrency.log" || echo "not run")
-bad=$((inconsistent + lost))
+bad=$((inconsistent + lost + power_bad + conc_multi_bad))
 for part in "${!result[@]}"; do
   [ "${result[$part]}" = pass ] || bad_parts="${bad_parts:-} ${part}"
 done
@@ -79,11 +91,13 @@ done
 printf '\n%-34s %s\n' "contextfold reliability suite" "(logs: ${logs})"
 printf '%-34s %s\n' "----------------------------------" "----------------------------------------------"
 printf '%-34s %s\n' "property-test seed" "${PROPTEST_RNG_SEED:-random (unset)}"
-printf '%-34s %s\n' "invariant property cases run" "${cases} (${invariant_props} invariants x ${CONTEXTFOLD_PROPTEST_CASES}) ${result[invariants]}, ${seconds[invariants]}s"
+printf '%-34s %s\n' "invariant property cases run" "${cases} (counted by ${invariant_props} properties) ${result[invariants]}, ${seconds[invariants]}s"
 printf '%-34s %s\n' "simulated sessions" "$({ grep -hoE '(text-summary|native) simulation: [0-9]+ steps' "${logs}/simulator.log" || true; } | paste -sd';' -) ${result[simulator]}"
 printf '%-34s %s\n' "faults injected (failure table)" "${faults} (${skipped_faults} skipped) ${result[fault_matrix]}, ${seconds[fault_matrix]}s"
-printf '%-34s %s\n' "kills survived (SIGKILL loop)" "${kills} of ${CONTEXTFOLD_CRASH_KILLS} ${result[crash_loop]}, ${seconds[crash_loop]}s"
-printf '%-34s %s\n' "concurrency" "${conc} ${result[concurrency]}"
+printf '%-34s %s\n' "kills survived (SIGKILL loop)" "${kills} of ${CONTEXTFOLD_CRASH_KILLS} (kills by phase: ${phases:-none}) ${result[crash_loop]}, ${seconds[crash_loop]}s"
+printf '%-34s %s\n' "power-loss crash points" "${power_points} (${power_line:-not run}) ${result[power_loss]}, ${seconds[power_loss]}s"
+printf '%-34s %s\n' "concurrency (2 processes, 1 append)" "${conc} ${result[concurrency]}"
+printf '%-34s %s\n' "concurrency (N processes, churn)" "${conc_multi} ${result[concurrency]}"
 printf '%-34s %s\n' "fuzz executions (proptest corpus)" "${fuzz} ${result[fuzz_core]}/${result[fuzz_host]}"
 printf '%-34s %s\n' "fuzz executions (cargo-fuzz)" "${cargo_fuzz:-0} (libFuzzer+ASan, ${cargo_fuzz_limits:-not run}) ${result[fuzz_cargo]:-skipped}, ${seconds[fuzz_cargo]:-0}s"
 printf '%-34s %s\n' "secrets grep" "${result[secrets]}"
