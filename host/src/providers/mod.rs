@@ -34,6 +34,8 @@ mod codex_summary;
 mod compactors;
 mod error;
 mod openai_chat;
+#[doc(hidden)]
+pub mod parse_entry;
 mod sse;
 mod transport;
 

@@ -210,12 +210,7 @@ impl Call {
         if let Some(record) = self.record.as_mut() {
             record.record_body(&error_body, &self.secrets);
         }
-        let detail = ErrorDetail::from_body(&error_body);
-        Err(ProviderError::Status {
-            status: status.as_u16(),
-            kind: classify_http(status.as_u16(), &detail),
-            detail: detail.summary(),
-        })
+        Err(status_error(status.as_u16(), &error_body))
     }
 
     /// Reads the whole success body (at most [`MAX_RESPONSE_BYTES`]).
@@ -272,6 +267,12 @@ impl Call {
         }
         result.map_err(ProviderFailure::from)
     }
+}
+
+/// The failure of a non-success `status` with its (bounded) error body, classified.
+pub(crate) fn status_error(status: u16, error_body: &[u8]) -> ProviderError {
+    let detail = ErrorDetail::from_body(error_body);
+    ProviderError::Status { status, kind: classify_http(status, &detail), detail: detail.summary() }
 }
 
 /// Reads at most `limit` bytes; past it, an error body is cut and a success body is an error.
