@@ -30,7 +30,7 @@ fn large_output() -> String {
     let mut text = String::with_capacity(LARGE_BYTES + 128);
     let mut line = 0u64;
     while text.len() < LARGE_BYTES {
-        let marker = if line % 7 == 0 { "é漢🦀" } else { "ok" };
+        let marker = if line.is_multiple_of(7) { "é漢🦀" } else { "ok" };
         text.push_str(&format!("line {line:08} test module::case_{line} ... {marker}\n"));
         line += 1;
     }
