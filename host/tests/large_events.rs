@@ -151,3 +151,36 @@ fn find_string(value: &Value, min_len: usize) -> Option<&str> {
         _ => None,
     }
 }
+
+/// In the active turn the large result is not stale, so it is not pruned: the projection says
+/// it does not fit (never a false `fits`), the mid-turn evaluation compacts it with the
+/// extractive summarizer, and the next request fits its budget; the durable state verifies.
+#[tokio::test]
+async fn a_multi_megabyte_result_in_the_active_turn_is_compacted_mid_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("active.sqlite");
+    let store = seeded_store(&path, 3);
+    let mut builder = history(3);
+    let known = builder.events().len();
+    builder.turn("t3").user("run the whole test suite and show me the log");
+    builder.response(Some("r3")).tool_call("c-large", "shell", json!({"cmd": "cargo test"}));
+    builder.response(None);
+    builder.tool_result("c-large", "shell", json!(large_output()));
+    store.append_events(SESSION, &builder.events()[known..]).expect("append the active turn");
+    let rt = runtime(&store, WINDOW, false, ExtractiveSummarizer, NoNativeCompactor);
+    rt.begin_turn("t3").expect("begin");
+    let projection = rt.project(false).await.expect("project").projection;
+    assert!(!projection.fits, "the active turn's 6 MiB cannot fit");
+    assert!(projection.estimated_tokens > projection.history_budget);
+    let before_rows = canonical_rows(&path, SESSION);
+    let report = rt.evaluate_mid_turn().await.expect("evaluate").expect("it compacts");
+    assert_eq!(report.outcome.outcome, OutcomeKind::Recorded, "{:?}", report.outcome);
+    let after = rt.project_for_request().await.expect("project").projection;
+    assert_within_budget("after mid-turn compaction", &after);
+    assert_intact(&path, SESSION, &before_rows);
+    let detail = format!(
+        "tokens_before={} tokens_after={} budget={}",
+        projection.estimated_tokens, after.estimated_tokens, after.history_budget
+    );
+    report_fault("large_tool_result_active_turn", "compacted_within_budget", &detail);
+}
