@@ -3,7 +3,9 @@
 //! OpenAI Chat and Anthropic imports, summary validation, Codex native output admission,
 //! archive addresses and `archive_read` requests. Properties: no panic; every rejection is a
 //! typed error with a stable snake_case code; whatever parses round-trips unchanged; imports
-//! produce no more events than the input has bytes (no amplification). The seeds are in
+//! produce no more events than the input has bytes (no amplification). Inputs a target's filter
+//! turns away before its parser (not JSON where the parser takes a document) count as
+//! `filtered`, not as executions. The seeds are in
 //! `core/tests/fuzz-corpus/`, written by the ignored `write_corpus_seeds` generator.
 
 mod fuzz_support;
@@ -15,7 +17,7 @@ use contextfold_core::projection::anthropic::import_anthropic;
 use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
 use contextfold_core::prune::{ArchiveAddress, ArchiveReadRequest, read_archive_slice};
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, RuntimeEvent};
-use fuzz_support::{fuzz, is_code};
+use fuzz_support::{FILTERED, PARSED, fuzz, is_code};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -40,7 +42,7 @@ fn fuzz_events_jsonl() {
             }
             Err(error) => prop_assert!(is_code(error.source.code())),
         }
-        Ok(())
+        PARSED
     });
 }
 
@@ -54,7 +56,7 @@ fn fuzz_checkpoints() {
             }
             Err(error) => prop_assert!(is_code(error.code())),
         }
-        Ok(())
+        PARSED
     });
 }
 
@@ -65,7 +67,7 @@ fn json_of(input: &[u8]) -> Option<Value> {
 #[test]
 fn fuzz_openai_chat_import() {
     fuzz("openai_chat", |input| {
-        let Some(document) = json_of(input) else { return Ok(()) };
+        let Some(document) = json_of(input) else { return FILTERED };
         match import_openai_chat(&document, &ImportContext::new("s")) {
             Ok(events) => {
                 prop_assert!(events.len() <= input.len());
@@ -75,19 +77,19 @@ fn fuzz_openai_chat_import() {
             }
             Err(error) => prop_assert!(is_code(error.code())),
         }
-        Ok(())
+        PARSED
     });
 }
 
 #[test]
 fn fuzz_anthropic_import() {
     fuzz("anthropic", |input| {
-        let Some(document) = json_of(input) else { return Ok(()) };
+        let Some(document) = json_of(input) else { return FILTERED };
         match import_anthropic(&document, &ImportContext::new("s")) {
             Ok(events) => prop_assert!(events.len() <= input.len()),
             Err(error) => prop_assert!(is_code(error.code())),
         }
-        Ok(())
+        PARSED
     });
 }
 
@@ -104,19 +106,19 @@ fn fuzz_summary_validation() {
                 Err(defect) => prop_assert!(is_code(defect.code().as_str())),
             }
         }
-        Ok(())
+        PARSED
     });
 }
 
 #[test]
 fn fuzz_native_output() {
     fuzz("native_output", |input| {
-        let Some(Value::Array(items)) = json_of(input) else { return Ok(()) };
+        let Some(Value::Array(items)) = json_of(input) else { return FILTERED };
         let binding = NativeBinding { connection_slug: "c".into(), model_id: "m".into() };
         if let Err(defect) = accept_native_output(&items, &binding) {
             prop_assert!(is_code(defect.code()));
         }
-        Ok(())
+        PARSED
     });
 }
 
@@ -131,7 +133,7 @@ fn fuzz_archive_addresses() {
             }
             Err(error) => prop_assert!(is_code(error.code())),
         }
-        Ok(())
+        PARSED
     });
 }
 
@@ -139,7 +141,7 @@ fn fuzz_archive_addresses() {
 fn fuzz_archive_read_requests() {
     fuzz("archive_read", |input| {
         let Ok(request) = serde_json::from_slice::<ArchiveReadRequest>(input) else {
-            return Ok(());
+            return FILTERED;
         };
         let body = b"fn main() {}\nerror[E0425]: cannot find value\n".repeat(4);
         match read_archive_slice(&request, "s", &body) {
@@ -149,7 +151,7 @@ fn fuzz_archive_read_requests() {
             }
             Err(error) => prop_assert!(is_code(error.code())),
         }
-        Ok(())
+        PARSED
     });
 }
 

@@ -11,15 +11,15 @@ use contextfold_core::event::validate_log;
 use contextfold_host::cli::formats::ai_sdk::import_ai_sdk;
 use contextfold_host::cli::formats::anthropic::import_anthropic;
 use contextfold_host::cli::formats::{EventSink, FormatError};
-use fuzz_support::{fuzz, is_code};
+use fuzz_support::{FILTERED, PARSED, Reach, fuzz, is_code};
 use proptest::prelude::*;
 use serde_json::Value;
 
 fn check_import(
     input: &[u8],
     import: fn(&Value, &mut EventSink) -> Result<(), FormatError>,
-) -> Result<(), TestCaseError> {
-    let Ok(document) = serde_json::from_slice::<Value>(input) else { return Ok(()) };
+) -> Result<Reach, TestCaseError> {
+    let Ok(document) = serde_json::from_slice::<Value>(input) else { return FILTERED };
     let mut sink = EventSink::new("s", 1, 1);
     match import(&document, &mut sink) {
         Ok(()) => {
@@ -31,7 +31,7 @@ fn check_import(
         }
         Err(error) => prop_assert!(is_code(error.code), "code {:?}", error.code),
     }
-    Ok(())
+    PARSED
 }
 
 #[test]

@@ -2,8 +2,11 @@
 //! coverage-guided one is cargo-fuzz in `core/fuzz/`): committed seed files
 //! (`core/tests/fuzz-corpus/<target>/`) are mutated byte-wise (truncation, bit flips,
 //! insertions of JSON tokens and random bytes, deletions, duplications, splices with other
-//! seeds) and fed to a target. Each target counts its
-//! executions and prints `FUZZ-EXECUTIONS target=<name> executions=<n>`.
+//! seeds) and fed to a target. Each target counts its executions, the inputs that reached the
+//! parser under test (a check answers [`Reach::Parsed`]), apart from the inputs its own filter
+//! turned away before the call ([`Reach::Filtered`]: not JSON where the parser takes a parsed
+//! document, not the shape the parser's argument needs), and prints
+//! `FUZZ-EXECUTIONS target=<name> executions=<n> filtered=<m>`.
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
@@ -123,14 +126,55 @@ fn apply(mut input: Vec<u8>, mutations: &[Mutation], corpus: &[Vec<u8>]) -> Vec<
     input
 }
 
+/// Whether one input reached the parser under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The parser was called on the input (whatever it answered): one execution.
+    Parsed,
+    /// The check's own filter turned the input away before any parser call.
+    Filtered,
+}
+
+/// The result of a check whose parser was called and whose properties held.
+pub const PARSED: Result<Reach, TestCaseError> = Ok(Reach::Parsed);
+/// The result of a check that turned its input away before the parser.
+pub const FILTERED: Result<Reach, TestCaseError> = Ok(Reach::Filtered);
+
+/// Executions and filtered inputs of one target.
+#[derive(Debug, Default)]
+struct Counts {
+    executions: AtomicU64,
+    filtered: AtomicU64,
+}
+
+impl Counts {
+    fn count(&self, reach: Reach) {
+        let counter = match reach {
+            Reach::Parsed => &self.executions,
+            Reach::Filtered => &self.filtered,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Runs `check` on mutated seeds of `target` (and on every seed unmutated first); panics
-/// with the minimal failing input.
-pub fn fuzz(target: &str, check: impl Fn(&[u8]) -> Result<(), TestCaseError>) -> u64 {
-    let corpus = load_corpus(target);
-    let executions = AtomicU64::new(0);
+/// with the minimal failing input. Returns the executions (inputs that reached the parser).
+pub fn fuzz(target: &str, check: impl Fn(&[u8]) -> Result<Reach, TestCaseError>) -> u64 {
+    fuzz_seeds(target, load_corpus(target), check)
+}
+
+/// [`fuzz`] over the given seeds instead of the committed corpus of `target`.
+pub fn fuzz_seeds(
+    target: &str,
+    corpus: Vec<Vec<u8>>,
+    check: impl Fn(&[u8]) -> Result<Reach, TestCaseError>,
+) -> u64 {
+    assert!(!corpus.is_empty(), "no seeds for {target}");
+    let counts = Counts::default();
     for seed in &corpus {
-        executions.fetch_add(1, Ordering::Relaxed);
-        check(seed).unwrap_or_else(|e| panic!("{target}: an unmutated seed fails: {e}"));
+        let reach =
+            check(seed).unwrap_or_else(|e| panic!("{target}: an unmutated seed fails: {e}"));
+        counts.count(reach);
     }
     let mut runner = TestRunner::new(Config {
         cases: fuzz_cases(),
@@ -139,15 +183,16 @@ pub fn fuzz(target: &str, check: impl Fn(&[u8]) -> Result<(), TestCaseError>) ->
     });
     let strategy = (0..corpus.len(), prop::collection::vec(mutation(), 1..6));
     let result = runner.run(&strategy, |(seed, mutations)| {
-        executions.fetch_add(1, Ordering::Relaxed);
         let input = apply(corpus[seed].clone(), &mutations, &corpus);
-        check(&input)
+        counts.count(check(&input)?);
+        Ok(())
     });
     if let Err(error) = result {
         panic!("{target}: {error}");
     }
-    let n = executions.load(Ordering::Relaxed);
-    eprintln!("FUZZ-EXECUTIONS target={target} executions={n}");
+    let n = counts.executions.load(Ordering::Relaxed);
+    let filtered = counts.filtered.load(Ordering::Relaxed);
+    eprintln!("FUZZ-EXECUTIONS target={target} executions={n} filtered={filtered}");
     n
 }
 

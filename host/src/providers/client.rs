@@ -39,6 +39,7 @@ impl fmt::Debug for ClientBase {
         f.debug_struct("ClientBase")
             .field("model", &self.model)
             .field("timeout", &self.transport.timeout)
+            .field("idle_timeout", &self.transport.idle_timeout)
             .field("key", &self.key)
             .finish_non_exhaustive()
     }
@@ -220,8 +221,8 @@ fn part_kind(part: &Part) -> &'static str {
     }
 }
 
-/// The builder methods every client shares (`with_timeout`, `with_cancel`, `with_capture`,
-/// `with_http_client`, `with_header`, `timeout`, `model`), for a struct with a
+/// The builder methods every client shares (`with_timeout`, `with_idle_timeout`, `with_cancel`,
+/// `with_capture`, `with_http_client`, `with_header`, `timeout`, `idle_timeout`, `model`), for a struct with a
 /// `base: ClientBase` field.
 macro_rules! client_builders {
     ($client:ty) => {
@@ -229,6 +230,15 @@ macro_rules! client_builders {
             /// Sets the deadline of one whole call (connect, response and body or stream).
             pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
                 self.base.transport.timeout = timeout;
+                self
+            }
+
+            /// Sets the idle deadline: the longest wait for the next chunk of the response
+            /// body or event stream once the headers arrived (default
+            /// [`STREAM_IDLE_TIMEOUT`](crate::providers::STREAM_IDLE_TIMEOUT), 300 s); past it
+            /// the call fails with `stream_stalled`.
+            pub fn with_idle_timeout(mut self, idle_timeout: std::time::Duration) -> Self {
+                self.base.transport.idle_timeout = idle_timeout;
                 self
             }
 
@@ -265,6 +275,11 @@ macro_rules! client_builders {
             /// The configured call deadline.
             pub fn timeout(&self) -> std::time::Duration {
                 self.base.transport.timeout
+            }
+
+            /// The configured idle deadline (see `with_idle_timeout`).
+            pub fn idle_timeout(&self) -> std::time::Duration {
+                self.base.transport.idle_timeout
             }
 
             /// The model id sent with every request.

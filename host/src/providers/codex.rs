@@ -117,59 +117,122 @@ async fn read_response_output(call: &mut Call) -> Result<Vec<Value>, ProviderErr
         .is_some_and(|value| value.starts_with("application/json"));
     if is_json {
         let body = call.read_body(response).await?;
-        let value = parse_json(&body)?;
-        call.learn_secrets(&value);
-        let response_object = value.get("response").unwrap_or(&value).clone();
-        return match response_object.get("status").and_then(Value::as_str) {
-            Some("failed") => Err(failed(&response_object)),
-            Some("incomplete") => Err(incomplete(&response_object)),
-            _ => output_of(StreamState {
-                completed: Some(response_object),
-                ..StreamState::default()
-            }),
-        };
+        return parse_response_json(&body, call);
     }
-
-    let mut parser = SseParser::new();
-    let mut state = StreamState::default();
-    let mut received = 0usize;
+    let mut reader = ResponsesReader::new();
     loop {
-        let chunk = match call.next_chunk(&mut response).await {
-            Ok(Some(chunk)) => chunk,
+        match call.next_chunk(&mut response).await {
+            Ok(Some(chunk)) => reader.push(&chunk, call)?,
             Ok(None) => break,
             // A break after completion loses nothing: the response is whole.
-            Err(_) if state.completed.is_some() => break,
+            Err(_) if reader.is_completed() => break,
             Err(error) => return Err(error),
-        };
-        received += chunk.len();
-        if received > MAX_RESPONSE_BYTES {
+        }
+    }
+    reader.finish()
+}
+
+/// Where the readers report what they saw: the capture and the secrets of a [`Call`], or
+/// nothing (the fuzz entry points).
+pub(crate) trait EventSink {
+    /// One dispatched stream event, before it is parsed.
+    fn event(&mut self, name: Option<&str>, data: &str);
+    /// One parsed JSON value, whose provider state becomes a secret to scrub.
+    fn learn(&mut self, value: &Value);
+}
+
+impl EventSink for Call {
+    fn event(&mut self, name: Option<&str>, data: &str) {
+        self.record_event(name, data);
+    }
+
+    fn learn(&mut self, value: &Value) {
+        self.learn_secrets(value);
+    }
+}
+
+/// A sink that keeps nothing.
+impl EventSink for () {
+    fn event(&mut self, _: Option<&str>, _: &str) {}
+    fn learn(&mut self, _: &Value) {}
+}
+
+/// Reads an `application/json` answer on the streaming path as one response object.
+pub(crate) fn parse_response_json(
+    body: &[u8],
+    sink: &mut impl EventSink,
+) -> Result<Vec<Value>, ProviderError> {
+    let value = parse_json(body)?;
+    sink.learn(&value);
+    let response_object = value.get("response").unwrap_or(&value).clone();
+    match response_object.get("status").and_then(Value::as_str) {
+        Some("failed") => Err(failed(&response_object)),
+        Some("incomplete") => Err(incomplete(&response_object)),
+        _ => output_of(StreamState { completed: Some(response_object), ..StreamState::default() }),
+    }
+}
+
+/// The Responses event stream read so far: SSE framing, the events applied in order, and the
+/// [`MAX_RESPONSE_BYTES`] bound. Pure: the transport feeds it chunks.
+#[derive(Debug)]
+pub(crate) struct ResponsesReader {
+    parser: SseParser,
+    state: StreamState,
+    received: usize,
+}
+
+impl ResponsesReader {
+    /// A reader at the start of a stream.
+    pub(crate) fn new() -> Self {
+        Self { parser: SseParser::new(), state: StreamState::default(), received: 0 }
+    }
+
+    /// Feeds one chunk; a failure event, a non-JSON event or the size bound ends the read.
+    pub(crate) fn push(
+        &mut self,
+        chunk: &[u8],
+        sink: &mut impl EventSink,
+    ) -> Result<(), ProviderError> {
+        self.received += chunk.len();
+        if self.received > MAX_RESPONSE_BYTES {
             return Err(ProviderError::ResponseTooLarge { limit: MAX_RESPONSE_BYTES });
         }
-        for event in parser.push(&chunk) {
-            call.record_event(event.event.as_deref(), &event.data);
+        for event in self.parser.push(chunk) {
+            sink.event(event.event.as_deref(), &event.data);
             if event.data.trim() == "[DONE]" {
                 continue;
             }
             let value: Value = serde_json::from_str(&event.data).map_err(|_| {
                 ProviderError::MalformedResponse(format!(
                     "event {} (`{}`) does not hold JSON data",
-                    state.events + 1,
+                    self.state.events + 1,
                     event.event.as_deref().unwrap_or("message")
                 ))
             })?;
-            call.learn_secrets(&value);
-            state.events += 1;
-            apply_event(&mut state, event.event.as_deref(), value)?;
+            sink.learn(&value);
+            self.state.events += 1;
+            apply_event(&mut self.state, event.event.as_deref(), value)?;
         }
+        Ok(())
     }
-    if state.completed.is_none() {
-        let pending = if parser.pending_bytes() > 0 { " and a partial event" } else { "" };
-        return Err(ProviderError::StreamTruncated(format!(
-            "no response.completed after {} event(s){pending}",
-            state.events
-        )));
+
+    /// Whether `response.completed` was seen.
+    pub(crate) fn is_completed(&self) -> bool {
+        self.state.completed.is_some()
     }
-    output_of(state)
+
+    /// The output at the end of the stream, or [`ProviderError::StreamTruncated`] when it
+    /// never completed.
+    pub(crate) fn finish(self) -> Result<Vec<Value>, ProviderError> {
+        if self.state.completed.is_none() {
+            let pending = if self.parser.pending_bytes() > 0 { " and a partial event" } else { "" };
+            return Err(ProviderError::StreamTruncated(format!(
+                "no response.completed after {} event(s){pending}",
+                self.state.events
+            )));
+        }
+        output_of(self.state)
+    }
 }
 
 fn apply_event(

@@ -24,9 +24,14 @@ pub enum ProviderError {
         /// The provider's error detail (bounded, scrubbed).
         detail: String,
     },
-    /// No complete answer within the client's timeout.
+    /// No complete answer within the client's whole-call timeout (`with_timeout`), for example
+    /// a body trickled too slowly to finish in time.
     #[error("no complete response within {0:?}")]
     Timeout(Duration),
+    /// The response body or event stream sent nothing for the idle deadline
+    /// (`with_idle_timeout`, default [`crate::providers::STREAM_IDLE_TIMEOUT`]) without closing.
+    #[error("the response sent nothing for {0:?} before it was complete")]
+    Stalled(Duration),
     /// The connection could not be established.
     #[error("could not connect: {0}")]
     Connect(String),
@@ -68,7 +73,8 @@ pub enum ProviderError {
 impl ProviderError {
     /// The failure class the core's fallback rules read.
     ///
-    /// Malformed success bodies, oversized bodies and truncated streams are `Unavailable`: the
+    /// Timeouts, stalls, malformed success bodies, oversized bodies and truncated streams are
+    /// `Unavailable`: the
     /// provider (or a proxy) failed to deliver a response to a request it accepted, which says
     /// nothing against the request itself, so no text-summary fallback doubles the traffic.
     /// An incomplete response and an unmappable request are `Rejected`: the request as built
@@ -81,6 +87,7 @@ impl ProviderError {
                 ProviderFailureKind::Rejected
             }
             ProviderError::Timeout(_)
+            | ProviderError::Stalled(_)
             | ProviderError::Connect(_)
             | ProviderError::Transport(_)
             | ProviderError::MalformedResponse(_)
@@ -94,6 +101,7 @@ impl ProviderError {
         match self {
             ProviderError::Status { .. } => "http_status",
             ProviderError::Timeout(_) => "timeout",
+            ProviderError::Stalled(_) => "stream_stalled",
             ProviderError::Connect(_) => "connect_failed",
             ProviderError::Transport(_) => "transport_failed",
             ProviderError::Cancelled => "cancelled",
@@ -124,6 +132,7 @@ impl ProviderError {
             ProviderError::Incomplete(text) => ProviderError::Incomplete(scrub(&text)),
             ProviderError::Unmappable(text) => ProviderError::Unmappable(scrub(&text)),
             other @ (ProviderError::Timeout(_)
+            | ProviderError::Stalled(_)
             | ProviderError::Cancelled
             | ProviderError::ResponseTooLarge { .. }) => other,
         }

@@ -19,8 +19,9 @@
 //! Every failure is classified for the core's fallback rules ([`classify`], [`ProviderError`]);
 //! keys come from the environment ([`openai_api_key_from_env`], [`anthropic_api_key_from_env`])
 //! and never appear in `Debug` output, failure messages or captures ([`RequestCapture`]);
-//! provider state is redacted from every capture. Calls end on their timeout or when their
-//! [`CancelToken`] fires. See `docs/providers.md`.
+//! provider state is redacted from every capture. Calls end on their whole-call timeout, on
+//! their idle deadline ([`STREAM_IDLE_TIMEOUT`]: a body or stream that stops sending), or when
+//! their [`CancelToken`] fires. See `docs/providers.md`.
 
 mod anthropic;
 mod api_key;
@@ -33,6 +34,8 @@ mod codex_summary;
 mod compactors;
 mod error;
 mod openai_chat;
+#[doc(hidden)]
+pub mod parse_entry;
 mod sse;
 mod transport;
 
@@ -51,4 +54,4 @@ pub use error::{ProviderConfigError, ProviderError};
 pub use openai_chat::{
     DEFAULT_SUMMARY_TIMEOUT, OPENAI_BASE_URL, OPENAI_CHAT_PROVIDER, OpenAiChatSummarizer,
 };
-pub use transport::{CONNECT_TIMEOUT, MAX_RESPONSE_BYTES};
+pub use transport::{CONNECT_TIMEOUT, MAX_RESPONSE_BYTES, STREAM_IDLE_TIMEOUT};

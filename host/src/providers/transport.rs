@@ -5,6 +5,18 @@
 //! → `Call::finish`. `guard` races the whole call (connect, headers, body or stream) against the
 //! client's timeout and its [`CancelToken`]; `finish` scrubs the error of every secret the call
 //! saw, turns it into the core's [`ProviderFailure`] and stores the redacted capture record.
+//!
+//! Three deadlines bound a call, so that no server can hold it open:
+//!
+//! | Deadline | Default | Set by | Failure (code) |
+//! |---|---|---|---|
+//! | connect | [`CONNECT_TIMEOUT`] (30 s) | the HTTP client (`with_http_client`) | `connect_failed` |
+//! | whole call: connect, headers, body or stream | `DEFAULT_SUMMARY_TIMEOUT` (300 s), `DEFAULT_NATIVE_TIMEOUT` (600 s) | `with_timeout` | `timeout` |
+//! | idle: the longest wait for the next body byte once the headers arrived | [`STREAM_IDLE_TIMEOUT`] (300 s) | `with_idle_timeout` | `stream_stalled` |
+//!
+//! A body trickled slowly (one byte every 200 ms) never trips the idle deadline and ends on the
+//! whole-call one; a body or event stream that stops sending without closing ends on whichever
+//! comes first. Both failures are `Unavailable`.
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -30,12 +42,18 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 /// Connect timeout of the default HTTP client.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Default idle deadline: the longest a call waits for the next chunk of a response body or
+/// event stream once the headers arrived (300 s, the stream idle timeout of the Codex CLI).
+/// Past it the call fails with `stream_stalled`. Set per client with `with_idle_timeout`.
+pub const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Shared configuration of one client.
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {
     client: reqwest::Client,
     base_url: String,
     pub(crate) timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     pub(crate) cancel: CancelToken,
     pub(crate) capture: Option<RequestCapture>,
     extra_headers: HeaderMap,
@@ -63,6 +81,7 @@ impl Transport {
             client,
             base_url: base_url.trim_end_matches('/').to_owned(),
             timeout,
+            idle_timeout: STREAM_IDLE_TIMEOUT,
             cancel: CancelToken::new(),
             capture: None,
             extra_headers: HeaderMap::new(),
@@ -118,6 +137,7 @@ impl Transport {
             secrets,
             record,
             capture: self.capture.clone(),
+            idle_timeout: self.idle_timeout,
             started: Instant::now(),
         }
     }
@@ -149,6 +169,7 @@ pub(crate) struct Call {
     secrets: Secrets,
     record: Option<CapturedRequest>,
     capture: Option<RequestCapture>,
+    idle_timeout: Duration,
     started: Instant,
 }
 
@@ -184,16 +205,12 @@ impl Call {
         if status.is_success() {
             return Ok(response);
         }
-        let error_body = read_bounded(&mut response, MAX_ERROR_BODY_BYTES, true).await?;
+        let error_body =
+            read_bounded(&mut response, MAX_ERROR_BODY_BYTES, true, self.idle_timeout).await?;
         if let Some(record) = self.record.as_mut() {
             record.record_body(&error_body, &self.secrets);
         }
-        let detail = ErrorDetail::from_body(&error_body);
-        Err(ProviderError::Status {
-            status: status.as_u16(),
-            kind: classify_http(status.as_u16(), &detail),
-            detail: detail.summary(),
-        })
+        Err(status_error(status.as_u16(), &error_body))
     }
 
     /// Reads the whole success body (at most [`MAX_RESPONSE_BYTES`]).
@@ -201,19 +218,24 @@ impl Call {
         &mut self,
         mut response: reqwest::Response,
     ) -> Result<Vec<u8>, ProviderError> {
-        let body = read_bounded(&mut response, MAX_RESPONSE_BYTES, false).await?;
+        let body =
+            read_bounded(&mut response, MAX_RESPONSE_BYTES, false, self.idle_timeout).await?;
         if let Some(record) = self.record.as_mut() {
             record.record_body(&body, &self.secrets);
         }
         Ok(body)
     }
 
-    /// The next chunk of a streamed body; `None` at a clean end.
+    /// The next chunk of a streamed body; `None` at a clean end; [`ProviderError::Stalled`]
+    /// when nothing arrives within the idle deadline.
     pub(crate) async fn next_chunk(
         &mut self,
         response: &mut reqwest::Response,
     ) -> Result<Option<Bytes>, ProviderError> {
-        response.chunk().await.map_err(|error| {
+        let chunk = tokio::time::timeout(self.idle_timeout, response.chunk())
+            .await
+            .map_err(|_| ProviderError::Stalled(self.idle_timeout))?;
+        chunk.map_err(|error| {
             ProviderError::StreamTruncated(format!("the connection broke: {}", error_chain(&error)))
         })
     }
@@ -247,15 +269,26 @@ impl Call {
     }
 }
 
+/// The failure of a non-success `status` with its (bounded) error body, classified.
+pub(crate) fn status_error(status: u16, error_body: &[u8]) -> ProviderError {
+    let detail = ErrorDetail::from_body(error_body);
+    ProviderError::Status { status, kind: classify_http(status, &detail), detail: detail.summary() }
+}
+
 /// Reads at most `limit` bytes; past it, an error body is cut and a success body is an error.
+/// A wait longer than `idle` for the next chunk is [`ProviderError::Stalled`].
 async fn read_bounded(
     response: &mut reqwest::Response,
     limit: usize,
     cut: bool,
+    idle: Duration,
 ) -> Result<Vec<u8>, ProviderError> {
     let mut body = Vec::new();
     loop {
-        let chunk = response.chunk().await.map_err(|error| {
+        let chunk = tokio::time::timeout(idle, response.chunk())
+            .await
+            .map_err(|_| ProviderError::Stalled(idle))?;
+        let chunk = chunk.map_err(|error| {
             ProviderError::Transport(format!("reading the body failed: {}", error_chain(&error)))
         })?;
         let Some(chunk) = chunk else { return Ok(body) };

@@ -3,6 +3,8 @@
 //!
 //! Every request is recorded (method, path, headers, JSON body) and answered with the next
 //! scripted [`Reply`], in order; an unscripted request gets a 599 so the test fails loudly.
+//! Slow servers are scripted too: a body trickled byte by byte ([`Reply::trickle`]), and a
+//! body or stream that stalls without closing ([`StreamEnd::Stall`], [`Reply::StallJson`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -24,6 +26,8 @@ pub enum StreamEnd {
     Clean,
     /// The connection is aborted after the last frame (no terminating chunk).
     Abort,
+    /// Nothing more is sent after the last frame and the connection stays open.
+    Stall,
 }
 
 /// One scripted answer.
@@ -37,6 +41,11 @@ pub enum Reply {
     Sse { frames: Vec<String>, gap: Duration, end: StreamEnd },
     /// A JSON body whose connection is aborted after `sent` bytes.
     CutJson { body: Value, sent: usize },
+    /// A JSON body with a status, of which `sent` bytes are sent, then nothing, the
+    /// connection left open.
+    StallJson { status: u16, body: Value, sent: usize },
+    /// A 200 body sent one byte per chunk, `every` apart, then closed normally.
+    Trickle { content_type: &'static str, body: String, every: Duration },
     /// Waits, then answers with the inner reply.
     Delayed { delay: Duration, reply: Box<Reply> },
 }
@@ -55,6 +64,16 @@ impl Reply {
     /// A stream of JSON events, each framed as `event: <type>` + `data: <json>`.
     pub fn sse(events: &[Value], end: StreamEnd) -> Self {
         Reply::Sse { frames: events.iter().map(sse_frame).collect(), gap: Duration::ZERO, end }
+    }
+
+    /// A 200 `body` of `content_type` sent one byte every `every`.
+    pub fn trickle(content_type: &'static str, body: String, every: Duration) -> Self {
+        Reply::Trickle { content_type, body, every }
+    }
+
+    /// A stream of JSON events (framed like [`Reply::sse`]) that then stalls, left open.
+    pub fn sse_then_stall(events: &[Value]) -> Self {
+        Reply::sse(events, StreamEnd::Stall)
     }
 
     /// This reply after `delay`.
@@ -168,6 +187,7 @@ async fn respond(mut reply: Reply) -> Response {
         Reply::Json { status, body } => text_response(status, "application/json", body.to_string()),
         Reply::Raw { status, content_type, body } => text_response(status, content_type, body),
         Reply::Sse { frames, gap, end } => stream_response(
+            200,
             "text/event-stream",
             frames.into_iter().map(Bytes::from).collect(),
             gap,
@@ -176,7 +196,17 @@ async fn respond(mut reply: Reply) -> Response {
         Reply::CutJson { body, sent } => {
             let text = body.to_string();
             let cut = Bytes::from(text.as_bytes()[..sent.min(text.len())].to_vec());
-            stream_response("application/json", vec![cut], Duration::ZERO, StreamEnd::Abort)
+            stream_response(200, "application/json", vec![cut], Duration::ZERO, StreamEnd::Abort)
+        }
+        Reply::StallJson { status, body, sent } => {
+            let text = body.to_string();
+            let sent = Bytes::from(text.as_bytes()[..sent.min(text.len())].to_vec());
+            let stall = StreamEnd::Stall;
+            stream_response(status, "application/json", vec![sent], Duration::ZERO, stall)
+        }
+        Reply::Trickle { content_type, body, every } => {
+            let bytes = body.into_bytes().into_iter().map(|byte| Bytes::from(vec![byte])).collect();
+            stream_response(200, content_type, bytes, every, StreamEnd::Clean)
         }
         Reply::Delayed { .. } => unreachable!("unwrapped above"),
     }
@@ -190,8 +220,10 @@ fn text_response(status: u16, content_type: &str, body: String) -> Response {
         .expect("valid response")
 }
 
-/// A chunked body that sends each chunk after `gap`, then ends or aborts the connection.
+/// A chunked body that sends each chunk after `gap`, then ends, aborts or stalls the
+/// connection.
 fn stream_response(
+    status: u16,
     content_type: &str,
     chunks: Vec<Bytes>,
     gap: Duration,
@@ -213,11 +245,13 @@ fn stream_response(
                     std::io::Error::new(std::io::ErrorKind::ConnectionReset, "scripted abort");
                 Some((Err(error), (chunks, StreamEnd::Clean)))
             }
+            // Pending until the client gives up and the connection is dropped.
+            None if end == StreamEnd::Stall => std::future::pending().await,
             None => None,
         }
     });
     Response::builder()
-        .status(StatusCode::OK)
+        .status(StatusCode::from_u16(status).expect("valid status"))
         .header(CONTENT_TYPE, content_type)
         .body(Body::from_stream(stream))
         .expect("valid response")
