@@ -201,6 +201,7 @@ impl Driver {
             checkpoint,
             ledger: self.sim.ledger.records.clone(),
             model: self.sim.model.clone(),
+            provider: self.sim.provider.clone(),
             fail_open,
             projection: projection.clone(),
         });

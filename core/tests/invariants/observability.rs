@@ -49,7 +49,8 @@ fn invariant_09_failure_is_observable() {
 }
 
 /// Invariant 10: A summary never becomes a source fact: no checkpoint text or provider state is
-/// written as a RuntimeEvent, and V3 provider state never reaches the model as text.
+/// written as a RuntimeEvent, V3 provider state never reaches the model as text, and it is
+/// replayed only to the connection and model that produced it.
 #[test]
 fn invariant_10_authority_is_preserved() {
     crate::check("invariant_10_authority_is_preserved", scenario(), |case| {
@@ -82,6 +83,24 @@ fn invariant_10_authority_is_preserved() {
             }
         }
         for p in &trace.projections {
+            // V3 state replays only to the connection and model that produced it.
+            if let Some(ProviderState::OpenaiCodexRemoteV2 { connection_slug, model_id, .. }) = p
+                .projection
+                .checkpoint
+                .as_ref()
+                .and(p.checkpoint.as_ref())
+                .and_then(|c| c.provider_state())
+            {
+                prop_assert!(
+                    *connection_slug == p.provider.connection_slug
+                        && *model_id == p.provider.model_id,
+                    "V3 state of {}/{} replayed to {}/{}",
+                    connection_slug,
+                    model_id,
+                    p.provider.connection_slug,
+                    p.provider.model_id
+                );
+            }
             let Some(ProviderState::OpenaiCodexRemoteV2 { encrypted_content, .. }) =
                 p.checkpoint.as_ref().and_then(|c| c.provider_state())
             else {

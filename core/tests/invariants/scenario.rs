@@ -130,6 +130,8 @@ pub(crate) struct ProjectionRecord {
     pub(crate) checkpoint: Option<HistoryCompactCheckpoint>,
     pub(crate) ledger: Vec<RecordedCheckpointEvent>,
     pub(crate) model: contextfold_core::ModelFacts,
+    /// The connection and model the request goes to.
+    pub(crate) provider: contextfold_core::compaction::native::ProviderIdentity,
     pub(crate) fail_open: bool,
     pub(crate) projection: Projection,
 }
