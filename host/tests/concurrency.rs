@@ -49,34 +49,9 @@ fn two_processes_compacting_one_session_get_one_winner_per_high_water() {
         let before = canonical_rows(&db, SESSION);
         let recorded_before = recorded_checkpoints(&db, SESSION).len();
         let start = dir.path().join(format!("start-{round}"));
-        let children: Vec<_> = (0..2)
-            .map(|_| {
-                spawn_role("compete", &[("CONTEXTFOLD_DB", &db), ("CONTEXTFOLD_START", &start)])
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .expect("spawn")
-            })
-            .collect();
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        std::fs::write(&start, b"go").expect("start");
-        let lines: Vec<Value> = children
-            .into_iter()
-            .map(|child| {
-                let output = child.wait_with_output().expect("wait");
-                let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-                assert!(
-                    output.status.success(),
-                    "{stdout}\n{}",
-                    String::from_utf8_lossy(&output.stderr)
-                );
-                let line = stdout
-                    .lines()
-                    .find_map(|l| l.split_once("COMPETE ").map(|(_, r)| r.to_owned()))
-                    .expect("report");
-                serde_json::from_str(&line).expect("json")
-            })
-            .collect();
+        let children = start_together("compete", 2, &db, &start);
+        let lines: Vec<Value> =
+            children.into_iter().map(|child| child_report(child, "COMPETE ")).collect();
         let winners = lines.iter().filter(|l| l["outcome"] == "recorded").count();
         let losers: Vec<&Value> = lines.iter().filter(|l| l["outcome"] != "recorded").collect();
         assert_eq!(winners, 1, "round {round}: {lines:?}");
@@ -138,17 +113,7 @@ fn several_processes_appending_and_compacting_one_session_keep_it_consistent() {
     };
     let start = dir.path().join("start");
     let count = processes();
-    let children: Vec<_> = (0..count)
-        .map(|_| {
-            spawn_role("churn", &[("CONTEXTFOLD_DB", &db), ("CONTEXTFOLD_START", &start)])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn")
-        })
-        .collect();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    std::fs::write(&start, b"go").expect("start");
+    let children = start_together("churn", count, &db, &start);
     let reports: Vec<Value> =
         children.into_iter().map(|child| child_report(child, "CHURN ")).collect();
     let sum = |key: &str| reports.iter().map(|r| r[key].as_u64().expect("count")).sum::<u64>();
@@ -209,6 +174,28 @@ fn several_processes_appending_and_compacting_one_session_keep_it_consistent() {
     if conflicts > 0 {
         report_fault("concurrent_append_compact", "typed_conflict", &format!("{conflicts}"));
     }
+}
+
+/// Spawns `count` children of `role` on `db`, then releases them at once through the `start`
+/// file (each waits for it), so their work overlaps.
+fn start_together(
+    role: &str,
+    count: usize,
+    db: &std::path::Path,
+    start: &std::path::Path,
+) -> Vec<std::process::Child> {
+    let children = (0..count)
+        .map(|_| {
+            spawn_role(role, &[("CONTEXTFOLD_DB", db), ("CONTEXTFOLD_START", start)])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(start, b"go").expect("start");
+    children
 }
 
 /// Waits for `child`, asserts it succeeded and parses its `<tag>{json}` line.
