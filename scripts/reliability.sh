@@ -6,7 +6,8 @@
 # every parser, the secrets grep, and the hostile-plugin limits (when the components are
 # built). docs/reliability.md explains each part.
 #
-# Knobs: CONTEXTFOLD_PROPTEST_CASES (10000 per invariant, the issue's full count; ~9 min),
+# Knobs: CONTEXTFOLD_NPM_FUZZ_CASES (5000 mutated JSONL logs through the built npm package),
+# CONTEXTFOLD_PROPTEST_CASES (10000 per invariant, the issue's full count; ~9 min),
 # CONTEXTFOLD_CRASH_KILLS (200), CONTEXTFOLD_FUZZ_CASES (20000 per target),
 # CONTEXTFOLD_CRASH_SEED (8); cargo-fuzz: FUZZ_SECONDS (10 per target, scripts/fuzz.sh),
 # CONTEXTFOLD_CARGO_FUZZ=0 skips it (it installs a pinned nightly). The pure-core parts
@@ -42,15 +43,22 @@ core_release=(cargo test -q --release -p contextfold-core)
 run invariants "${core_release[@]}" --test invariants -- --nocapture
 run simulator "${core_release[@]}" --test simulator --test transaction -- --nocapture
 run fuzz_core "${core_release[@]}" --test fuzz_corpus --test fuzz_parsers -- --nocapture
-run fault_matrix cargo test -q -p contextfold-host --test fault_matrix --test fault_storage --test fault_files -- --nocapture
+run fault_matrix cargo test -q -p contextfold-host --test fault_matrix --test fault_storage --test fault_files --test providers_timeouts --test large_events -- --nocapture
 run power_loss cargo test -q -p contextfold-host --test power_loss -- --nocapture
-run fuzz_host cargo test -q -p contextfold-host --test fault_fuzz_imports -- --nocapture
+run fuzz_host cargo test -q -p contextfold-host --test fault_fuzz_imports --test fault_fuzz_providers -- --nocapture
 if [ "${CONTEXTFOLD_CARGO_FUZZ:-1}" != 0 ]; then
   run fuzz_cargo scripts/fuzz.sh
 fi
 run crash_loop cargo test -q -p contextfold-host --test crash_loop -- --nocapture --test-threads=1
 run concurrency cargo test -q -p contextfold-host --test concurrency -- --nocapture
 run secrets cargo test -q -p contextfold-host --test secrets -- --nocapture
+# The npm package's JSONL reader, when the package is built (scripts/test-npm.sh builds it).
+if [ -d pkg/dist/node ] && [ -d pkg-tests/node_modules ]; then
+  run fuzz_npm env CONTEXTFOLD_FUZZ_CASES="${CONTEXTFOLD_NPM_FUZZ_CASES:-5000}" \
+    node --test pkg-tests/test/jsonl-fuzz.test.js
+else
+  echo "== fuzz_npm: skipped (run scripts/test-npm.sh first to build the package)"
+fi
 components_dir="${CONTEXTFOLD_COMPONENTS_DIR:-target/components}"
 if [ -f "${components_dir}/contextfold_hostile.wasm" ] && [ -f "${components_dir}/contextfold_compactor.wasm" ]; then
   run plugins cargo test -q -p contextfold-host --test component_limits -- --include-ignored --nocapture
@@ -98,7 +106,7 @@ printf '%-34s %s\n' "kills survived (SIGKILL loop)" "${kills} of ${CONTEXTFOLD_C
 printf '%-34s %s\n' "power-loss crash points" "${power_points} (${power_line:-not run}) ${result[power_loss]}, ${seconds[power_loss]}s"
 printf '%-34s %s\n' "concurrency (2 processes, 1 append)" "${conc} ${result[concurrency]}"
 printf '%-34s %s\n' "concurrency (N processes, churn)" "${conc_multi} ${result[concurrency]}"
-printf '%-34s %s\n' "fuzz executions (proptest corpus)" "${fuzz} ${result[fuzz_core]}/${result[fuzz_host]}"
+printf '%-34s %s\n' "fuzz executions (proptest corpus)" "${fuzz} (parser calls only; npm JSONL: ${result[fuzz_npm]:-skipped}) ${result[fuzz_core]}/${result[fuzz_host]}"
 printf '%-34s %s\n' "fuzz executions (cargo-fuzz)" "${cargo_fuzz:-0} (libFuzzer+ASan, ${cargo_fuzz_limits:-not run}) ${result[fuzz_cargo]:-skipped}, ${seconds[fuzz_cargo]:-0}s"
 printf '%-34s %s\n' "secrets grep" "${result[secrets]}"
 printf '%-34s %s\n' "hostile plugins" "${plugins}"
