@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
+mod structural;
+
 /// The corpus directory (`core/tests/fuzz-corpus`).
 pub fn corpus_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fuzz-corpus")
@@ -181,9 +183,19 @@ pub fn fuzz_seeds(
         failure_persistence: None,
         ..Config::default()
     });
-    let strategy = (0..corpus.len(), prop::collection::vec(mutation(), 1..6));
-    let result = runner.run(&strategy, |(seed, mutations)| {
-        let input = apply(corpus[seed].clone(), &mutations, &corpus);
+    // Half the cases edit the seed's JSON tree (valid JSON of a wrong shape: the parser runs),
+    // half mutate its bytes (and any case whose seed is not JSON).
+    let strategy = (
+        0..corpus.len(),
+        prop::collection::vec(mutation(), 1..6),
+        prop::collection::vec(structural::edit(), 1..4),
+        any::<bool>(),
+    );
+    let result = runner.run(&strategy, |(seed, mutations, edits, tree)| {
+        let input = tree
+            .then(|| structural::apply_edits(&corpus[seed], &edits, &corpus))
+            .flatten()
+            .unwrap_or_else(|| apply(corpus[seed].clone(), &mutations, &corpus));
         counts.count(check(&input)?);
         Ok(())
     });
