@@ -11,7 +11,8 @@
 # Usage: bash scripts/mutants.sh [mutant-name ...]
 # Knobs: CONTEXTFOLD_PROPTEST_CASES (200 per property here), MUTANTS_DIR (target/mutants: the
 # scratch copy and its build directory, kept between runs so only changed crates rebuild).
-# About 25 minutes on 2 cores from a warm build directory; too long for CI, run it by hand.
+# About 10-15 minutes on 2 cores from a warm build directory (a cold one adds a full build);
+# kept out of CI for time, run it by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
