@@ -96,6 +96,34 @@ pub trait TokenEstimator {
     }
 }
 
+impl<T: TokenEstimator + ?Sized> TokenEstimator for &T {
+    fn estimate_text(&self, text: &str) -> u64 {
+        (**self).estimate_text(text)
+    }
+
+    fn message_overhead(&self) -> u64 {
+        (**self).message_overhead()
+    }
+
+    fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
+        (**self).estimate_attachment(attachment)
+    }
+}
+
+impl<T: TokenEstimator + ?Sized> TokenEstimator for std::sync::Arc<T> {
+    fn estimate_text(&self, text: &str) -> u64 {
+        (**self).estimate_text(text)
+    }
+
+    fn message_overhead(&self) -> u64 {
+        (**self).message_overhead()
+    }
+
+    fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
+        (**self).estimate_attachment(attachment)
+    }
+}
+
 /// Per-message overhead used by the default estimator.
 pub const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
 

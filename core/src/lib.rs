@@ -98,6 +98,7 @@
 
 pub mod attachment;
 pub mod budget;
+pub mod calibration;
 pub mod checkpoint;
 pub mod compaction;
 pub mod diagnostics;
