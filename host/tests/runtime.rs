@@ -2,6 +2,7 @@
 //! manual compaction as its own Run, refusal during a turn, cancellation, failure notes.
 
 mod runtime_support;
+mod runtime_usage;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -38,6 +38,7 @@ mod openai_chat;
 pub mod parse_entry;
 mod sse;
 mod transport;
+pub mod usage;
 
 pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_PROVIDER, ANTHROPIC_VERSION, AnthropicSummarizer,

@@ -12,9 +12,10 @@ mod manual;
 mod session;
 mod stop;
 mod transaction;
+mod usage;
 
 pub use compactors::{ExtractiveSummarizer, NativeCompactor, NoNativeCompactor, Summarizer};
 pub use error::RuntimeError;
-pub use session::{Clock, ProjectionReport, SessionConfig, SessionRuntime};
+pub use session::{BaseEstimator, Clock, ProjectionReport, SessionConfig, SessionRuntime};
 pub use stop::StopSignal;
 pub use transaction::CompactionReport;

@@ -2,10 +2,12 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use contextfold_core::budget::CharEstimator;
+use contextfold_core::budget::TokenEstimator;
+use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::{Compactor, OutcomeKind, Trigger};
+use contextfold_core::projection::materialize::estimate_messages;
 use contextfold_core::projection::{ProjectInput, Projection, project};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use serde::Serialize;
@@ -42,7 +44,12 @@ pub(crate) enum ActiveRun {
 pub(crate) struct RuntimeState {
     pub(crate) active: Option<ActiveRun>,
     pub(crate) circuit: MalformedInputCircuit,
+    /// The session's calibration, loaded from its usage facts on first use.
+    pub(crate) calibration: Option<Calibration>,
 }
+
+/// The uncalibrated token estimator a runtime starts from (shared, thread-safe).
+pub type BaseEstimator = Arc<dyn TokenEstimator + Send + Sync>;
 
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -56,6 +63,11 @@ pub struct ProjectionReport {
     pub projection: Projection,
     /// Checkpoint lookup notes (projection damage, recovery).
     pub lookup_notes: Vec<LookupNote>,
+    /// The projection's history measured by the uncalibrated estimator: the request's own
+    /// estimate that a [`contextfold_core::calibration::UsageFact`] records.
+    pub uncalibrated_tokens: u64,
+    /// The calibration ratio the projection was measured with, in thousandths.
+    pub ratio_permille: u32,
 }
 
 /// Drives one session: appends events, evaluates capacity before and during turns, recovers
@@ -72,6 +84,7 @@ pub struct SessionRuntime<S, N> {
     pub(crate) native: N,
     pub(crate) state: Mutex<RuntimeState>,
     pub(crate) clock: Clock,
+    pub(crate) base_estimator: BaseEstimator,
 }
 
 impl<S, N> std::fmt::Debug for SessionRuntime<S, N> {
@@ -84,7 +97,15 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// A runtime for `config.session_id` over `store`, using the system clock.
     pub fn new(store: Arc<Store>, config: SessionConfig, summarizer: S, native: N) -> Self {
         let clock: Clock = Arc::new(system_now_ms);
-        Self { store, config, summarizer, native, state: Mutex::default(), clock }
+        let base_estimator = super::usage::base_estimator_for(&config.provider);
+        Self { store, config, summarizer, native, state: Mutex::default(), clock, base_estimator }
+    }
+
+    /// Replaces the uncalibrated estimator (by default exact counting for OpenAI models, the
+    /// characters-based [`contextfold_core::CharEstimator`] otherwise).
+    pub fn with_estimator(mut self, estimator: BaseEstimator) -> Self {
+        self.base_estimator = estimator;
+        self
     }
 
     /// Replaces the clock (deterministic demos and tests).
@@ -141,6 +162,15 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         }
     }
 
+    /// The run id of the active Run, if any (a turn's Run or the manual compaction's).
+    pub(crate) fn active_run_id(&self) -> Option<String> {
+        match &self.state().active {
+            Some(ActiveRun::Turn(turn_id)) => Some(run_of(turn_id)),
+            Some(ActiveRun::Compaction(run_id)) => Some(run_id.clone()),
+            None => None,
+        }
+    }
+
     fn active_turn(&self) -> Option<String> {
         match &self.state().active {
             Some(ActiveRun::Turn(turn_id)) => Some(turn_id.clone()),
@@ -166,6 +196,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// Projects the next request's history (the active turn, if any, is the current turn).
     pub async fn project(&self, fail_open: bool) -> Result<ProjectionReport, RuntimeError> {
         let (events, lookup) = self.load().await?;
+        let estimator = self.estimator().await?;
         let current = self.active_turn();
         let projection = project(
             &ProjectInput {
@@ -176,9 +207,19 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
                 provider: Some(&self.config.provider),
                 fail_open,
             },
-            &CharEstimator,
+            &estimator,
         )?;
-        Ok(ProjectionReport { projection, lookup_notes: lookup.notes })
+        let uncalibrated_tokens = if estimator.ratio_permille == UNIT_RATIO_PERMILLE {
+            projection.estimated_tokens
+        } else {
+            estimate_messages(&estimator.base, &projection.messages)
+        };
+        Ok(ProjectionReport {
+            projection,
+            lookup_notes: lookup.notes,
+            uncalibrated_tokens,
+            ratio_permille: estimator.ratio_permille,
+        })
     }
 
     /// The history to send with the next model request: the normal projection, or, when it does

@@ -78,7 +78,8 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             summarizer_label: self.summarizer.label(),
             circuit,
         };
-        let mut tx = Compaction::start(input)?;
+        let estimator = self.estimator().await?;
+        let mut tx = Compaction::start_with_estimator(input, estimator)?;
         let outcome = loop {
             if stop.is_some_and(StopSignal::is_stopped) {
                 tx.cancel();

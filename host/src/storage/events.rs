@@ -26,6 +26,8 @@ pub mod agent_run_kind {
     pub const RUN_CANCELLED: &str = "run_cancelled";
     /// A Run failed (terminal).
     pub const RUN_FAILED: &str = "run_failed";
+    /// What the provider reported for one model request (payload: the core's `UsageFact`).
+    pub const USAGE_RECORDED: &str = "model_usage_recorded";
 }
 
 /// One AgentRun ledger event.

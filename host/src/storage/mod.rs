@@ -14,6 +14,7 @@ mod error;
 mod events;
 mod schema;
 mod stream;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};

@@ -1,0 +1,76 @@
+//! Usage facts and calibration in the session runtime.
+//!
+//! The agent (or a host client) reports what the provider answered for each model request with
+//! [`SessionRuntime::record_usage`]: the fact is appended to the AgentRun ledger
+//! (`model_usage_recorded`) before it counts, then folded into the session's calibration, which
+//! every later projection, trigger and compaction of this runtime measures with. The calibration
+//! is loaded from the ledger's facts on first use, so a new process starts where the last left.
+
+use std::sync::Arc;
+
+use contextfold_core::budget::CharEstimator;
+use contextfold_core::calibration::{CalibratedEstimator, Calibration, UsageFact, UsageReport};
+use contextfold_core::compaction::native::ProviderIdentity;
+
+use super::compactors::{NativeCompactor, Summarizer};
+use super::error::RuntimeError;
+use super::session::{BaseEstimator, ProjectionReport, SessionRuntime, blocking, unique_tag};
+
+/// The uncalibrated estimator for a provider's model: [`CharEstimator`] (calibration corrects
+/// it from the provider's reported usage).
+pub(crate) fn base_estimator_for(_provider: &ProviderIdentity) -> BaseEstimator {
+    Arc::new(CharEstimator)
+}
+
+impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
+    /// The session's calibration (loaded from its usage facts on first use).
+    pub async fn calibration(&self) -> Result<Calibration, RuntimeError> {
+        if let Some(calibration) = &self.state().calibration {
+            return Ok(calibration.clone());
+        }
+        let store = Arc::clone(&self.store);
+        let session = self.config.session_id.clone();
+        let loaded = blocking(move || store.calibration(&session)).await?;
+        Ok(self.state().calibration.get_or_insert(loaded).clone())
+    }
+
+    /// The estimator every measurement of this runtime uses: the base estimator scaled by the
+    /// calibrated ratio of the session's provider and model.
+    pub async fn estimator(&self) -> Result<CalibratedEstimator<BaseEstimator>, RuntimeError> {
+        let calibration = self.calibration().await?;
+        let provider = &self.config.provider;
+        Ok(calibration.estimator(
+            Arc::clone(&self.base_estimator),
+            &provider.provider,
+            &provider.model_id,
+        ))
+    }
+
+    /// Records what the provider reported for one model request, durably, then learns from
+    /// it. Returns the provider and model's ratio in use afterwards, in thousandths.
+    pub async fn record_usage(&self, fact: UsageFact) -> Result<u32, RuntimeError> {
+        self.calibration().await?;
+        let store = Arc::clone(&self.store);
+        let session = self.config.session_id.clone();
+        let run_id = self.active_run_id().unwrap_or_else(|| "usage".to_owned());
+        let now_ms = self.now_ms();
+        let event_id = format!("usage-{now_ms}-{}", unique_tag());
+        let recorded = fact.clone();
+        blocking(move || store.append_usage_fact(&session, &run_id, &event_id, now_ms, &recorded))
+            .await?;
+        let mut state = self.state();
+        Ok(state.calibration.get_or_insert_with(Calibration::default).observe(&fact))
+    }
+
+    /// The usage fact of a response to the request `report` describes: its own uncalibrated
+    /// estimate (plus the model's fixed overhead) against the provider's counts.
+    pub fn usage_fact(&self, report: &ProjectionReport, usage: UsageReport) -> UsageFact {
+        UsageFact {
+            provider: self.config.provider.provider.clone(),
+            model: self.config.provider.model_id.clone(),
+            estimated_input_tokens: report.uncalibrated_tokens
+                + self.config.model.fixed_overhead_tokens,
+            report: usage,
+        }
+    }
+}
