@@ -8,6 +8,9 @@
 //! - [`providers`]: OpenAI Chat Completions, OpenAI Responses (Codex remote compaction v2) and
 //!   Anthropic Messages clients, plus the offline extractive summarizer;
 //! - [`runtime`]: the session runtime that turns the four triggers into one Compact command;
+//! - [`tokenizer`]: exact OpenAI token counts (tiktoken) as a core `TokenEstimator`;
+//! - [`simulator`]: a loopback provider simulator that counts, caches and overflows like the
+//!   real APIs;
 //! - [`hashing`]: a SHA-256 engine for the core's digest that hashes on a second thread;
 //! - [`component`]: the wasmtime runner for the core built as a WebAssembly component;
 //! - [`cli`]: the `contextfold` command line.
@@ -17,4 +20,6 @@ pub mod component;
 pub mod hashing;
 pub mod providers;
 pub mod runtime;
+pub mod simulator;
 pub mod storage;
+pub mod tokenizer;

@@ -1,4 +1,4 @@
-//! `import` and `project`.
+//! `import`, `project` and `provider-sim`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -206,4 +206,25 @@ fn map_messages(
             ("ai-sdk", Value::Array(to_ai_sdk(messages).map_err(mapping("ai-sdk"))?))
         }
     })
+}
+
+/// `provider-sim`: prints the bound address as the first stdout line, then serves until
+/// interrupted (Ctrl-C) or killed.
+pub(crate) async fn provider_sim(
+    config: crate::simulator::SimulatorConfig,
+) -> Result<Output, CliError> {
+    use std::io::Write;
+
+    let handle = crate::simulator::Simulator::start(config).await?;
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{}", handle.addr())?;
+        stdout.flush()?;
+    }
+    tokio::signal::ctrl_c().await?;
+    let records = handle.records();
+    handle.shutdown().await;
+    let json = json!({ "requests": records.len() });
+    let text = format!("served {} requests\n", records.len());
+    Ok(Output { json, text, exit: 0 })
 }

@@ -69,6 +69,9 @@ pub enum CliError {
         /// Their reason codes, comma-separated.
         codes: String,
     },
+    /// The provider simulator could not start.
+    #[error("cannot start the provider simulator: {0}")]
+    Simulator(#[from] crate::simulator::SimulatorError),
     /// Writing output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -86,6 +89,7 @@ impl CliError {
             CliError::ApiKey(error) => error.code(),
             CliError::ProviderConfig(error) => error.code(),
             CliError::VerifyFailed { .. } => "verify_failed",
+            CliError::Simulator(error) => error.code(),
             CliError::Output(_) => "output_failed",
         }
     }

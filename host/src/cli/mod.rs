@@ -164,6 +164,22 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Serve the loopback provider simulator (OpenAI Chat, Responses, Anthropic Messages) until
+    /// killed; the first stdout line is the bound address (docs/simulator.md).
+    ProviderSim {
+        /// Address to listen on (port 0: any free port).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
+        /// The simulated model's context window in tokens.
+        #[arg(long)]
+        context_window: u64,
+        /// The assistant's answer to every request.
+        #[arg(long)]
+        reply: Option<String>,
+        /// Output tokens reported per answer (default: the reply's own count).
+        #[arg(long)]
+        output_tokens: Option<u64>,
+    },
     /// Play a bundled agent session through a small context window, offline.
     Demo {
         /// The SQLite file (default: a new file under the system temp dir).
@@ -229,6 +245,18 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
         Command::Verify { target } => inspect::verify(&target),
         Command::Recover { target } => inspect::recover(&target),
         Command::Export { target } => inspect::export(&target),
+        Command::ProviderSim { listen, context_window, reply, output_tokens } => {
+            let mut config = crate::simulator::SimulatorConfig {
+                context_window,
+                output_tokens,
+                listen,
+                ..Default::default()
+            };
+            if let Some(reply) = reply {
+                config.reply_text = reply;
+            }
+            commands::provider_sim(config).await
+        }
         Command::Demo { db } => demo::demo(db).await,
     }
 }

@@ -31,6 +31,8 @@ pub const OVERFLOW_MARKERS: &[&str] = &[
     "request_too_large",
     "exceeds the context",
     "maximum prompt length",
+    // Anthropic: "input length and `max_tokens` exceed context limit: N + M > W".
+    "exceed context limit",
 ];
 
 /// Lowercased fragments that mark a billing or quota failure.
@@ -230,6 +232,10 @@ mod tests {
             json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
         );
         assert_eq!(classify_http(400, &anthropic), Overflow);
+        let with_output = detail(
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}),
+        );
+        assert_eq!(classify_http(400, &with_output), Overflow);
         // Overflow markers count only on 400/422: a 404 stays a rejection.
         assert_eq!(classify_http(404, &openai), Rejected);
         let quota = detail(

@@ -16,7 +16,8 @@
 //! [`crate::runtime::NativeCompactor`]; a [`CodexNativeCompactor`] is both (its text summary is
 //! the core's one fallback over the same connection).
 //!
-//! Every failure is classified for the core's fallback rules ([`classify`], [`ProviderError`]);
+//! Every failure is classified for the core's fallback rules ([`classify`], [`ProviderError`]),
+//! and an overflow's stated token counts can be read back ([`overflow_facts`]);
 //! keys come from the environment ([`openai_api_key_from_env`], [`anthropic_api_key_from_env`])
 //! and never appear in `Debug` output, failure messages or captures ([`RequestCapture`]);
 //! provider state is redacted from every capture. Calls end on their whole-call timeout, on
@@ -34,6 +35,7 @@ mod codex_summary;
 mod compactors;
 mod error;
 mod openai_chat;
+pub mod overflow;
 #[doc(hidden)]
 pub mod parse_entry;
 mod sse;
@@ -55,4 +57,5 @@ pub use error::{ProviderConfigError, ProviderError};
 pub use openai_chat::{
     DEFAULT_SUMMARY_TIMEOUT, OPENAI_BASE_URL, OPENAI_CHAT_PROVIDER, OpenAiChatSummarizer,
 };
+pub use overflow::{OverflowFacts, overflow_facts, overflow_facts_in};
 pub use transport::{CONNECT_TIMEOUT, MAX_RESPONSE_BYTES, STREAM_IDLE_TIMEOUT};
