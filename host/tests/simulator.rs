@@ -1,11 +1,11 @@
 //! The provider simulator over real HTTP (reqwest): each wire shape as JSON and as a stream,
 //! exact counts, cache granularity, and the host's clients talking to it.
 
-mod simulator_support;
 #[path = "simulator_support/cache_cases.rs"]
 mod cache_cases;
 #[path = "simulator_support/overflow_cases.rs"]
 mod overflow_cases;
+mod simulator_support;
 
 use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_host::providers::{
@@ -63,7 +63,8 @@ async fn chat_counts_exactly_as_json_and_as_a_stream() {
 #[tokio::test]
 async fn responses_count_exactly_as_json_and_as_a_stream() {
     let sim = start(100_000).await;
-    let call = json!({"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"});
+    let call =
+        json!({"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"});
     let body = json!({"model": "gpt-5-codex", "instructions": "Be brief.", "store": false, "input": [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Run the tests."}]},
         call,
@@ -107,7 +108,8 @@ async fn responses_count_exactly_as_json_and_as_a_stream() {
 #[tokio::test]
 async fn anthropic_counts_exactly_as_json_and_as_a_stream() {
     let sim = start(200_000).await;
-    let tool_use = json!({"type": "tool_use", "id": "tu_1", "name": "shell", "input": {"cmd": "ls"}});
+    let tool_use =
+        json!({"type": "tool_use", "id": "tu_1", "name": "shell", "input": {"cmd": "ls"}});
     let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "Be brief.", "messages": [
         {"role": "user", "content": "List the files."},
         {"role": "assistant", "content": [tool_use]},
@@ -191,7 +193,8 @@ async fn the_records_endpoint_and_the_cli_serve_the_log() {
     let stdout = child.stdout.take().expect("stdout");
     std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).expect("line");
     let addr = line.trim().to_owned();
-    let long = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "word ".repeat(100)}]});
+    let long =
+        json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "word ".repeat(100)}]});
     let answer = direct_http()
         .post(format!("http://{addr}/v1/chat/completions"))
         .json(&long)

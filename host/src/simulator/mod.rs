@@ -12,8 +12,8 @@
 //! - every request leaves a [`RequestRecord`]: counted input, cached, written and output
 //!   tokens, and whether it overflowed.
 //!
-//! Counting is in [`counting`] (the rendering), caching in [`cache`] (the rules and their
-//! sources), answers in [`wire`].
+//! Counting is in `counting` (the rendering), caching in [`cache`] (the rules and their
+//! sources), answers in `wire`.
 
 pub mod cache;
 mod counting;
