@@ -206,3 +206,31 @@ async fn the_records_endpoint_and_the_cli_serve_the_log() {
     let _ = child.wait();
     assert_eq!(status, 400, "50-token window: an overflow");
 }
+
+/// A PNG header of `width` x `height` (enough for the size sniffer).
+fn png(width: u32, height: u32) -> String {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    contextfold_core::attachment::encode_base64(&bytes)
+}
+
+#[tokio::test]
+async fn images_count_by_each_providers_rule() {
+    let sim = start(100_000).await;
+    let data = png(1024, 1024);
+    let chat = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{data}")}}]}]});
+    let (_, answer) = post_json(&sim, WireShape::OpenAiChat, &chat).await;
+    // OpenAI's worked example: 1024 x 1024 at high detail is 765 tokens.
+    assert_eq!(answer["usage"]["prompt_tokens"], json!(message("user", "What is this?") + 765));
+    let anthropic = json!({"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+        {"type": "text", "text": "What is this?"}]}]});
+    let (_, answer) = post_json(&sim, WireShape::AnthropicMessages, &anthropic).await;
+    // Anthropic: width x height / 750, rounded up.
+    let area = (1024 * 1024_u64).div_ceil(750);
+    assert_eq!(answer["usage"]["input_tokens"], json!(message("user", "What is this?") + area));
+}
