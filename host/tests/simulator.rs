@@ -182,7 +182,7 @@ async fn the_records_endpoint_and_the_cli_serve_the_log() {
     let url = format!("{}/v1/simulator/records", sim.base_url());
     let log: Value = direct_http().get(url).send().await.expect("get").json().await.expect("json");
     assert_eq!(log[0]["inputTokens"], json!(message("user", "hi")));
-    assert_eq!(log[0]["shape"], json!("open-ai-chat"));
+    assert_eq!(log[0]["shape"], json!("openai-chat"));
 
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_contextfold"))
         .args(["provider-sim", "--listen", "127.0.0.1:0", "--context-window", "50"])

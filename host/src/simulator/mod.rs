@@ -32,13 +32,15 @@ pub use wire::RESPONSES_OVERFLOW_MESSAGE;
 
 /// The three wire protocols the simulator speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum WireShape {
-    /// OpenAI Chat Completions, `POST /v1/chat/completions`.
+    /// OpenAI Chat Completions, `POST /v1/chat/completions` (`openai-chat` in JSON).
+    #[serde(rename = "openai-chat")]
     OpenAiChat,
-    /// OpenAI Responses, `POST /v1/responses`.
+    /// OpenAI Responses, `POST /v1/responses` (`openai-responses`).
+    #[serde(rename = "openai-responses")]
     OpenAiResponses,
-    /// Anthropic Messages, `POST /v1/messages`.
+    /// Anthropic Messages, `POST /v1/messages` (`anthropic-messages`).
+    #[serde(rename = "anthropic-messages")]
     AnthropicMessages,
 }
 
