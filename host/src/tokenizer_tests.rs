@@ -50,7 +50,7 @@ fn counts_are_exact_and_offline() {
 fn images_follow_the_openai_rule_only() {
     let png = contextfold_core::attachment::Attachment::from_url(
         "https://example.invalid/a.png",
-        Some("image/png".into()),
+        Some("image/png"),
         None,
     );
     let Ok(image) = png else { panic!("a URL attachment") };

@@ -1,11 +1,11 @@
 //! The provider simulator over real HTTP (reqwest): each wire shape as JSON and as a stream,
 //! exact counts, cache granularity, and the host's clients talking to it.
 
-mod simulator_support;
 #[path = "simulator_support/cache_cases.rs"]
 mod cache_cases;
 #[path = "simulator_support/overflow_cases.rs"]
 mod overflow_cases;
+mod simulator_support;
 
 use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_host::providers::{
@@ -63,7 +63,8 @@ async fn chat_counts_exactly_as_json_and_as_a_stream() {
 #[tokio::test]
 async fn responses_count_exactly_as_json_and_as_a_stream() {
     let sim = start(100_000).await;
-    let call = json!({"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"});
+    let call =
+        json!({"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"});
     let body = json!({"model": "gpt-5-codex", "instructions": "Be brief.", "store": false, "input": [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Run the tests."}]},
         call,
@@ -107,7 +108,8 @@ async fn responses_count_exactly_as_json_and_as_a_stream() {
 #[tokio::test]
 async fn anthropic_counts_exactly_as_json_and_as_a_stream() {
     let sim = start(200_000).await;
-    let tool_use = json!({"type": "tool_use", "id": "tu_1", "name": "shell", "input": {"cmd": "ls"}});
+    let tool_use =
+        json!({"type": "tool_use", "id": "tu_1", "name": "shell", "input": {"cmd": "ls"}});
     let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "Be brief.", "messages": [
         {"role": "user", "content": "List the files."},
         {"role": "assistant", "content": [tool_use]},
@@ -180,7 +182,7 @@ async fn the_records_endpoint_and_the_cli_serve_the_log() {
     let url = format!("{}/v1/simulator/records", sim.base_url());
     let log: Value = direct_http().get(url).send().await.expect("get").json().await.expect("json");
     assert_eq!(log[0]["inputTokens"], json!(message("user", "hi")));
-    assert_eq!(log[0]["shape"], json!("open-ai-chat"));
+    assert_eq!(log[0]["shape"], json!("openai-chat"));
 
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_contextfold"))
         .args(["provider-sim", "--listen", "127.0.0.1:0", "--context-window", "50"])
@@ -191,7 +193,8 @@ async fn the_records_endpoint_and_the_cli_serve_the_log() {
     let stdout = child.stdout.take().expect("stdout");
     std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).expect("line");
     let addr = line.trim().to_owned();
-    let long = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "word ".repeat(100)}]});
+    let long =
+        json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "word ".repeat(100)}]});
     let answer = direct_http()
         .post(format!("http://{addr}/v1/chat/completions"))
         .json(&long)
@@ -202,4 +205,32 @@ async fn the_records_endpoint_and_the_cli_serve_the_log() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(status, 400, "50-token window: an overflow");
+}
+
+/// A PNG header of `width` x `height` (enough for the size sniffer).
+fn png(width: u32, height: u32) -> String {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    contextfold_core::attachment::encode_base64(&bytes)
+}
+
+#[tokio::test]
+async fn images_count_by_each_providers_rule() {
+    let sim = start(100_000).await;
+    let data = png(1024, 1024);
+    let chat = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{data}")}}]}]});
+    let (_, answer) = post_json(&sim, WireShape::OpenAiChat, &chat).await;
+    // OpenAI's worked example: 1024 x 1024 at high detail is 765 tokens.
+    assert_eq!(answer["usage"]["prompt_tokens"], json!(message("user", "What is this?") + 765));
+    let anthropic = json!({"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+        {"type": "text", "text": "What is this?"}]}]});
+    let (_, answer) = post_json(&sim, WireShape::AnthropicMessages, &anthropic).await;
+    // Anthropic: width x height / 750, rounded up.
+    let area = (1024 * 1024_u64).div_ceil(750);
+    assert_eq!(answer["usage"]["input_tokens"], json!(message("user", "What is this?") + area));
 }

@@ -49,7 +49,11 @@ pub fn overflow_facts_in(message: &str) -> Option<OverflowFacts> {
 fn openai_facts(text: &str) -> Option<OverflowFacts> {
     let (window, rest) = number_after(text, "maximum context length is ")?;
     if let Some((input, _)) = number_after(rest, "your messages resulted in ") {
-        return Some(OverflowFacts { input_tokens: input, output_tokens: None, context_window: window });
+        return Some(OverflowFacts {
+            input_tokens: input,
+            output_tokens: None,
+            context_window: window,
+        });
     }
     let (_, rest) = number_after(rest, "you requested ")?;
     let (input, rest) = number_after(rest, "(")?;
@@ -67,7 +71,11 @@ fn anthropic_facts(text: &str) -> Option<OverflowFacts> {
     if let Some((input, rest)) = number_after(text, "prompt is too long: ") {
         let rest = rest.trim_start().strip_prefix("tokens")?.trim_start().strip_prefix('>')?;
         let (window, _) = leading_number(rest.trim_start())?;
-        return Some(OverflowFacts { input_tokens: input, output_tokens: None, context_window: window });
+        return Some(OverflowFacts {
+            input_tokens: input,
+            output_tokens: None,
+            context_window: window,
+        });
     }
     let (input, rest) = number_after(text, "exceed context limit: ")?;
     let (output, rest) = leading_number(rest.trim_start().strip_prefix('+')?.trim_start())?;
@@ -82,9 +90,8 @@ fn number_after<'a>(text: &'a str, marker: &str) -> Option<(u64, &'a str)> {
 }
 
 fn leading_number(text: &str) -> Option<(u64, &str)> {
-    let end = text
-        .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '_'))
-        .unwrap_or(text.len());
+    let end =
+        text.find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '_')).unwrap_or(text.len());
     let digits: String = text[..end].chars().filter(char::is_ascii_digit).collect();
     let value = digits.parse().ok()?;
     Some((value, text[end..].trim_start()))

@@ -1,4 +1,4 @@
-//! Prompt caches at each provider's granularity, over the tokens of a [`Rendering`].
+//! Prompt caches at each provider's granularity, over the tokens of a request's rendering.
 //!
 //! - OpenAI (Chat Completions and Responses), automatic: "Caching is enabled automatically for
 //!   prompts that are 1024 tokens or longer" and "cache hits occur in increments of 128
@@ -61,12 +61,12 @@ impl OpenAiCache {
             matched = end;
             end += OPENAI_CACHE_BLOCK_TOKENS;
         }
-        let cached = if tokens.len() < OPENAI_MIN_CACHED_TOKENS || matched < OPENAI_MIN_CACHED_TOKENS
-        {
-            0
-        } else {
-            matched
-        };
+        let cached =
+            if tokens.len() < OPENAI_MIN_CACHED_TOKENS || matched < OPENAI_MIN_CACHED_TOKENS {
+                0
+            } else {
+                matched
+            };
         let mut end = OPENAI_CACHE_BLOCK_TOKENS;
         while end <= tokens.len() {
             seen.insert((end, hashes[end]));
@@ -109,7 +109,8 @@ impl AnthropicCache {
             .map(|(len, _)| *len)
             .max()
             .unwrap_or(0);
-        let written = if last > read && last >= ANTHROPIC_MIN_CACHED_TOKENS { last - read } else { 0 };
+        let written =
+            if last > read && last >= ANTHROPIC_MIN_CACHED_TOKENS { last - read } else { 0 };
         for &point in breakpoints {
             if point >= ANTHROPIC_MIN_CACHED_TOKENS && point <= tokens.len() {
                 self.written.insert((point, hashes[point]));

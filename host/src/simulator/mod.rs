@@ -12,8 +12,8 @@
 //! - every request leaves a [`RequestRecord`]: counted input, cached, written and output
 //!   tokens, and whether it overflowed.
 //!
-//! Counting is in [`counting`] (the rendering), caching in [`cache`] (the rules and their
-//! sources), answers in [`wire`].
+//! Counting is in `counting` (the rendering), caching in [`cache`] (the rules and their
+//! sources), answers in `wire`.
 
 pub mod cache;
 mod counting;
@@ -32,13 +32,15 @@ pub use wire::RESPONSES_OVERFLOW_MESSAGE;
 
 /// The three wire protocols the simulator speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum WireShape {
-    /// OpenAI Chat Completions, `POST /v1/chat/completions`.
+    /// OpenAI Chat Completions, `POST /v1/chat/completions` (`openai-chat` in JSON).
+    #[serde(rename = "openai-chat")]
     OpenAiChat,
-    /// OpenAI Responses, `POST /v1/responses`.
+    /// OpenAI Responses, `POST /v1/responses` (`openai-responses`).
+    #[serde(rename = "openai-responses")]
     OpenAiResponses,
-    /// Anthropic Messages, `POST /v1/messages`.
+    /// Anthropic Messages, `POST /v1/messages` (`anthropic-messages`).
+    #[serde(rename = "anthropic-messages")]
     AnthropicMessages,
 }
 

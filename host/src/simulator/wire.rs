@@ -100,9 +100,7 @@ fn chat_success(reply: &Reply<'_>) -> SimulatedAnswer {
             }),
         );
     }
-    let chunk = |choices: Value| {
-        json!({"id": id, "object": "chat.completion.chunk", "created": CREATED, "model": reply.model, "choices": choices})
-    };
+    let chunk = |choices: Value| json!({"id": id, "object": "chat.completion.chunk", "created": CREATED, "model": reply.model, "choices": choices});
     let mut body = data_frame(&chunk(
         json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
     ));
@@ -197,8 +195,10 @@ fn anthropic_success(reply: &Reply<'_>) -> SimulatedAnswer {
         events.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}));
     }
     events.push(json!({"type": "content_block_stop", "index": 0}));
-    events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-        "usage": {"output_tokens": output}}));
+    events.push(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+        "usage": {"output_tokens": output}}),
+    );
     events.push(json!({"type": "message_stop"}));
     sse_answer(events.iter().map(named_frame).collect())
 }

@@ -14,7 +14,9 @@ async fn openai_caches_whole_blocks_of_long_common_prefixes() {
     let u2 = long_text("gamma", 400);
     let a2 = "Done with the first part.";
     let u3 = long_text("delta", 50);
-    let cached = |answer: &serde_json::Value| answer["usage"]["prompt_tokens_details"]["cached_tokens"].clone();
+    let cached = |answer: &serde_json::Value| {
+        answer["usage"]["prompt_tokens_details"]["cached_tokens"].clone()
+    };
 
     // Under 1,024 tokens: never cached, not even when repeated.
     let short = [("system", system), ("user", u1.as_str())];
@@ -69,15 +71,18 @@ async fn openai_caches_whole_blocks_of_long_common_prefixes() {
 async fn anthropic_reads_and_writes_at_breakpoints() {
     let sim = start(200_000).await;
     let system_text = long_text("rule", 700);
-    let system = json!([{"type": "text", "text": system_text, "cache_control": {"type": "ephemeral"}}]);
-    let request = |messages: serde_json::Value| {
-        json!({"model": "claude-sonnet-4-5", "max_tokens": 512, "system": system, "messages": messages})
-    };
+    let system =
+        json!([{"type": "text", "text": system_text, "cache_control": {"type": "ephemeral"}}]);
+    let request = |messages: serde_json::Value| json!({"model": "claude-sonnet-4-5", "max_tokens": 512, "system": system, "messages": messages});
     let system_prefix = message("system", &system_text);
     assert!(system_prefix >= 1024);
     let usage = |answer: &serde_json::Value| {
         let u = &answer["usage"];
-        (u["cache_read_input_tokens"].clone(), u["cache_creation_input_tokens"].clone(), u["input_tokens"].clone())
+        (
+            u["cache_read_input_tokens"].clone(),
+            u["cache_creation_input_tokens"].clone(),
+            u["input_tokens"].clone(),
+        )
     };
 
     // The first request writes the system prefix.
@@ -88,7 +93,10 @@ async fn anthropic_reads_and_writes_at_breakpoints() {
     // Another question reads it.
     let second = request(json!([{"role": "user", "content": "Question two?"}]));
     let (_, answer) = post_json(&sim, WireShape::AnthropicMessages, &second).await;
-    assert_eq!(usage(&answer), (json!(system_prefix), json!(0), json!(message("user", "Question two?"))));
+    assert_eq!(
+        usage(&answer),
+        (json!(system_prefix), json!(0), json!(message("user", "Question two?")))
+    );
     // A breakpoint on a long user block: read the system, write up to the new breakpoint.
     let document = long_text("page", 600);
     let third = request(json!([{"role": "user", "content": [
@@ -96,7 +104,10 @@ async fn anthropic_reads_and_writes_at_breakpoints() {
         {"type": "text", "text": "Summarize it."}]}]));
     let (_, answer) = post_json(&sim, WireShape::AnthropicMessages, &third).await;
     let written = 3 + o200k("user") + o200k(&document);
-    assert_eq!(usage(&answer), (json!(system_prefix), json!(written), json!(o200k("Summarize it."))));
+    assert_eq!(
+        usage(&answer),
+        (json!(system_prefix), json!(written), json!(o200k("Summarize it.")))
+    );
     let record = sim.records().pop().expect("a record");
     assert_eq!((record.cached_tokens, record.cache_write_tokens), (system_prefix, written));
     // A breakpoint under the minimum writes nothing.

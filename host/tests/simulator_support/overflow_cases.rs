@@ -4,8 +4,7 @@ use contextfold_core::compaction::ProviderFailureKind;
 use contextfold_core::projection::{Message, Role};
 use contextfold_host::providers::classify::{ErrorDetail, classify_http};
 use contextfold_host::providers::{
-    AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer, OverflowFacts,
-    overflow_facts,
+    AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer, OverflowFacts, overflow_facts,
 };
 use contextfold_host::simulator::{RESPONSES_OVERFLOW_MESSAGE, WireShape};
 use serde_json::{Value, json};
@@ -28,7 +27,9 @@ async fn openai_chat_overflows_with_the_real_body() {
     let input = chat_tokens(&[("user", &text)]);
     let (status, answer) = post_json(&sim, WireShape::OpenAiChat, &body).await;
     assert_eq!(status, 400);
-    let message = format!("This model's maximum context length is 1000 tokens. However, your messages resulted in {input} tokens. Please reduce the length of the messages.");
+    let message = format!(
+        "This model's maximum context length is 1000 tokens. However, your messages resulted in {input} tokens. Please reduce the length of the messages."
+    );
     assert_eq!(
         answer,
         json!({"error": {"message": message, "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
