@@ -12,7 +12,9 @@
 //!
 //! `project` never invents a summary and never drops uncovered events silently. Only in
 //! fail-open mode (after a failed compaction) may a source-matched checkpoint be reused with the
-//! newest complete raw turns that fit, and the omission is reported.
+//! newest complete raw turns that fit, and the omission is reported; when even the checkpoint
+//! and the current turn are over the budget, fail-open sends exactly those (the smallest
+//! source-derived context, reported `minimum_context_exceeds_budget`), never the larger raw log.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,7 +45,8 @@ pub struct ProjectInput<'a> {
     pub provider: Option<&'a ProviderIdentity>,
     /// Fail-open mode, the mode a request is built in: when the normal projection does not fit
     /// (a compaction failed or could not shrink it enough), reuse a source-matched checkpoint
-    /// with the newest complete raw turns that fit, never widening its coverage. A projection
+    /// with the newest complete raw turns that fit (none when the checkpoint and the current turn
+    /// alone are over the budget), never widening its coverage. A projection
     /// that fits is the same in both modes (fail-open acts only on a checkpoint rejected for
     /// size, and the replay gate admits only checkpoints smaller than their source, so the raw
     /// history then cannot fit either). Off, the projection says whether the history fits as it
@@ -135,23 +138,38 @@ pub fn project_with(
                 tail_start = plan.covered;
             }
             Err(rejection) => {
-                let reusable = rejection.plan.filter(|plan| {
+                let reusable = rejection.plan.filter(|_| {
                     input.fail_open
                         && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
-                        && plan.checkpoint_tokens + plan.current_tokens <= budget.history_budget
                 });
                 diagnostics.push(rejection.diagnostic);
                 if let Some(plan) = reusable {
-                    let room = budget.history_budget - plan.checkpoint_tokens - plan.current_tokens;
-                    let start = fitting_tail_start(
-                        input,
-                        checkpoint,
-                        plan.covered,
-                        prior_end,
-                        room,
-                        &budget,
-                        estimator,
-                    );
+                    let minimum = plan.checkpoint_tokens + plan.current_tokens;
+                    // When even the checkpoint and the current turn are over the budget, the
+                    // smallest source-derived context is still the checkpoint and the current
+                    // turn: never the whole raw log, which is larger still.
+                    let start = match budget.history_budget.checked_sub(minimum) {
+                        Some(room) => fitting_tail_start(
+                            input,
+                            checkpoint,
+                            plan.covered,
+                            prior_end,
+                            room,
+                            &budget,
+                            estimator,
+                        ),
+                        None => {
+                            diagnostics.push(Diagnostic::new(
+                                ReasonCode::MinimumContextExceedsBudget,
+                                format!(
+                                    "fail-open: checkpoint {} and the current turn are about \
+                                     {minimum} estimated tokens, over the history budget of {}",
+                                    checkpoint.checkpoint_id, budget.history_budget
+                                ),
+                            ));
+                            prior_end.max(plan.covered)
+                        }
+                    };
                     omitted_events = start.saturating_sub(plan.covered) as u64;
                     diagnostics.push(Diagnostic::new(
                         ReasonCode::PreviousCheckpointReused,

@@ -121,6 +121,45 @@ fn rolling_failure_reuses_the_old_checkpoint_without_widening_it() {
 }
 
 #[test]
+fn fail_open_with_an_oversized_current_turn_sends_the_checkpoint_not_the_raw_log() {
+    let mut log = session(14, 2_000);
+    // A pasted message larger than the whole history budget.
+    let current = start_current_turn(&mut log, 15, 32_000);
+    let events = log.events().to_vec();
+    let covered = end_of_turn(&events, 3);
+    let old = v2_checkpoint("cp-old", &events, covered, &good_summary("old"));
+    let model = window(WINDOW);
+    let projection = |fail_open| {
+        project(
+            &ProjectInput {
+                events: &events,
+                current_turn_id: Some(&current),
+                checkpoint: Some(&old),
+                model: &model,
+                provider: Some(&provider()),
+                fail_open,
+            },
+            &CharEstimator,
+        )
+        .expect("valid log")
+    };
+    let strict = projection(false);
+    assert!(strict.checkpoint.is_none() && !strict.fits);
+    let minimal = projection(true);
+    assert!(!minimal.fits, "nothing source-derived fits");
+    assert_eq!(minimal.checkpoint.as_ref().map(|c| c.checkpoint_id.as_str()), Some("cp-old"));
+    let prior_end = events.len() - 1;
+    assert_eq!(minimal.omitted_events, (prior_end - covered) as u64, "no raw prior turn fits");
+    assert!(
+        minimal.estimated_tokens < strict.estimated_tokens,
+        "{} is not smaller than the raw {}",
+        minimal.estimated_tokens,
+        strict.estimated_tokens
+    );
+    assert!(minimal.diagnostics.iter().any(|d| d.code == ReasonCode::MinimumContextExceedsBudget));
+}
+
+#[test]
 fn prefix_mismatch_rejects_the_checkpoint_and_folds_from_event_zero() {
     let log = session(6, 400);
     let events = log.events().to_vec();
