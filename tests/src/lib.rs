@@ -37,7 +37,7 @@ pub mod long_turn;
 pub mod ops;
 pub mod prng;
 mod random_json;
-mod random_sessions;
+pub mod random_sessions;
 mod scenarios;
 pub mod transcript;
 
