@@ -32,6 +32,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod epoch_cases;
 mod fixed_cases;
 pub mod long_turn;
 pub mod ops;
