@@ -1,10 +1,14 @@
-//! Tool-result pruning: two deterministic, non-LLM rewrites of the current request.
+//! Tool-result pruning: deterministic, non-LLM rewrites of the current request.
 //!
-//! Neither creates a checkpoint or changes a canonical event; both keep every call/result pair.
+//! None creates a checkpoint or changes a canonical event; all keep every call/result pair.
 //!
-//! - Stale pruning ([`prune_stale_tool_results`]) replaces oversized results of older turns in
-//!   the uncovered remainder with a placeholder saying the result remains in the event log. It
-//!   runs after checkpoint matching, so it never changes the bytes a checkpoint digest covers.
+//! - Request pruning ([`prune_request`]) replaces oversized results of older turns in the
+//!   uncovered remainder with a placeholder saying the result remains in the event log, and old
+//!   attachments with their archive address. Both policies only name candidates; one epoch
+//!   rule ([`close_epochs`]) decides which are pruned, so the pruned set changes only when it
+//!   frees at least [`PRUNE_EPOCH_MIN_FREED_TOKENS`] and a provider's prompt cache survives
+//!   every other request. It runs after checkpoint matching, so it never changes the bytes a
+//!   checkpoint digest covers.
 //! - Active pruning ([`archive_tool_result`], [`placeholder_for`]) replaces a result of the
 //!   current turn with a placeholder carrying a bounded [`ArchiveAddress`]; the model reads the
 //!   body back through the `archive_read` tool ([`read_archive_slice`]), which validates session,
@@ -14,6 +18,8 @@ mod active;
 mod address;
 mod archive_read;
 mod attachments;
+mod epochs;
+mod request;
 mod stale;
 
 pub use active::{
@@ -29,10 +35,11 @@ pub use archive_read::{
     read_archive_slice,
 };
 pub use attachments::{
-    KEPT_RECENT_ATTACHMENTS, PrunedAttachment, attachment_diagnostic, prune_old_attachments,
-    stale_attachment_placeholder,
+    KEPT_RECENT_ATTACHMENTS, PrunedAttachment, attachment_diagnostic, stale_attachment_placeholder,
 };
+pub use epochs::{EpochCut, PRUNE_EPOCH_MIN_FREED_TOKENS, close_epochs};
+pub use request::{RequestPrune, prune_request};
 pub use stale::{
-    PROTECTED_COMPLETED_TURNS, PrunedResult, STALE_RESULT_MIN_TOKENS, StalePrune,
-    prune_stale_tool_results, stale_result_placeholder,
+    PROTECTED_COMPLETED_TURNS, PrunedResult, STALE_RESULT_MIN_TOKENS, stale_diagnostic,
+    stale_result_placeholder,
 };

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use contextfold_core::budget::CharEstimator;
+use contextfold_core::budget::{CharEstimator, estimate_value};
 use contextfold_core::digest::digest_prefix;
 use contextfold_core::event::{EventContent, RuntimeEvent};
 use contextfold_core::prune::*;
@@ -28,6 +28,14 @@ fn log_with_turns(tokens: u64) -> Vec<RuntimeEvent> {
     log.build()
 }
 
+/// Prunes `log` as one request whose current turn, if named, is the suffix of that turn id.
+fn prune_log<'a>(log: &'a [RuntimeEvent], current: Option<&str>) -> RequestPrune<'a> {
+    let request: Vec<&RuntimeEvent> = log.iter().collect();
+    let prior_end =
+        log.iter().position(|e| Some(e.turn_id.as_str()) == current).unwrap_or(log.len());
+    prune_request(&request, 0..prior_end, &CharEstimator)
+}
+
 fn output(event: &RuntimeEvent) -> Option<&Value> {
     match &event.content {
         EventContent::ToolResult { output, .. } | EventContent::HostedToolResult { output, .. } => {
@@ -40,12 +48,13 @@ fn output(event: &RuntimeEvent) -> Option<&Value> {
 #[test]
 fn stale_results_outside_the_newest_two_turns_and_the_current_turn_are_replaced() {
     let log = log_with_turns(5_000);
-    let pruned = prune_stale_tool_results(&log, Some("t4"), &CharEstimator);
-    let ids: Vec<&str> = pruned.pruned.iter().map(|p| p.runtime_event_id.as_str()).collect();
-    assert_eq!(ids, vec!["e3", "e7"], "results of t0 and t1 only");
-    assert_eq!(pruned.pruned[0].call_id, "c0");
-    assert_eq!(pruned.pruned[0].tool_name, "shell");
-    assert_eq!(pruned.pruned[0].original_tokens, 5_000);
+    let pruned = prune_log(&log, Some("t4"));
+    let ids: Vec<&str> = pruned.results.iter().map(|p| p.runtime_event_id.as_str()).collect();
+    assert_eq!(ids, vec!["e3", "e7"], "results of t0 and t1 only, together one epoch");
+    assert_eq!(pruned.cut.epochs, 1);
+    assert_eq!(pruned.results[0].call_id, "c0");
+    assert_eq!(pruned.results[0].tool_name, "shell");
+    assert_eq!(pruned.results[0].original_tokens, 5_000);
     assert_eq!(pruned.events.len(), log.len());
     for (before, after) in log.iter().zip(&pruned.events) {
         if ids.contains(&before.runtime_event_id.as_str()) {
@@ -69,7 +78,7 @@ fn stale_results_outside_the_newest_two_turns_and_the_current_turn_are_replaced(
             );
         }
     }
-    let diagnostic = pruned.diagnostic().expect("something was pruned");
+    let diagnostic = pruned.diagnostics().into_iter().next().expect("something was pruned");
     assert_eq!(diagnostic.code, ReasonCode::StaleToolResultsPruned);
     assert!(diagnostic.detail.contains("e3") && diagnostic.detail.contains("10000"));
 }
@@ -77,20 +86,27 @@ fn stale_results_outside_the_newest_two_turns_and_the_current_turn_are_replaced(
 #[test]
 fn without_a_current_turn_the_newest_two_turns_are_protected() {
     let log = log_with_turns(5_000);
-    let pruned = prune_stale_tool_results(&log, None, &CharEstimator);
-    let ids: Vec<&str> = pruned.pruned.iter().map(|p| p.runtime_event_id.as_str()).collect();
-    assert_eq!(ids, vec!["e3", "e7", "e11"]);
+    let pruned = prune_log(&log, None);
+    let ids: Vec<&str> = pruned.results.iter().map(|p| p.runtime_event_id.as_str()).collect();
+    // t2's result is stale too, but alone it frees less than an epoch's minimum.
+    assert_eq!(ids, vec!["e3", "e7"]);
+    let more = log_with_turns(9_000);
+    let pruned = prune_log(&more, None);
+    assert_eq!(pruned.results.len(), 3, "each result is an epoch of its own");
+    assert_eq!(pruned.cut.epochs, 3);
 }
 
 #[test]
 fn the_threshold_is_strictly_above_4096_tokens() {
     let (at_log, above_log) =
         (log_with_turns(STALE_RESULT_MIN_TOKENS), log_with_turns(STALE_RESULT_MIN_TOKENS + 1));
-    let at = prune_stale_tool_results(&at_log, Some("t4"), &CharEstimator);
-    assert!(at.pruned.is_empty());
-    assert_eq!(at.diagnostic(), None);
-    let above = prune_stale_tool_results(&above_log, Some("t4"), &CharEstimator);
-    assert_eq!(above.pruned.len(), 2);
+    let at = prune_log(&at_log, None);
+    assert!(at.results.is_empty());
+    assert_eq!(at.diagnostics(), Vec::new());
+    // Three stale results just above the threshold: two free less than the minimum, three more.
+    let above = prune_log(&above_log, None);
+    assert_eq!(above.results.len(), 3);
+    assert_eq!(prune_log(&above_log, Some("t4")).results.len(), 0);
 }
 
 #[test]
@@ -100,7 +116,7 @@ fn pinned_partial_hosted_json_and_error_results_follow_the_rules() {
     log.push(EventContent::HostedToolResult {
         call_id: "h1".into(),
         tool_name: "web_search".into(),
-        output: json!({"hits": "y".repeat(20_000)}),
+        output: json!({"hits": "y".repeat(40_000)}),
         is_error: true,
     });
     let result = |call: &str| EventContent::ToolResult {
@@ -114,8 +130,8 @@ fn pinned_partial_hosted_json_and_error_results_follow_the_rules() {
     log.push(result("c2")).partial = true;
     log.turn("t1").user("a").turn("t2").user("b");
     let log = log.build();
-    let pruned = prune_stale_tool_results(&log, None, &CharEstimator);
-    assert_eq!(pruned.pruned.len(), 1);
+    let pruned = prune_log(&log, None);
+    assert_eq!(pruned.results.len(), 1);
     let EventContent::HostedToolResult { call_id, tool_name, output, is_error } =
         &pruned.events[1].content
     else {
@@ -472,7 +488,7 @@ mod properties {
             let (covered, tail) = events.split_at(cut);
             let current = if has_current { tail.last().map(|e| e.turn_id.clone()) } else { None };
             let covered_digest = digest_prefix(covered);
-            let result = prune_stale_tool_results(tail, current.as_deref(), &CharEstimator);
+            let result = prune_log(tail, current.as_deref());
 
             let mut projected = covered.to_vec();
             projected.extend(result.events.iter().map(|event| event.clone().into_owned()));
@@ -486,19 +502,34 @@ mod properties {
                 }
             }
             let protected = |turn: &str| Some(turn) == current.as_deref() || turns.iter().take(2).any(|t| *t == turn);
-            let pruned_ids: Vec<&str> = result.pruned.iter().map(|p| p.runtime_event_id.as_str()).collect();
+            let pruned_ids: Vec<&str> = result.results.iter().map(|p| p.runtime_event_id.as_str()).collect();
+            let (mut backlog, mut freed) = (0u64, 0u64);
             for (before, after) in tail.iter().zip(&result.events) {
                 let oversized = output(before).is_some_and(|o| o.as_str().map_or(0, str::len) > 4 * 4_096);
                 let eligible = oversized && !before.pinned && !protected(&before.turn_id);
-                prop_assert_eq!(pruned_ids.contains(&before.runtime_event_id.as_str()), eligible);
-                if eligible {
+                let pruned = pruned_ids.contains(&before.runtime_event_id.as_str());
+                prop_assert!(!pruned || eligible, "only candidates are pruned");
+                let gain = |a: &RuntimeEvent, b: &RuntimeEvent| {
+                    let size = |e: &RuntimeEvent| output(e).map_or(0, |o| estimate_value(&CharEstimator, o));
+                    size(a).saturating_sub(size(b))
+                };
+                if pruned {
+                    freed += gain(before, after);
                     prop_assert_eq!(before.content.kind_name(), after.content.kind_name());
                     prop_assert_eq!(before.content.result_call_id(), after.content.result_call_id());
                     prop_assert_eq!(after.with_content(before.content.clone()), before.clone());
                 } else {
+                    if eligible && let (Some(text), Some(call)) = (output(before).and_then(Value::as_str), before.content.result_call_id()) {
+                        let tool = if matches!(before.content, EventContent::HostedToolResult { .. }) { "search" } else { "shell" };
+                        let placeholder = stale_result_placeholder(tool, call, &before.runtime_event_id, text.len() as u64);
+                        backlog += estimate_value(&CharEstimator, &json!(text)) - estimate_value(&CharEstimator, &json!(placeholder));
+                    }
                     prop_assert_eq!(serde_json::to_vec(before).ok(), serde_json::to_vec(after).ok());
                 }
             }
+            // Each epoch frees at least the minimum; what is left over does not make one.
+            prop_assert!(freed >= PRUNE_EPOCH_MIN_FREED_TOKENS * result.cut.epochs as u64);
+            prop_assert!(backlog < PRUNE_EPOCH_MIN_FREED_TOKENS, "a backlog of {} tokens", backlog);
             // Pairs are intact: every result still answers a call with the same id.
             for event in &result.events {
                 if let Some(id) = event.content.result_call_id() {
@@ -506,8 +537,35 @@ mod properties {
                 }
             }
             // Pruning is idempotent.
-            let again = prune_stale_tool_results(&projected[cut..], current.as_deref(), &CharEstimator);
-            prop_assert!(again.pruned.is_empty());
+            let again = prune_log(&projected[cut..], current.as_deref());
+            prop_assert!(again.results.is_empty());
+        }
+
+        #[test]
+        fn the_pruned_set_only_grows_and_each_change_frees_the_minimum(
+            (events, _, has_current) in session(),
+        ) {
+            let pruned_at = |len: usize| {
+                let log = &events[..len];
+                let current = if has_current { log.last().map(|e| e.turn_id.as_str()) } else { None };
+                let result = prune_log(log, current);
+                let ids: Vec<(String, u64)> = result
+                    .results
+                    .iter()
+                    .map(|p| (p.runtime_event_id.clone(), p.original_tokens))
+                    .collect();
+                ids
+            };
+            let mut previous = pruned_at(0);
+            for len in 1..=events.len() {
+                let now = pruned_at(len);
+                prop_assert!(previous.iter().all(|p| now.contains(p)), "a pruned result came back");
+                if now.len() > previous.len() {
+                    let added: u64 = now.iter().filter(|p| !previous.contains(p)).map(|p| p.1).sum();
+                    prop_assert!(added >= PRUNE_EPOCH_MIN_FREED_TOKENS, "an epoch of {} tokens", added);
+                }
+                previous = now;
+            }
         }
 
         #[test]

@@ -32,12 +32,13 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod epoch_cases;
 mod fixed_cases;
 pub mod long_turn;
 pub mod ops;
 pub mod prng;
 mod random_json;
-mod random_sessions;
+pub mod random_sessions;
 mod scenarios;
 pub mod transcript;
 

@@ -101,7 +101,7 @@ impl SessionWriter<'_> {
 }
 
 /// A random session of one to four turns (`index` names it).
-pub(crate) fn random_session(prng: &mut SplitMix64, index: u64) -> Vec<RuntimeEvent> {
+pub fn random_session(prng: &mut SplitMix64, index: u64) -> Vec<RuntimeEvent> {
     let start_seq = prng.below(1_000);
     let start_ms = 1_600_000_000_000 + prng.below(200_000_000_000);
     let mut writer = SessionWriter {

@@ -189,6 +189,8 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
     compaction.push(oversized_paste_case());
     let (project_media, compact_media) = attachment_cases();
     projection.push(project_media);
+    // Appended after every older case so each keeps its place in the file.
+    projection.extend(crate::epoch_cases::epoch_cases());
     compaction.push(compact_media);
     (projection, compaction)
 }

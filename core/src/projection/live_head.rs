@@ -80,14 +80,14 @@ impl<'e> Remainder<'e> {
     }
 }
 
-/// A request's history for a given coverage: the materialized messages, after stale
-/// tool-result pruning of the uncovered prior tail, without partial events.
+/// A request's history for a given coverage: the materialized messages, after pruning (stale
+/// results of the uncovered prior tail, old attachments, in epochs), without partial events.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Replay {
     /// Checkpoint, live head, pruned tail, current turn.
     pub(crate) materialized: crate::projection::materialize::Materialized,
-    /// What the request left out or shortened: the `stale_tool_results_pruned` and
-    /// `partial_events_left_out` diagnostics, when they apply.
+    /// What the request left out or shortened: the `stale_tool_results_pruned`,
+    /// `stale_attachments_pruned` and `partial_events_left_out` diagnostics, when they apply.
     pub(crate) diagnostics: Vec<crate::diagnostics::Diagnostic>,
 }
 
@@ -104,25 +104,11 @@ pub(crate) fn replay(
 ) -> Replay {
     use crate::diagnostics::{Diagnostic, ReasonCode};
     let rest = Remainder::split(events, prior_end, covered);
-    let current_turn = events.get(prior_end).map(|event| event.turn_id.as_str());
-    let pruned = crate::prune::prune_stale_tool_results(rest.tail, current_turn, estimator);
-    let mut diagnostics: Vec<Diagnostic> = pruned.diagnostic().into_iter().collect();
-    let has_attachments = rest.events().any(|event| !event.attachments().is_empty());
-    let mut owned: Vec<std::borrow::Cow<'_, RuntimeEvent>> = Vec::new();
-    if has_attachments {
-        // Only a request carrying attachments pays for the owned list the age policy needs.
-        owned.extend(rest.head.iter().map(|event| std::borrow::Cow::Borrowed(*event)));
-        owned.extend(pruned.events.iter().cloned());
-        owned.extend(rest.current.iter().map(std::borrow::Cow::Borrowed));
-        let old = crate::prune::prune_old_attachments(&mut owned, current_turn, estimator);
-        diagnostics.extend(crate::prune::attachment_diagnostic(&old));
-    }
-    let all: Box<dyn Iterator<Item = &RuntimeEvent>> = if has_attachments {
-        Box::new(owned.iter().map(|event| &**event))
-    } else {
-        let all = rest.head.iter().copied().chain(pruned.events.iter().map(|event| &**event));
-        Box::new(all.chain(rest.current))
-    };
+    let request: Vec<&RuntimeEvent> = rest.events().collect();
+    let tail = rest.head.len()..rest.head.len() + rest.tail.len();
+    let pruned = crate::prune::prune_request(&request, tail, estimator);
+    let mut diagnostics = pruned.diagnostics();
+    let all = pruned.events.iter().map(|event| &**event);
     let mut partial = 0usize;
     let complete = all.filter(|event| {
         partial += usize::from(event.partial);

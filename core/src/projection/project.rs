@@ -4,8 +4,10 @@
 //! 1. split off the current turn;
 //! 2. validate the latest checkpoint against the immutable log and the current budget
 //!    ([`crate::replay::evaluate_replay`], which measures the request after step 3);
-//! 3. prune stale oversized tool results in the uncovered remainder only, so the bytes a
-//!    checkpoint digest covers never change;
+//! 3. prune stale oversized tool results of the uncovered remainder and old attachments, in
+//!    epochs ([`crate::prune::close_epochs`]), so the bytes a checkpoint digest covers never
+//!    change and the pruned set changes only when that frees at least
+//!    [`crate::prune::PRUNE_EPOCH_MIN_FREED_TOKENS`];
 //! 4. materialize checkpoint + live head + raw tail + current turn as provider-neutral messages
 //!    (the live head is non-empty only when the checkpoint covers settled steps of the current
 //!    turn, see [`crate::projection::live_head`]).

@@ -2,17 +2,16 @@
 //!
 //! An agent that looks at its screen sends a screenshot on every step, and one user turn can run
 //! for hundreds of steps; the older screenshots describe a screen that no longer exists. So
-//! attachments become stale by age, not by turn: a request keeps the bytes of the newest
-//! [`KEPT_RECENT_ATTACHMENTS`] attachments (counted from the end of the request), of every
-//! attachment on a user message of the current turn (its task; the request's last turn when no
-//! turn is current), and of pinned and partial
-//! events. Every other attachment is replaced by [`stale_attachment_placeholder`] text, appended
-//! to the user text or result output that carried it. The log is never changed, so no digest
-//! moves; the replay gate, the planner and the projection all measure the pruned request.
+//! attachments become stale by age, not by turn: every attachment is a pruning candidate once
+//! [`KEPT_RECENT_ATTACHMENTS`] newer attachments follow it in the request, except those on a
+//! user message of the current turn (its task; the request's last turn when no turn is current)
+//! and those of pinned and partial events. A candidate is pruned when its epoch closes
+//! ([`super::epochs`]): its event's attachments are replaced by [`stale_attachment_placeholder`]
+//! text (which depends on the attachment and the event alone), appended to the user text or
+//! result output that carried them. The log is never changed, so no digest moves; the replay
+//! gate, the planner and the projection all measure the pruned request.
 //! (Anthropic's computer-use reference loop keeps only the few most recent screenshots for the
 //! same reason.)
-
-use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -22,9 +21,10 @@ use crate::budget::TokenEstimator;
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::{EventContent, RuntimeEvent};
 
+use super::request::{Candidate, CandidateKind, next_other_turn};
 use super::stale::quote;
 
-/// Number of newest attachments of a request that keep their bytes.
+/// Number of newest attachments of a request that are never pruning candidates.
 pub const KEPT_RECENT_ATTACHMENTS: usize = 3;
 
 /// One attachment replaced by [`stale_attachment_placeholder`].
@@ -54,35 +54,45 @@ pub fn stale_attachment_placeholder(
     )
 }
 
-/// Replaces the old attachments of `events` (a request's events, in order) by their
-/// placeholders, per the module's policy; returns what was replaced, in event order.
-pub fn prune_old_attachments(
-    events: &mut [Cow<'_, RuntimeEvent>],
-    current_turn_id: Option<&str>,
+/// The old attachments of `request` (a request's events, in order) as candidates, per the
+/// module's policy. A candidate's key is the position whose arrival made it old: the event
+/// holding the third newer attachment or, for a user message, the first event of a later turn
+/// (until then it is its turn's task), whichever comes later.
+pub(super) fn attachment_candidates(
+    request: &[&RuntimeEvent],
     estimator: &dyn TokenEstimator,
-) -> Vec<PrunedAttachment> {
-    let mut kept = 0usize;
-    let mut pruned = Vec::new();
-    let last_turn = events.last().map(|event| event.turn_id.clone());
-    let task_turn = current_turn_id.map(str::to_owned).or(last_turn);
-    for event in events.iter_mut().rev() {
+) -> Vec<Candidate> {
+    // The nearest later events holding attachments: (position, count), nearest first.
+    let mut newer: Vec<(usize, usize)> = Vec::with_capacity(KEPT_RECENT_ATTACHMENTS + 1);
+    let mut candidates = Vec::new();
+    for (index, event) in request.iter().enumerate().rev() {
         let count = event.attachments().len();
         if count == 0 {
             continue;
         }
-        let task = task_turn.as_deref() == Some(event.turn_id.as_str())
-            && matches!(event.content, EventContent::UserText { .. });
-        if kept < KEPT_RECENT_ATTACHMENTS || task || event.pinned || event.partial {
-            kept += count;
-            continue;
+        let mut later = 0usize;
+        let aged = newer.iter().find_map(|&(position, held)| {
+            later += held;
+            (later >= KEPT_RECENT_ATTACHMENTS).then_some(position)
+        });
+        let task_end = match event.content {
+            EventContent::UserText { .. } => next_other_turn(request, index),
+            _ => Some(index),
+        };
+        if let (Some(aged), Some(task_end)) = (aged, task_end)
+            && !event.pinned
+            && !event.partial
+        {
+            let (_, records, notes) = strip(event, estimator);
+            let original: u64 = records.iter().map(|r| r.original_tokens).sum();
+            let freed = original.saturating_sub(estimator.estimate_text(&notes));
+            let key = aged.max(task_end);
+            candidates.push(Candidate { key, index, kind: CandidateKind::Attachments, freed });
         }
-        let start = pruned.len();
-        let replaced = strip(event, estimator, &mut pruned);
-        pruned[start..].reverse();
-        *event = Cow::Owned(replaced);
+        newer.insert(0, (index, count));
+        newer.truncate(KEPT_RECENT_ATTACHMENTS);
     }
-    pruned.reverse();
-    pruned
+    candidates
 }
 
 /// A `stale_attachments_pruned` diagnostic, or `None` when nothing was pruned.
@@ -101,13 +111,14 @@ pub fn attachment_diagnostic(pruned: &[PrunedAttachment]) -> Option<Diagnostic> 
     ))
 }
 
-/// `event` with each attachment's placeholder appended to its text or output.
-fn strip(
+/// `event` with each attachment's placeholder appended to its text or output, the records of
+/// what was replaced and the appended text.
+pub(super) fn strip(
     event: &RuntimeEvent,
     estimator: &dyn TokenEstimator,
-    pruned: &mut Vec<PrunedAttachment>,
-) -> RuntimeEvent {
+) -> (RuntimeEvent, Vec<PrunedAttachment>, String) {
     let mut notes = String::new();
+    let mut pruned = Vec::with_capacity(event.attachments().len());
     for attachment in event.attachments() {
         if !notes.is_empty() {
             notes.push('\n');
@@ -139,5 +150,5 @@ fn strip(
         }
         other => other.clone(),
     };
-    event.with_content(content)
+    (event.with_content(content), pruned, notes)
 }

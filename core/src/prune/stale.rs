@@ -1,23 +1,27 @@
-//! Stale oversized tool-result pruning of the uncovered remainder.
+//! Stale oversized tool results of the uncovered tail: which are pruning candidates, and their
+//! placeholder.
 //!
-//! Runs after checkpoint matching, on the events the checkpoint does not cover
-//! (`events[coverage.eventCount..]`), and returns a pruned copy for one request. The canonical
-//! events are never changed, so the bytes a checkpoint digest covers cannot move, and a moving
-//! recent-turn window can never invalidate an otherwise matching checkpoint.
+//! Runs after checkpoint matching, on the events the checkpoint does not cover, and only ever
+//! changes a pruned copy for one request. The canonical events are never changed, so the bytes
+//! a checkpoint digest covers cannot move, and a moving recent-turn window can never invalidate
+//! an otherwise matching checkpoint.
 //!
-//! Fixed policy (no knobs): a tool result (ordinary or hosted) is stale when its turn is neither
-//! the current turn nor one of the newest [`PROTECTED_COMPLETED_TURNS`] completed turns of the
-//! remainder, and it is oversized when its output is estimated above [`STALE_RESULT_MIN_TOKENS`]
-//! tokens. Pinned and partial events are never pruned. A pruned result keeps its call id, tool
-//! name and error flag (so every call/result pair stays intact); only its output becomes
-//! [`stale_result_placeholder`]. Every other event is borrowed unchanged (nothing is copied).
-//! Attachments follow their own policy ([`super::attachments`]).
+//! Fixed policy (no knobs): a tool result (ordinary or hosted) of the uncovered prior tail is
+//! stale when at least [`PROTECTED_COMPLETED_TURNS`] other turns follow it in that tail (so the
+//! current turn and the newest two completed turns are protected; with no current turn, the
+//! newest two turns), and oversized when its output is estimated above
+//! [`STALE_RESULT_MIN_TOKENS`] tokens. Pinned and partial events are never candidates. A stale
+//! oversized result is only a candidate: it is pruned when its epoch closes
+//! ([`super::epochs`]). A pruned result keeps its call id, tool name and error flag (so every
+//! call/result pair stays intact); only its output becomes [`stale_result_placeholder`], whose
+//! bytes depend on the event alone.
 
-use std::borrow::Cow;
+use std::ops::Range;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::request::{Candidate, CandidateKind, next_other_turn};
 use crate::budget::{TokenEstimator, estimate_value};
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::{EventContent, RuntimeEvent};
@@ -41,47 +45,36 @@ pub struct PrunedResult {
     pub original_tokens: u64,
 }
 
-/// The uncovered remainder as one request sees it: the events it borrows, except the pruned
-/// ones, which it owns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StalePrune<'a> {
-    /// The remainder, with stale oversized outputs replaced; same length and order as the input.
-    /// Unpruned events are borrowed from it.
-    pub events: Vec<Cow<'a, RuntimeEvent>>,
-    /// What was replaced, in event order.
-    pub pruned: Vec<PrunedResult>,
-}
-
-impl StalePrune<'_> {
-    /// A `stale_tool_results_pruned` diagnostic, or `None` when nothing was pruned.
-    pub fn diagnostic(&self) -> Option<Diagnostic> {
-        if self.pruned.is_empty() {
-            return None;
-        }
-        let tokens: u64 = self.pruned.iter().map(|p| p.original_tokens).sum();
-        let ids: Vec<&str> = self.pruned.iter().map(|p| p.runtime_event_id.as_str()).collect();
-        Some(Diagnostic::new(
-            ReasonCode::StaleToolResultsPruned,
-            format!(
-                "{} stale tool result(s) of about {tokens} estimated tokens replaced for this \
-                 request: {}",
-                ids.len(),
-                ids.join(", ")
-            ),
-        ))
+/// A `stale_tool_results_pruned` diagnostic, or `None` when nothing was pruned.
+pub fn stale_diagnostic(pruned: &[PrunedResult]) -> Option<Diagnostic> {
+    if pruned.is_empty() {
+        return None;
     }
+    let tokens: u64 = pruned.iter().map(|p| p.original_tokens).sum();
+    let ids: Vec<&str> = pruned.iter().map(|p| p.runtime_event_id.as_str()).collect();
+    Some(Diagnostic::new(
+        ReasonCode::StaleToolResultsPruned,
+        format!(
+            "{} stale tool result(s) of about {tokens} estimated tokens replaced for this \
+             request: {}",
+            ids.len(),
+            ids.join(", ")
+        ),
+    ))
 }
 
-/// The text that replaces a stale result's output in the current request.
+/// The text that replaces a stale result's output: tool name, call id, the output's size in
+/// bytes (a string's UTF-8 length, other JSON its compact text's length) and the event id, all
+/// read from the event, so the same event always gets the same bytes.
 pub fn stale_result_placeholder(
     tool_name: &str,
     call_id: &str,
     runtime_event_id: &str,
-    original_tokens: u64,
+    output_bytes: u64,
 ) -> String {
     format!(
-        "[stale tool result omitted from this request: tool {} call {}, about {original_tokens} \
-         estimated tokens. The full result remains in the event log as runtime event {}.]",
+        "[stale tool result omitted from this request: tool {} call {}, {output_bytes} bytes. \
+         The full result remains in the event log as runtime event {}.]",
         quote(tool_name),
         quote(call_id),
         quote(runtime_event_id)
@@ -93,39 +86,48 @@ pub(super) fn quote(text: &str) -> String {
     Value::String(text.to_owned()).to_string()
 }
 
-/// Prunes stale oversized tool results from the uncovered remainder `tail` (see the module
-/// docs). `current_turn_id` names the turn being produced now, if any.
-pub fn prune_stale_tool_results<'a>(
-    tail: &'a [RuntimeEvent],
-    current_turn_id: Option<&str>,
+/// The stale oversized results of `request[tail]` as candidates. A candidate's key is the
+/// position whose arrival made it stale: with a current turn after the tail, the first event
+/// of the turn after the second newer turn (it entered the tail then); without one, that second
+/// newer turn's first event.
+pub(super) fn stale_candidates(
+    request: &[&RuntimeEvent],
+    tail: Range<usize>,
     estimator: &dyn TokenEstimator,
-) -> StalePrune<'a> {
-    let protected = protected_turns(tail, current_turn_id);
-    let mut pruned = Vec::new();
-    let events = tail
-        .iter()
-        .map(|event| {
-            if event.pinned || event.partial || protected.contains(&event.turn_id.as_str()) {
-                return Cow::Borrowed(event);
-            }
-            match prune_result(event, estimator) {
-                Some((content, record)) => {
-                    pruned.push(record);
-                    Cow::Owned(event.with_content(content))
-                }
-                None => Cow::Borrowed(event),
-            }
-        })
-        .collect();
-    StalePrune { events, pruned }
+) -> Vec<Candidate> {
+    let has_current = tail.end < request.len();
+    // The first positions after `index` of up to three distinct turns, nearest first.
+    let mut firsts: Vec<(&str, usize)> = Vec::with_capacity(4);
+    let mut candidates = Vec::new();
+    for index in tail.clone().rev() {
+        let event = request[index];
+        let turn = event.turn_id.as_str();
+        let trigger = firsts.iter().filter(|(other, _)| *other != turn).nth(1).map(|f| f.1);
+        if let Some(trigger) = trigger
+            && !event.pinned
+            && !event.partial
+            && let Some((_, _, freed)) = prune_output(event, estimator)
+        {
+            let key = if has_current {
+                next_other_turn(request, trigger).unwrap_or(tail.end)
+            } else {
+                trigger
+            };
+            candidates.push(Candidate { key, index, kind: CandidateKind::Output, freed });
+        }
+        firsts.retain(|(other, _)| *other != turn);
+        firsts.insert(0, (turn, index));
+        firsts.truncate(3);
+    }
+    candidates
 }
 
-/// `event` with the output of a stale oversized result replaced by the placeholder, and the
-/// record of it; `None` when it is not a result or not oversized.
-fn prune_result(
+/// `event`'s content with the output of an oversized result replaced by the placeholder, the
+/// record of it and the tokens that frees; `None` when it is not a result or not oversized.
+pub(super) fn prune_output(
     event: &RuntimeEvent,
     estimator: &dyn TokenEstimator,
-) -> Option<(EventContent, PrunedResult)> {
+) -> Option<(EventContent, PrunedResult, u64)> {
     let (EventContent::ToolResult { call_id, tool_name, output, .. }
     | EventContent::HostedToolResult { call_id, tool_name, output, .. }) = &event.content
     else {
@@ -135,12 +137,17 @@ fn prune_result(
     if original_tokens <= STALE_RESULT_MIN_TOKENS {
         return None;
     }
+    let bytes = match output {
+        Value::String(text) => text.len(),
+        other => other.to_string().len(),
+    };
     let placeholder = Value::String(stale_result_placeholder(
         tool_name,
         call_id,
         &event.runtime_event_id,
-        original_tokens,
+        bytes as u64,
     ));
+    let freed = original_tokens.saturating_sub(estimate_value(estimator, &placeholder));
     let record = PrunedResult {
         runtime_event_id: event.runtime_event_id.clone(),
         call_id: call_id.clone(),
@@ -148,21 +155,5 @@ fn prune_result(
         original_tokens,
     };
     let content = event.content.with_output(placeholder)?;
-    Some((content, record))
-}
-
-/// The current turn plus the newest [`PROTECTED_COMPLETED_TURNS`] other turns of `tail`.
-fn protected_turns<'a>(tail: &'a [RuntimeEvent], current_turn_id: Option<&'a str>) -> Vec<&'a str> {
-    let mut protected: Vec<&str> = current_turn_id.into_iter().collect();
-    let mut completed = 0;
-    for event in tail.iter().rev() {
-        if completed == PROTECTED_COMPLETED_TURNS {
-            break;
-        }
-        if !protected.contains(&event.turn_id.as_str()) {
-            protected.push(&event.turn_id);
-            completed += 1;
-        }
-    }
-    protected
+    Some((content, record, freed))
 }
