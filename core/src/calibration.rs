@@ -18,8 +18,10 @@
 //!   is an **upper quantile** of them ([`CALIBRATION_QUANTILE_PERCENT`], nearest rank), never a
 //!   mean: with fewer than ten samples it is their maximum, so the pre-turn and mid-turn triggers
 //!   fire before the provider would refuse.
-//! - The ratio is clamped to [`MIN_RATIO_PERMILLE`]..=[`MAX_RATIO_PERMILLE`]; without samples it
-//!   is 1.0 (the estimate as it is).
+//! - The quantile is raised by [`CALIBRATION_MARGIN_PERMILLE`] (2%), so a request estimated right
+//!   at the budget is not refused for the rounding of one piece, then clamped to
+//!   [`MIN_RATIO_PERMILLE`]..=[`MAX_RATIO_PERMILLE`]; without samples the ratio is 1.0 (the
+//!   estimate as it is).
 //!
 //! Limits: one ratio per provider and model corrects the content mix of recent requests; when a
 //! session's content shifts (prose, then base64), the first request after the shift is estimated
@@ -35,6 +37,8 @@ use crate::budget::TokenEstimator;
 pub const CALIBRATION_WINDOW: usize = 16;
 /// The upper quantile of the samples that becomes the ratio in use (nearest rank).
 pub const CALIBRATION_QUANTILE_PERCENT: usize = 90;
+/// The margin added to the quantile, in thousandths of it.
+pub const CALIBRATION_MARGIN_PERMILLE: u32 = 20;
 /// The smallest ratio in use, in thousandths (the estimate at a quarter).
 pub const MIN_RATIO_PERMILLE: u32 = 250;
 /// The largest ratio in use, in thousandths (the estimate at eight times).
@@ -164,7 +168,9 @@ impl ModelCalibration {
         else {
             return UNIT_RATIO_PERMILLE;
         };
-        sorted.get(rank).map_or(UNIT_RATIO_PERMILLE, |&r| clamp(r))
+        sorted.get(rank).map_or(UNIT_RATIO_PERMILLE, |&r| {
+            clamp(r.saturating_add(r * CALIBRATION_MARGIN_PERMILLE / 1_000))
+        })
     }
 }
 

@@ -34,9 +34,9 @@ fn uncalibrated_is_the_estimate_itself() {
 #[test]
 fn one_report_sets_the_ratio_and_scales_every_part() {
     let mut calibration = Calibration::default();
-    assert_eq!(calibration.observe(&reported(1_000, 1_334)), 1_334);
+    assert_eq!(calibration.observe(&reported(1_000, 1_334)), 1_360);
     let estimator = calibration.estimator(CharEstimator, "openai", "gpt-test");
-    assert_eq!(estimator.estimate_text(&"x".repeat(4_000)), 1_334);
+    assert_eq!(estimator.estimate_text(&"x".repeat(4_000)), 1_360);
     assert_eq!(estimator.message_overhead(), 5);
     // Another model is untouched.
     assert_eq!(calibration.ratio_permille("openai", "other"), UNIT_RATIO_PERMILLE);
@@ -48,8 +48,8 @@ fn the_ratio_is_an_upper_quantile_not_a_mean() {
     for input in [900, 950, 1_300, 1_000, 980] {
         calibration.observe(&reported(1_000, input));
     }
-    // Fewer than ten samples: the maximum.
-    assert_eq!(calibration.ratio_permille("openai", "gpt-test"), 1_300);
+    // Fewer than ten samples: the maximum, plus the margin.
+    assert_eq!(calibration.ratio_permille("openai", "gpt-test"), 1_326);
     for _ in 0..11 {
         calibration.observe(&reported(1_000, 1_000));
     }
@@ -57,7 +57,7 @@ fn the_ratio_is_an_upper_quantile_not_a_mean() {
     let entry = &calibration.models[0];
     assert_eq!(entry.samples_permille.len(), CALIBRATION_WINDOW);
     // The 90th percentile of sixteen samples is the 15th smallest: 1_000, not the single 1_300.
-    assert_eq!(calibration.ratio_permille("openai", "gpt-test"), 1_000);
+    assert_eq!(calibration.ratio_permille("openai", "gpt-test"), 1_020);
 }
 
 #[test]
@@ -68,13 +68,14 @@ fn overflow_facts_raise_the_ratio() {
         2_000,
         UsageReport::Overflow { counted_tokens: Some(3_000), limit_tokens: Some(2_400) },
     );
-    assert_eq!(calibration.observe(&counted), 1_500);
+    assert_eq!(calibration.observe(&counted), 1_530);
     let limit_only =
         fact(2_000, UsageReport::Overflow { counted_tokens: None, limit_tokens: Some(3_600) });
-    // 3_600 / 2_000 = 1.8, plus the margin.
-    assert_eq!(calibration.observe(&limit_only), 1_900);
+    // 3_600 / 2_000 = 1.8, plus the overflow margin (1.9), plus the calibration margin.
+    assert_eq!(calibration.observe(&limit_only), 1_938);
     let blind = fact(2_000, UsageReport::Overflow { counted_tokens: None, limit_tokens: None });
-    assert_eq!(calibration.observe(&blind), 1_900 + OVERFLOW_STEP_PERMILLE);
+    // The ratio in use (1.938) plus the overflow step is the sample; then the margin.
+    assert_eq!(calibration.observe(&blind), (1_938 + OVERFLOW_STEP_PERMILLE) * 1_020 / 1_000);
 }
 
 #[test]
@@ -97,7 +98,7 @@ fn models_beyond_the_cap_drop_the_least_recently_updated() {
     }
     assert_eq!(calibration.models.len(), MAX_CALIBRATED_MODELS);
     assert_eq!(calibration.ratio_permille("openai", "m0"), UNIT_RATIO_PERMILLE);
-    assert_eq!(calibration.ratio_permille("openai", "m1"), 1_200);
+    assert_eq!(calibration.ratio_permille("openai", "m1"), 1_224);
 }
 
 #[test]

@@ -141,8 +141,7 @@ pub fn project_with(
             }
             Err(rejection) => {
                 let reusable = rejection.plan.filter(|_| {
-                    input.fail_open
-                        && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
+                    input.fail_open && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
                 });
                 diagnostics.push(rejection.diagnostic);
                 if let Some(plan) = reusable {

@@ -2,9 +2,11 @@
 //! that every trigger fires (pre-turn, mid-turn, provider overflow, manual), then verifies every
 //! checkpoint against the ledger and prints a short report.
 //!
-//! The demo's simulated provider counts tokens with a stricter tokenizer than the runtime's
-//! estimate (a third more), so a request the estimate lets through can still overflow: that
-//! is when the overflow trigger fires.
+//! Every model request goes to the loopback provider simulator (in-process, OpenAI Chat
+//! Completions wire shape), which counts it with a real tokenizer (`o200k_base`), reports usage
+//! with cached tokens, and refuses a request over the window with OpenAI's context-length error.
+//! The runtime records each reported usage as a fact and calibrates its estimate from them; an
+//! overflow is a fact too, and the runtime recovers (trigger `overflow`) and sends again.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,12 +20,14 @@ use contextfold_core::{EventContent, HistoryCompactCheckpoint, ModelFacts, Runti
 use serde_json::{Value, json};
 
 use super::compact::outcome_name;
+use super::demo_provider::{DemoAnswer, DemoModel};
 use super::demo_session::{DemoTurn, demo_turns};
 use super::{CliError, Output};
 use crate::runtime::{
     CompactionReport, ExtractiveSummarizer, NoNativeCompactor, RuntimeError, SessionConfig,
     SessionRuntime, StopSignal,
 };
+use crate::simulator::WireShape;
 use crate::storage::{Store, StoreError};
 
 /// Session id of the demo.
@@ -32,16 +36,28 @@ pub(crate) const DEMO_SESSION: &str = "demo";
 pub(crate) const DEMO_CONTEXT_WINDOW: u64 = 16_000;
 /// Turns after which the user asks for a manual compaction.
 const MANUAL_AFTER_TURNS: &[usize] = &[9, 27];
-/// The simulated provider's tokenizer counts this many thirds of the estimate.
-const PROVIDER_TOKEN_THIRDS: u64 = 4;
+/// Model requests one agent step may send: the first, and one after each overflow recovery.
+const MAX_ATTEMPTS: usize = 3;
+/// From this turn on, the user switches models at the first turn that starts with the context
+/// at least [`SWITCH_AT_PERCENT`] full.
+const SWITCH_FROM_TURN: usize = 24;
+/// How full (percent of the history budget) the context is when the user switches models.
+const SWITCH_AT_PERCENT: u64 = 75;
+/// The second model's provider counts this many thousandths of `o200k_base` (its own
+/// tokenizer counts more for the same text).
+const SECOND_MODEL_COUNT_SCALE_PERMILLE: u32 = 1_050;
 
 type DemoRuntime = SessionRuntime<ExtractiveSummarizer, NoNativeCompactor>;
 
 struct Player {
     runtime: DemoRuntime,
+    model: DemoModel,
     next_seq: u64,
     reports: Vec<CompactionReport>,
     requests: u64,
+    overflows: u64,
+    /// What the models the user switched away from were sent.
+    retired: Vec<crate::simulator::RequestRecord>,
 }
 
 /// `demo`.
@@ -66,9 +82,23 @@ pub(crate) async fn demo(db: Option<PathBuf>) -> Result<Output, CliError> {
     let runtime =
         SessionRuntime::new(Arc::clone(&store), config, ExtractiveSummarizer, NoNativeCompactor)
             .with_clock(Arc::new(move || clock_ms.fetch_add(1_000, Ordering::Relaxed)));
-    let mut player = Player { runtime, next_seq: 1, reports: Vec::new(), requests: 0 };
+    let reserve = ContextBudget::from_model(&runtime.config().model).reserve;
+    let model =
+        DemoModel::new(WireShape::OpenAiChat, "demo-model", DEMO_CONTEXT_WINDOW, reserve, 1_000);
+    let mut player = Player {
+        runtime,
+        model,
+        next_seq: 1,
+        reports: Vec::new(),
+        requests: 0,
+        overflows: 0,
+        retired: Vec::new(),
+    };
     let turns = demo_turns();
     for (index, turn) in turns.iter().enumerate() {
+        if index >= SWITCH_FROM_TURN && player.model.shape == WireShape::OpenAiChat {
+            player.maybe_switch_model().await?;
+        }
         player.play_turn(index, turn).await?;
         if MANUAL_AFTER_TURNS.contains(&(index + 1)) {
             eprintln!("demo: user asks for /compact after turn {}", index + 1);
@@ -111,6 +141,38 @@ impl Player {
         }
     }
 
+    /// The user switches to a model on another provider (Anthropic wire shape, a tokenizer
+    /// that counts more) when the context is nearly full. Nothing is known of the new model's
+    /// count yet: its first request may overflow, once, before its first usage report.
+    async fn maybe_switch_model(&mut self) -> Result<(), CliError> {
+        let report = self.runtime.project(false).await?;
+        let budget = report.projection.history_budget;
+        if report.projection.estimated_tokens * 100 < budget * SWITCH_AT_PERCENT {
+            return Ok(());
+        }
+        eprintln!(
+            "demo: user switches to demo-model-2 (Anthropic Messages) at {} of {budget} tokens",
+            report.projection.estimated_tokens
+        );
+        let model = self.runtime.config().model.clone();
+        let provider = ProviderIdentity {
+            provider: "demo-anthropic".into(),
+            connection_slug: "offline".into(),
+            model_id: "demo-model-2".into(),
+        };
+        self.runtime.switch_model(provider, model);
+        self.retired.extend(self.model.provider().records());
+        let reserve = ContextBudget::from_model(&self.runtime.config().model).reserve;
+        self.model = DemoModel::new(
+            WireShape::AnthropicMessages,
+            "demo-model-2",
+            DEMO_CONTEXT_WINDOW,
+            reserve,
+            SECOND_MODEL_COUNT_SCALE_PERMILLE,
+        );
+        Ok(())
+    }
+
     fn note(&mut self, report: CompactionReport) {
         let o = &report.outcome;
         eprintln!(
@@ -124,7 +186,7 @@ impl Player {
         self.reports.push(report);
     }
 
-    async fn play_turn(&mut self, index: usize, turn: &DemoTurn) -> Result<(), RuntimeError> {
+    async fn play_turn(&mut self, index: usize, turn: &DemoTurn) -> Result<(), CliError> {
         let first_line = turn.request.lines().next().unwrap_or_default();
         let more = match turn.request.lines().count() {
             0 | 1 => String::new(),
@@ -177,24 +239,37 @@ impl Player {
             EventContent::AssistantText { text: turn.answer.clone() },
         );
         self.runtime.append(vec![answer]).await?;
-        self.runtime.end_turn()
+        Ok(self.runtime.end_turn()?)
     }
 
-    /// One request to the simulated provider: if its stricter count exceeds the history
-    /// budget it reports a context overflow, and the runtime recovers.
-    async fn model_request(&mut self) -> Result<(), RuntimeError> {
-        self.requests += 1;
-        let projection = self.runtime.project_for_request().await?.projection;
-        let provider_tokens = projection.estimated_tokens * PROVIDER_TOKEN_THIRDS / 3;
-        if provider_tokens > projection.history_budget {
-            eprintln!(
-                "demo:   provider overflow: {provider_tokens} tokens counted, budget {}",
-                projection.history_budget
-            );
-            let report = self.runtime.recover_from_overflow().await?;
-            self.note(report);
+    /// One agent step's model request to the simulated provider. Its reported usage becomes
+    /// a fact; a context overflow becomes a fact too, the runtime recovers, and the request is
+    /// sent again.
+    async fn model_request(&mut self) -> Result<(), CliError> {
+        for _ in 0..MAX_ATTEMPTS {
+            self.requests += 1;
+            let report = self.runtime.project_for_request().await?;
+            match self.model.request(&report.projection.messages)? {
+                DemoAnswer::Usage(usage) => {
+                    self.runtime.record_usage(self.runtime.usage_fact(&report, usage)).await?;
+                    return Ok(());
+                }
+                DemoAnswer::Overflow(overflow) => {
+                    self.overflows += 1;
+                    eprintln!(
+                        "demo:   provider overflow: estimated {} tokens (x{:.3}), {overflow:?}",
+                        report.projection.estimated_tokens,
+                        f64::from(report.ratio_permille) / 1000.0,
+                    );
+                    self.runtime.record_usage(self.runtime.usage_fact(&report, overflow)).await?;
+                    let recovery = self.runtime.recover_from_overflow().await?;
+                    self.note(recovery);
+                }
+            }
         }
-        Ok(())
+        Err(CliError::Demo {
+            detail: format!("the request still overflowed after {MAX_ATTEMPTS} attempts"),
+        })
     }
 }
 
@@ -223,6 +298,16 @@ fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Outp
         .iter()
         .map(|r| json!({"trigger": r.trigger, "outcome": r.outcome.outcome, "reason": r.outcome.reason, "checkpointId": r.outcome.checkpoint.as_ref().map(|c| c.checkpoint_id.clone()), "tokensBefore": r.outcome.tokens.before, "tokensAfter": r.outcome.tokens.after}))
         .collect();
+    let usage_facts = store.usage_facts(DEMO_SESSION)?.len();
+    let provider = &player.runtime.config().provider;
+    let ratio = f64::from(
+        store.calibration(DEMO_SESSION)?.ratio_permille(&provider.provider, &provider.model_id),
+    ) / 1000.0;
+    let mut sent = player.retired.clone();
+    sent.extend(player.model.provider().records());
+    let input: u64 = sent.iter().map(|r| r.input_tokens).sum();
+    let cached: u64 = sent.iter().map(|r| r.cached_tokens).sum();
+    let cached_share = if input == 0 { 0.0 } else { cached as f64 * 100.0 / input as f64 };
     let mut triggers: Vec<&str> = player.reports.iter().map(|r| r.trigger.as_str()).collect();
     triggers.sort_unstable();
     triggers.dedup();
@@ -231,6 +316,7 @@ fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Outp
          database: {}\n\
          checkpoints recorded: {}; digests verified against the ledger: {verified}/{}\n\
          history tokens: {raw_tokens} raw -> {final_tokens} in the next request\n\
+         provider overflows: {}; usage facts recorded: {usage_facts}; calibrated ratio {ratio:.3}; cached input {cached_share:.1}%\n\
          triggers fired: {}\n\ncompactions:\n",
         super::demo_session::DEMO_TURNS,
         events.len(),
@@ -239,6 +325,7 @@ fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Outp
         path.display(),
         records.len(),
         records.len(),
+        player.overflows,
         triggers.join(", "),
     );
     for r in &player.reports {
@@ -262,6 +349,11 @@ fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Outp
         "turns": super::demo_session::DEMO_TURNS,
         "events": events.len(),
         "modelRequests": player.requests,
+        "providerOverflows": player.overflows,
+        "usageFacts": usage_facts,
+        "calibratedRatio": ratio,
+        "providerInputTokens": input,
+        "providerCachedTokens": cached,
         "contextWindow": DEMO_CONTEXT_WINDOW,
         "historyBudget": budget.history_budget,
         "checkpoints": records.len(),

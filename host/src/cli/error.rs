@@ -69,6 +69,13 @@ pub enum CliError {
         /// Their reason codes, comma-separated.
         codes: String,
     },
+    /// The demo's simulated model answered something its client cannot read, or kept
+    /// refusing the request after recovery.
+    #[error("the demo's model request failed: {detail}")]
+    Demo {
+        /// What went wrong.
+        detail: String,
+    },
     /// The provider simulator could not start.
     #[error("cannot start the provider simulator: {0}")]
     Simulator(#[from] crate::simulator::SimulatorError),
@@ -89,6 +96,7 @@ impl CliError {
             CliError::ApiKey(error) => error.code(),
             CliError::ProviderConfig(error) => error.code(),
             CliError::VerifyFailed { .. } => "verify_failed",
+            CliError::Demo { .. } => "demo_request_failed",
             CliError::Simulator(error) => error.code(),
             CliError::Output(_) => "output_failed",
         }

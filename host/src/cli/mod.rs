@@ -4,6 +4,7 @@
 mod commands;
 mod compact;
 mod demo;
+mod demo_provider;
 mod demo_session;
 mod error;
 pub mod formats;

@@ -124,6 +124,15 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         self.config.model = model;
     }
 
+    /// Switches the session to another provider or model (the user picked another model):
+    /// later projections and compactions use its facts, its own calibration and its base
+    /// estimator (an estimator set with [`SessionRuntime::with_estimator`] is replaced).
+    pub fn switch_model(&mut self, provider: ProviderIdentity, model: ModelFacts) {
+        self.base_estimator = super::usage::base_estimator_for(&provider);
+        self.config.provider = provider;
+        self.config.model = model;
+    }
+
     /// The store.
     pub fn store(&self) -> &Arc<Store> {
         &self.store

@@ -15,11 +15,16 @@ use contextfold_core::compaction::native::ProviderIdentity;
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
 use super::session::{BaseEstimator, ProjectionReport, SessionRuntime, blocking, unique_tag};
+use crate::tokenizer::OpenAiTokenizer;
 
-/// The uncalibrated estimator for a provider's model: [`CharEstimator`] (calibration corrects
-/// it from the provider's reported usage).
-pub(crate) fn base_estimator_for(_provider: &ProviderIdentity) -> BaseEstimator {
-    Arc::new(CharEstimator)
+/// The uncalibrated estimator for a provider's model: exact counting for OpenAI models
+/// ([`OpenAiTokenizer`], `o200k_base` or `cl100k_base` by model id), the characters-based
+/// [`CharEstimator`] otherwise. Calibration corrects either from the provider's reported usage.
+pub(crate) fn base_estimator_for(provider: &ProviderIdentity) -> BaseEstimator {
+    match OpenAiTokenizer::for_model(&provider.model_id) {
+        Some(tokenizer) => Arc::new(tokenizer),
+        None => Arc::new(CharEstimator),
+    }
 }
 
 impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {

@@ -66,6 +66,10 @@ pub struct SimulatorConfig {
     pub output_tokens: Option<u64>,
     /// Where the server listens ([`Simulator::start`] only).
     pub listen: SocketAddr,
+    /// The provider's count in thousandths of the `o200k_base` count (1,000: exactly
+    /// `o200k_base`). Models a provider whose own tokenizer counts more or fewer tokens for the
+    /// same text, as Anthropic's does; input, cached and written tokens are all scaled.
+    pub count_scale_permille: u32,
 }
 
 impl Default for SimulatorConfig {
@@ -75,6 +79,7 @@ impl Default for SimulatorConfig {
             reply_text: "Done.".to_owned(),
             output_tokens: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            count_scale_permille: 1_000,
         }
     }
 }
@@ -191,7 +196,8 @@ impl SimulatedProvider {
         let model = request.get("model").and_then(Value::as_str).unwrap_or_default().to_owned();
         // Tokenizing is the expensive part: done before taking the lock.
         let rendering = counting::render(shape, &request);
-        let input = rendering.tokens.len() as u64;
+        let scale = |tokens: u64| tokens * u64::from(self.config.count_scale_permille) / 1_000;
+        let input = scale(rendering.tokens.len() as u64);
         let overflow = input + max_output.unwrap_or(0) > self.config.context_window;
         let reply_tokens = self.config.output_tokens.unwrap_or_else(|| {
             crate::tokenizer::OpenAiTokenizer::o200k_base().count(&self.config.reply_text)
@@ -218,7 +224,8 @@ impl SimulatedProvider {
                     (state.openai.lookup_and_store(key, &rendering.tokens), 0)
                 }
             };
-            let usage = wire::Usage { input, cached, written, output };
+            let usage =
+                wire::Usage { input, cached: scale(cached), written: scale(written), output };
             let include_usage = request
                 .pointer("/stream_options/include_usage")
                 .and_then(Value::as_bool)

@@ -96,8 +96,8 @@ mod tests {
         }
         let store = Store::open(&path)?;
         assert_eq!(store.usage_facts("s")?, vec![fact(1_000, 1_400), fact(2_000, 2_200)]);
-        assert_eq!(store.calibration("s")?.ratio_permille("openai", "gpt-5"), 1_400);
-        assert_eq!(store.calibration("other")?.ratio_permille("openai", "gpt-5"), 5_000);
+        assert_eq!(store.calibration("s")?.ratio_permille("openai", "gpt-5"), 1_428);
+        assert_eq!(store.calibration("other")?.ratio_permille("openai", "gpt-5"), 5_100);
         assert!(store.usage_facts("none")?.is_empty());
         Ok(())
     }
