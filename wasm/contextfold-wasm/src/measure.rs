@@ -234,7 +234,8 @@ mod tests {
     use super::*;
 
     fn fact(report: serde_json::Value) -> serde_json::Value {
-        let mut fact = json!({ "provider": "openai", "model": "gpt", "estimatedInputTokens": 1000 });
+        let mut fact =
+            json!({ "provider": "openai", "model": "gpt", "estimatedInputTokens": 1000 });
         for (key, value) in report.as_object().into_iter().flatten() {
             fact[key] = value.clone();
         }
@@ -252,7 +253,10 @@ mod tests {
     fn facts_are_checked_beyond_their_shape() {
         assert_eq!(code(fact(json!({ "kind": "response", "inputTokens": 1500 }))), "ok");
         assert_eq!(code(fact(json!({ "kind": "overflow" }))), "ok");
-        assert_eq!(code(fact(json!({ "kind": "response", "inputTokens": 0 }))), "invalid_usage_fact");
+        assert_eq!(
+            code(fact(json!({ "kind": "response", "inputTokens": 0 }))),
+            "invalid_usage_fact"
+        );
         let cached = json!({ "kind": "response", "inputTokens": 10, "cachedInputTokens": 11 });
         assert_eq!(code(fact(cached)), "invalid_usage_fact");
         assert_eq!(code(fact(json!({ "kind": "guess" }))), "invalid_usage_fact");

@@ -9,9 +9,9 @@ use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::RuntimeEvent;
 use contextfold_core::projection::ai_sdk::into_model_messages;
 use contextfold_core::projection::anthropic::to_anthropic;
+use contextfold_core::projection::materialize::estimate_messages;
 use contextfold_core::projection::openai_chat::to_openai_chat;
 use contextfold_core::projection::openai_responses::to_openai_responses;
-use contextfold_core::projection::materialize::estimate_messages;
 use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project_with};
 use contextfold_core::verified_prefix::{FullVerificationWith, PrefixVerifier};
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,7 @@ use crate::kept_events::{KeptInput, kept_text, with_kept_events};
 use crate::measure::{JsCounter, calibrated};
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
+pub(crate) use crate::string_table::LongStrings;
 use crate::string_table::{OutputTable, TableString};
 use crate::{events_from_json, read_with_events};
 
@@ -357,26 +358,6 @@ fn project_events_with(
             })?;
             Ok(table.to_js(&json))
         }
-    }
-}
-
-/// How the long strings of a projection's messages go back to JavaScript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LongStrings {
-    /// In the JSON text, like every other value.
-    InText,
-    /// Left out where the caller's events hold the same string (see [`crate::shared_strings`]).
-    Share,
-    /// In a UTF-16 table with the JSON text after it (see [`crate::string_table`]) when any
-    /// string moved: the result is then `[memory, address, tableUnits, totalUnits]`.
-    Table,
-}
-
-impl LongStrings {
-    /// For events the caller holds no JS copy of: the table, unless the result may hold
-    /// `BigInt`s (`exact`), which only the plain JS value path carries.
-    pub(crate) fn for_output(exact: bool) -> Self {
-        if exact { LongStrings::InText } else { LongStrings::Table }
     }
 }
 

@@ -196,13 +196,14 @@ impl CompactionSession {
             summarizer_label: input.summarizer_label,
             circuit: input.circuit.unwrap_or_default(),
         };
-        let tx = Compaction::start_with_estimator(compact_input, estimator).map_err(|e| match e {
-            contextfold_core::compaction::StartError::Log(log) => {
-                crate::jsonl::located_log_error(log, |index| lines.get(index).copied())
-            }
-            #[allow(unreachable_patterns)]
-            other => BindingError::core("compaction_start", other),
-        })?;
+        let tx =
+            Compaction::start_with_estimator(compact_input, estimator).map_err(|e| match e {
+                contextfold_core::compaction::StartError::Log(log) => {
+                    crate::jsonl::located_log_error(log, |index| lines.get(index).copied())
+                }
+                #[allow(unreachable_patterns)]
+                other => BindingError::core("compaction_start", other),
+            })?;
         let mut session = CompactionSession { tx: Some(tx), counter };
         session.measured()?;
         Ok(session)
