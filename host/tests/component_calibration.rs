@@ -38,9 +38,9 @@ fn provider() -> ProviderIdentity {
     }
 }
 
-fn project_request(window: u64, calibration_json: Option<String>) -> ProjectRequest {
+fn project_request(turns: u64, window: u64, calibration_json: Option<String>) -> ProjectRequest {
     ProjectRequest {
-        events: serde_json::to_string(&log(4)).expect("events"),
+        events: serde_json::to_string(&log(turns)).expect("events"),
         current_turn: None,
         checkpoint: None,
         model: ModelFacts { context_window: Some(window), fixed_overhead_tokens: 0 },
@@ -60,9 +60,10 @@ fn fact(estimated: u64, input: u64) -> String {
 #[ignore = "needs the built component: scripts/test-component.sh runs it"]
 fn a_learned_calibration_scales_the_projection_and_decides_fits() {
     let mut plugin = compactor_plugin(MemoryLedger::default());
-    let plain: Value =
-        serde_json::from_str(&plugin.project(&project_request(1_000_000, None)).expect("projects"))
-            .expect("json");
+    let plain: Value = serde_json::from_str(
+        &plugin.project(&project_request(4, 1_000_000, None)).expect("projects"),
+    )
+    .expect("json");
     let estimate = plain["estimatedTokens"].as_u64().expect("tokens");
     assert_eq!(plain["ratioPermille"], 1000);
     assert_eq!(plain["uncalibratedTokens"], estimate);
@@ -71,7 +72,9 @@ fn a_learned_calibration_scales_the_projection_and_decides_fits() {
     let parsed: Value = serde_json::from_str(&calibration).expect("calibration JSON");
     assert_eq!(parsed["models"][0]["samplesPermille"], json!([1500]));
     let calibrated: Value = serde_json::from_str(
-        &plugin.project(&project_request(1_000_000, Some(calibration.clone()))).expect("projects"),
+        &plugin
+            .project(&project_request(4, 1_000_000, Some(calibration.clone())))
+            .expect("projects"),
     )
     .expect("json");
     assert_eq!(calibrated["ratioPermille"], 1500);
@@ -81,8 +84,8 @@ fn a_learned_calibration_scales_the_projection_and_decides_fits() {
 
     // A window that holds the estimate but not 1.5 times it.
     let window = (estimate * 13 / 10) * 4 / 3 + 8;
-    let fits = |calibration: Option<String>| -> bool {
-        let out = plugin.project(&project_request(window, calibration)).expect("projects");
+    let mut fits = |calibration: Option<String>| -> bool {
+        let out = plugin.project(&project_request(4, window, calibration)).expect("projects");
         serde_json::from_str::<Value>(&out).expect("json")["fits"] == true
     };
     assert!(fits(None));
@@ -92,19 +95,21 @@ fn a_learned_calibration_scales_the_projection_and_decides_fits() {
 #[test]
 #[ignore = "needs the built component: scripts/test-component.sh runs it"]
 fn bad_facts_and_calibrations_are_typed_and_compaction_follows_the_calibration() {
-    let mut plugin = compactor_plugin(ledger_with(SESSION, log(4)));
+    let mut plugin = compactor_plugin(ledger_with(SESSION, log(12)));
     let code = |result: Result<String, ComponentError>| match result {
         Err(ComponentError::Guest(GuestError { kind: "invalid_input", code, .. })) => code,
         other => format!("{other:?}"),
     };
     assert_eq!(code(plugin.calibrate(None, &fact(100, 0))), "invalid_usage_fact");
     assert_eq!(code(plugin.calibrate(None, "{\"kind\":\"guess\"}")), "invalid_usage_fact");
-    assert_eq!(code(plugin.calibrate(Some("{\"models\":3}"), &fact(100, 90))), "invalid_calibration");
+    assert_eq!(
+        code(plugin.calibrate(Some("{\"models\":3}"), &fact(100, 90))),
+        "invalid_calibration"
+    );
 
-    let calibration = plugin.calibrate(None, &fact(1000, 3000)).expect("learns");
-    let plain: Value =
-        serde_json::from_str(&plugin.project(&project_request(1_000_000, None)).expect("projects"))
-            .expect("json");
+    let calibration = plugin.calibrate(None, &fact(1000, 1500)).expect("learns");
+    let plain = plugin.project(&project_request(12, 1_000_000, None)).expect("projects");
+    let plain: Value = serde_json::from_str(&plain).expect("json");
     let estimate = plain["estimatedTokens"].as_u64().expect("tokens");
     let window = (estimate * 13 / 10) * 4 / 3 + 8;
     let request = |calibration_json: Option<String>, id: &str| CompactRequest {
