@@ -6,10 +6,10 @@
 //!   next call may pass another function). The core measures a long text more than once in one
 //!   call (as an event, then as a message part), so within the call the count of each text of
 //!   at least [`MEMO_MIN_BYTES`] is remembered by its content: the function must give the same
-//!   text the same count, as every tokenizer does. A `TokenEstimator` cannot fail, so the counter keeps
-//!   its first failure (a thrown error, a result that is not a finite number ≥ 0), counts every
-//!   later text as 0 without calling again, and the binding turns the failure into the typed
-//!   error `count_tokens_failed` before it returns anything ([`JsCounter::check`]).
+//!   text the same count, as every tokenizer does. A `TokenEstimator` cannot fail, so the
+//!   counter keeps its first failure (a thrown error, a result that is not a finite number ≥ 0),
+//!   counts every later text as 0 without calling again, and the binding turns the failure into
+//!   the typed error `count_tokens_failed` before it returns anything ([`JsCounter::check`]).
 //! - [`calibrated`] scales any base by the calibration's ratio for the request's provider and
 //!   model (`provider.provider`, `provider.modelId`); without a provider the ratio is 1.0.
 //! - [`calibrate`] is the pure `calibrate(calibration, fact) -> calibration` export.
