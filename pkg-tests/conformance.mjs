@@ -61,8 +61,19 @@ function project(input) {
   }));
   if (result.error) return { error: result.error };
   // The package always carries `checkpoint` (null when none); the core omits it then.
-  const { checkpoint, ...rest } = result.value;
+  const { checkpoint, ...rest } = uncalibrated(result.value);
   return checkpoint == null ? rest : { ...rest, checkpoint };
+}
+
+/**
+ * A projection without its measurement fields, which the core's projection does not carry:
+ * without a calibration they must say ratio 1.0 and repeat `estimatedTokens` (otherwise they
+ * stay, and the comparison fails).
+ */
+function uncalibrated(projection) {
+  const { uncalibratedTokens, ratioPermille, ...rest } = projection;
+  const unit = ratioPermille === 1000 && uncalibratedTokens === rest.estimatedTokens;
+  return unit ? rest : projection;
 }
 
 function validateSummary(input) {
@@ -306,7 +317,7 @@ function componentOps(component) {
         provider: opt(input.provider),
         failOpen: input.failOpen ?? false,
       }));
-      return result(r) ?? JSON.parse(r.value);
+      return result(r) ?? uncalibrated(JSON.parse(r.value));
     } },
     validate_summary: { run: (input) => {
       try {

@@ -3,7 +3,9 @@
 // the boundary through values.js); every decision is the Rust core's.
 import {
   ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectSharing, useUtf16ToString,
+  withoutCounter,
 } from './values.js';
+import { usageFact } from './usage.js';
 import { StringInterner, withInternedEvents } from './interned.js';
 
 export { ContextfoldError };
@@ -93,17 +95,19 @@ export function createApi(raw, options = {}) {
 
     constructor(input) {
       try {
+        const [plain, count] = withoutCounter(input);
+        input = plain;
         const log = input !== null && typeof input === 'object' ? rawLogs.get(input.events) : undefined;
         if (log !== undefined) {
           const events = log();
           if (!events) throw new ContextfoldError('log_freed', 'the event log has been freed');
-          this.#raw = events.startCompaction(encode({ ...input, events: [] }));
+          this.#raw = events.startCompaction(encode({ ...input, events: [] }), count);
           return;
         }
         const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
         this.#raw = bytes === undefined
-          ? new raw.CompactionSession(encode(input))
-          : new raw.CompactionSession(encode({ ...input, events: [] }), bytes);
+          ? new raw.CompactionSession(encode(input), undefined, count)
+          : new raw.CompactionSession(encode({ ...input, events: [] }), bytes, count);
       } catch (error) {
         throw convertError(error);
       }
@@ -191,7 +195,10 @@ export function createApi(raw, options = {}) {
 
     /** `project()` over the log: the same options, without `events`. */
     project(options = {}) {
-      return this.#call(() => decodeProjection(this.#raw.project(encode(options))));
+      return this.#call(() => {
+        const [plain, count] = withoutCounter(options);
+        return decodeProjection(this.#raw.project(encode(plain), count));
+      });
     }
 
     /** `projectForRequest()` over the log: the history to send with the next request. */
@@ -321,6 +328,8 @@ export function createApi(raw, options = {}) {
     project,
     projectForRequest,
     providerFailure,
+    usageFact,
+    calibrate: guard((calibration, fact) => decode(raw.calibrate(encode(calibration), encode(fact)))),
     digestPrefix: guard((events) => withInternedEvents(
       interner,
       events,

@@ -153,11 +153,46 @@ export interface ImportOptions {
  */
 export type EventsInput = RuntimeEvent[] | string | Uint8Array;
 
+/** The learned calibration ratios (the core's `Calibration`): keep it as JSON, pass it back. */
+export interface Calibration {
+  /** One entry per provider and model, least recently updated first. */
+  models: { provider: string; model: string; samplesPermille: number[] }[];
+}
+
+/** What one model request taught about the provider's count (the core's `UsageFact`). */
+export type UsageFact = {
+  /** The request's provider (`provider.provider`). */
+  provider: string;
+  /** The request's model (`provider.modelId`). */
+  model: string;
+  /** The request's own uncalibrated estimate of its input (see {@link usageFact}). */
+  estimatedInputTokens: number;
+} & (
+  | { kind: 'response'; inputTokens: number; cachedInputTokens?: number; cacheWriteTokens?: number; outputTokens?: number }
+  | { kind: 'overflow'; countedTokens?: number; limitTokens?: number }
+);
+
+/** How tokens are measured: the caller's counter and the calibration, both optional. */
+export interface Measurement {
+  /**
+   * The calibration learned from usage facts ({@link calibrate}): every estimate is scaled by
+   * its ratio for `provider.provider` / `provider.modelId` (1.0 without a provider or a sample).
+   */
+  calibration?: Calibration | null;
+  /**
+   * Counts the tokens of one text (e.g. js-tiktoken's `encode(text).length`), called instead of
+   * the built-in characters-based estimate for every text measured (calibration applies on top).
+   * A throw, or a result that is not a finite number ≥ 0, fails the call with
+   * `count_tokens_failed`.
+   */
+  countTokens?: ((text: string) => number) | null;
+}
+
 /** Wire format of projected messages. */
 export type ProjectionFormat = 'ai-sdk' | 'openai-chat' | 'openai-responses' | 'anthropic' | 'neutral';
 
 /** Input of {@link project}. */
-export interface ProjectInput<F extends ProjectionFormat = 'ai-sdk'> {
+export interface ProjectInput<F extends ProjectionFormat = 'ai-sdk'> extends Measurement {
   events: EventsInput;
   checkpoint?: HistoryCompactCheckpoint | null;
   model?: ModelFacts;
@@ -186,7 +221,12 @@ export interface Projection<F extends ProjectionFormat = 'ai-sdk'> {
   messages: FormatMessages[F];
   /** Anthropic only: the leading system text (top-level `system`), or null. */
   system?: string | null;
+  /** Estimated tokens of `messages`, calibrated: `fits` compares it with the budget. */
   estimatedTokens: Count;
+  /** `messages` measured without the calibration: the request's own estimate a usage fact records. */
+  uncalibratedTokens: Count;
+  /** The calibration ratio `estimatedTokens` was measured with, in thousandths (1000: none). */
+  ratioPermille: number;
   historyBudget: Count;
   fits: boolean;
   checkpoint: { checkpointId: string; schemaVersion: number; coveredEvents: Count } | null;
@@ -241,7 +281,7 @@ export interface CompactionHost {
 }
 
 /** Input of {@link compact}. */
-export interface CompactInput {
+export interface CompactInput extends Measurement {
   /** The events, or an {@link EventLog} (its events are not sent across again). */
   events: EventsInput | EventLog;
   checkpoint?: HistoryCompactCheckpoint | null;
@@ -344,6 +384,30 @@ export function project<F extends ProjectionFormat = 'ai-sdk'>(input: ProjectInp
  * omission reported in `omittedEvents` and a `previous_checkpoint_reused` diagnostic.
  */
 export function projectForRequest<F extends ProjectionFormat = 'ai-sdk'>(input: ProjectInput<F>): Projection<F>;
+/**
+ * Learns from one usage fact: a new calibration (the argument is not changed; `undefined` is an
+ * empty one). Throws `invalid_usage_fact` for a bad fact, `invalid_calibration` for a bad
+ * calibration.
+ */
+export function calibrate(calibration: Calibration | null | undefined, fact: UsageFact): Calibration;
+/** AI SDK `LanguageModelUsage` of one request (a step's `usage`, not `totalUsage`). */
+export interface ReportedUsage {
+  inputTokens: number | undefined;
+  inputTokenDetails?: { cacheReadTokens?: number; cacheWriteTokens?: number; noCacheTokens?: number };
+  /** @deprecated by the AI SDK: `inputTokenDetails.cacheReadTokens`. */
+  cachedInputTokens?: number;
+  outputTokens?: number;
+}
+/**
+ * The usage fact of one request: `projection.uncalibratedTokens` plus `fixedOverheadTokens`
+ * against the provider's reported usage, or an overflow refusal. Throws `invalid_usage_fact`
+ * when the projection has no estimate or the usage no `inputTokens`.
+ */
+export function usageFact(
+  projection: Pick<Projection<ProjectionFormat>, 'uncalibratedTokens'>,
+  request: { provider: string; model: string; fixedOverheadTokens?: number } | (ProviderIdentity & { fixedOverheadTokens?: number }),
+  usage: ReportedUsage | { kind: 'response'; inputTokens: number; cachedInputTokens?: number; cacheWriteTokens?: number; outputTokens?: number } | { kind: 'overflow'; countedTokens?: number; limitTokens?: number },
+): UsageFact;
 /** Classifies a provider error (kind, HTTP status) as a ProviderFailure. */
 export function providerFailure(error: unknown): ProviderFailure;
 /** `sha256:<hex>` source digest of the events (docs/digest.md). */

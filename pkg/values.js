@@ -158,25 +158,41 @@ function restoreSharedStrings(result, shared, events) {
  * `interner` (see interned.js), the events' long strings go into wasm only once across calls.
  */
 export function projectSharing(raw, input, interner) {
+  const [plainInput, count] = withoutCounter(input);
+  input = plainInput;
   const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
   if (bytes !== undefined) {
     const { events: _events, ...options } = input;
-    return decodeProjection(raw.project(encode(options), false, bytes));
+    return decodeProjection(raw.project(encode(options), false, bytes, count));
   }
   if (interner !== undefined && input !== null && typeof input === 'object' && typeof input.toJSON !== 'function') {
     const { events, ...options } = input;
     const optionsText = encode(options);
     if (typeof optionsText === 'string') {
-      const plain = () => projectFullText(raw, input);
+      const plain = () => projectFullText(raw, input, count);
       return withInternedEvents(interner, events, (eventsText) => {
-        const result = projectKept(raw, optionsText, eventsText, interner);
+        const result = projectKept(raw, optionsText, eventsText, interner, count);
         const shared = result.sharedStrings;
         delete result.sharedStrings;
         return shared === undefined || restoreSharedStrings(result, shared, events) ? result : plain();
       }, plain);
     }
   }
-  return projectFullText(raw, input);
+  return projectFullText(raw, input, count);
+}
+
+/**
+ * `[input without countTokens, countTokens]`: the counting function cannot travel as JSON, so
+ * it goes to wasm as its own argument (`undefined` without one).
+ */
+export function withoutCounter(input) {
+  if (input === null || typeof input !== 'object' || !Object.hasOwn(input, 'countTokens')) return [input, undefined];
+  const { countTokens, ...rest } = input;
+  if (countTokens === undefined || countTokens === null) return [rest, undefined];
+  if (typeof countTokens !== 'function') {
+    throw new ContextfoldError('invalid_argument', 'countTokens must be a function (text) => number');
+  }
+  return [rest, countTokens];
 }
 
 /**
@@ -184,8 +200,9 @@ export function projectSharing(raw, input, interner) {
  * from the last call when it can be one (only the appended events cross), else the whole
  * text. A projection that kept its events returns their token after the table.
  */
-function projectKept(raw, optionsText, eventsText, interner) {
-  const continuation = interner.continuation(eventsText);
+function projectKept(raw, optionsText, eventsText, interner, count) {
+  // A counter measures every text itself, so wasm reads the whole text (and keeps nothing).
+  const continuation = count === undefined ? interner.continuation(eventsText) : undefined;
   if (continuation !== undefined) {
     try {
       return decodeKept(raw.project(optionsText, true, continuation), eventsText, interner);
@@ -193,7 +210,7 @@ function projectKept(raw, optionsText, eventsText, interner) {
       if (error?.code !== UNREADABLE) throw error;
     }
   }
-  return decodeKept(raw.project(optionsText, true, eventsText), eventsText, interner);
+  return decodeKept(raw.project(optionsText, true, eventsText, count), eventsText, interner);
 }
 
 /** Decodes a projection of `projectKept` and remembers the token of the events it kept. */
@@ -205,16 +222,16 @@ function decodeKept(output, eventsText, interner) {
 }
 
 /** `project()` over the JSON text of the whole input (see `projectSharing`). */
-function projectFullText(raw, input) {
+function projectFullText(raw, input, count) {
   const text = encode(input);
   if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
-    return decode(raw.project(text, false));
+    return decode(raw.project(text, false, undefined, count));
   }
-  const result = decode(raw.project(text, true));
+  const result = decode(raw.project(text, true, undefined, count));
   const shared = result.sharedStrings;
   delete result.sharedStrings;
   if (shared === undefined || restoreSharedStrings(result, shared, input.events)) return result;
-  return decode(raw.project(text, false));
+  return decode(raw.project(text, false, undefined, count));
 }
 
 export function convertError(error) {

@@ -60,6 +60,7 @@ fn request(checkpoint_id: &str, window: u64) -> CompactRequest {
         now_ms: 1_800_000_000_000,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit_json: None,
+        calibration_json: None,
     }
 }
 
@@ -201,6 +202,7 @@ fn after_a_failed_compaction_the_request_projection_fails_open() {
         model: ModelFacts { context_window: Some(3_000), fixed_overhead_tokens: 0 },
         provider: None,
         fail_open: false,
+        calibration_json: None,
     };
     let normal: Value =
         serde_json::from_str(&plugin.project(&project).expect("projects")).expect("json");

@@ -70,6 +70,7 @@ fn forge(plugin: &mut Plugin, checkpoint: &Value) -> (String, String) {
         now_ms: 1,
         summarizer_label: Some(format!("forge:{checkpoint}")),
         circuit_json: None,
+        calibration_json: None,
     };
     match plugin.compact(&request) {
         Err(ComponentError::Guest(report)) => (report.code, report.message),

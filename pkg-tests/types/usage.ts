@@ -5,6 +5,7 @@ import {
   type CompactionHost, type CompactionOutcome, type ModelMessage, type RuntimeEvent,
   selectSafePrefix, safeBoundaries, evaluateReplay,
   type HistoryCompactCheckpoint, type SafePrefix, type ReplayDecision,
+  calibrate, usageFact, type Calibration, type UsageFact,
 } from 'contextfold';
 
 declare const events: RuntimeEvent[];
@@ -58,3 +59,13 @@ try {
   void line;
 }
 void [jsonlDigest, jsonlProjection.messages];
+
+// Calibration and a counting function: the fact of one request, learned from, passed back.
+declare const reported: { inputTokens: number | undefined; inputTokenDetails: { cacheReadTokens: number | undefined } };
+let calibration: Calibration | undefined;
+const measured = project({ events: [], provider: { provider: 'openai', connectionSlug: 'c', modelId: 'm' }, calibration, countTokens: (text: string) => text.length });
+const ratio: number = measured.ratioPermille;
+const fact: UsageFact = usageFact(measured, { provider: 'openai', model: 'm', fixedOverheadTokens: 10 }, reported);
+calibration = calibrate(calibration, fact);
+calibration = calibrate(calibration, { provider: 'openai', model: 'm', estimatedInputTokens: 10, kind: 'overflow', limitTokens: 8 });
+void [ratio, measured.uncalibratedTokens, calibration.models.length];

@@ -191,6 +191,23 @@ impl Plugin {
         self.project(&request)
     }
 
+    /// `projection.calibrate`: the calibration JSON after learning from one usage fact.
+    pub fn calibrate(
+        &mut self,
+        calibration_json: Option<&str>,
+        fact_json: &str,
+    ) -> Result<String, ComponentError> {
+        let calibration = calibration_json.map(str::to_owned);
+        let r = self.call(|b, s| {
+            b.contextfold_compaction_projection().call_calibrate(
+                s,
+                calibration.as_deref(),
+                fact_json,
+            )
+        })?;
+        Self::guest(r)
+    }
+
     /// `projection.digest-prefix`.
     pub fn digest_prefix(&mut self, events_json: &str) -> Result<String, ComponentError> {
         let r = self.call(|b, s| {

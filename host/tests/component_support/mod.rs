@@ -158,8 +158,22 @@ fn project(plugin: &mut Plugin, input: &Value) -> Out {
         model: model(input),
         provider: provider(input),
         fail_open: input["failOpen"].as_bool().unwrap_or(false),
+        calibration_json: None,
     };
-    Ok(parse(&plugin.project(&request)?))
+    Ok(uncalibrated(parse(&plugin.project(&request)?)))
+}
+
+/// A projection without its measurement fields, which the core's projection does not carry:
+/// without a calibration they must say ratio 1.0 and repeat `estimatedTokens` (otherwise they
+/// stay, and the comparison with the vector fails).
+fn uncalibrated(mut projection: Value) -> Value {
+    let unit = projection["ratioPermille"] == 1000
+        && projection["uncalibratedTokens"] == projection["estimatedTokens"];
+    if let (true, Some(fields)) = (unit, projection.as_object_mut()) {
+        fields.remove("ratioPermille");
+        fields.remove("uncalibratedTokens");
+    }
+    projection
 }
 
 fn validate(plugin: &mut Plugin, input: &Value) -> Out {
@@ -201,6 +215,7 @@ pub fn session_input(input: &Value) -> SessionInput {
         now_ms: input["nowMs"].as_u64().unwrap_or(0),
         summarizer_label: input["summarizerLabel"].as_str().map(str::to_owned),
         circuit_json: optional_text(&input["circuit"]),
+        calibration_json: None,
     }
 }
 

@@ -28,6 +28,7 @@ impl Guest for Component {
             now_ms: request.now_ms,
             summarizer_label: request.summarizer_label,
             circuit_json: request.circuit_json,
+            calibration_json: request.calibration_json,
         };
         let mut tx = driver::start(params, events.clone(), checkpoint)?;
         let outcome = loop {

@@ -2,6 +2,7 @@
 //! `compaction-error` variant (each with the core's stable snake_case code).
 
 use contextfold_core::budget::ModelFacts as CoreModelFacts;
+use contextfold_core::calibration::{Calibration, UsageFact, UsageReport};
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity as CoreProviderIdentity;
 use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
@@ -75,6 +76,46 @@ pub(crate) fn parse_circuit(json: Option<&str>) -> Result<MalformedInputCircuit,
             ))
         }),
     }
+}
+
+/// Parses the calibration; `None` is an empty calibration (every ratio 1.0).
+pub(crate) fn parse_calibration(json: Option<&str>) -> Result<Calibration, CompactionError> {
+    match json {
+        None => Ok(Calibration::default()),
+        Some(text) => serde_json::from_str(text).map_err(|error| {
+            CompactionError::InvalidInput(detail(
+                "invalid_calibration",
+                format!("calibration-json is not a valid calibration: {error}"),
+            ))
+        }),
+    }
+}
+
+/// Parses a usage fact and checks what serde cannot (the npm binding checks the same): a named
+/// provider and model, and counts that can be true (a response counts at least one input token,
+/// cached ones among them).
+pub(crate) fn parse_usage_fact(json: &str) -> Result<UsageFact, CompactionError> {
+    let invalid =
+        |message: String| CompactionError::InvalidInput(detail("invalid_usage_fact", message));
+    let fact: UsageFact =
+        serde_json::from_str(json).map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
+    if fact.provider.is_empty() || fact.model.is_empty() {
+        return Err(invalid("a usage fact names its provider and model".into()));
+    }
+    if let UsageReport::Response { input_tokens, cached_input_tokens, cache_write_tokens, .. } =
+        fact.report
+    {
+        if input_tokens == 0 {
+            return Err(invalid("a response fact counts at least one input token".into()));
+        }
+        if cached_input_tokens.saturating_add(cache_write_tokens) > input_tokens {
+            return Err(invalid(format!(
+                "cached ({cached_input_tokens}) and cache-write ({cache_write_tokens}) tokens \
+                 exceed the input tokens ({input_tokens}), which include them"
+            )));
+        }
+    }
+    Ok(fact)
 }
 
 /// The circuit as the JSON `parse_circuit` reads.

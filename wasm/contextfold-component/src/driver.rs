@@ -1,12 +1,13 @@
 //! What the blocking and the step-driven exports share: building the transaction's input and
 //! turning its effects and outcome into WIT values.
 
+use contextfold_core::calibration::CalibratedEstimator;
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::{
     AppendFailure, CompactInput, Compaction, CompactionOutcome, OutcomeKind as CoreOutcome,
     SummarizeEffect, SummaryResponse as CoreSummary,
 };
-use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
+use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, RuntimeEvent};
 
 use crate::contextfold::compaction::types::{
     AppendError, CompactResult, CompactionError, CompactorKind, ModelFacts, OutcomeKind,
@@ -25,22 +26,29 @@ pub(crate) struct TransactionParams<'a> {
     pub(crate) now_ms: u64,
     pub(crate) summarizer_label: Option<String>,
     pub(crate) circuit_json: Option<String>,
+    pub(crate) calibration_json: Option<String>,
 }
+
+/// The transaction, measuring with the session's calibrated estimate.
+pub(crate) type Transaction = Compaction<CalibratedEstimator<CharEstimator>>;
 
 /// Plans the transaction over `events` and `checkpoint`.
 pub(crate) fn start(
     params: TransactionParams<'_>,
     events: Vec<RuntimeEvent>,
     checkpoint: Option<HistoryCompactCheckpoint>,
-) -> Result<Compaction, CompactionError> {
+) -> Result<Transaction, CompactionError> {
     let circuit = convert::parse_circuit(params.circuit_json.as_deref())?;
+    let calibration = convert::parse_calibration(params.calibration_json.as_deref())?;
+    let provider = convert::provider_identity(params.provider);
+    let estimator = calibration.estimator(CharEstimator, &provider.provider, &provider.model_id);
     let input = CompactInput {
         trigger: convert::trigger(params.trigger),
         events,
         current_turn_id: params.current_turn,
         checkpoint,
         model: convert::model_facts(params.model),
-        provider: convert::provider_identity(params.provider),
+        provider,
         compactor: convert::compactor(params.compactor),
         new_checkpoint_id: params.checkpoint_id,
         now_ms: params.now_ms,
@@ -48,7 +56,7 @@ pub(crate) fn start(
         summarizer_label: params.summarizer_label,
         circuit,
     };
-    Compaction::start(input).map_err(|error| convert::start_error(&error))
+    Compaction::start_with_estimator(input, estimator).map_err(|error| convert::start_error(&error))
 }
 
 /// The WIT form of a summarize effect; `events` is the log the transaction was started on.

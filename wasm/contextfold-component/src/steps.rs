@@ -4,12 +4,12 @@
 use std::cell::RefCell;
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::{Compaction, Effect as CoreEffect, Step as CoreStep};
+use contextfold_core::compaction::{Effect as CoreEffect, Step as CoreStep};
 
 use crate::contextfold::compaction::types::{
     AppendError, CompactResult, CompactionError, ProviderFailure, SummaryResponse,
 };
-use crate::driver::{self, TransactionParams};
+use crate::driver::{self, Transaction, TransactionParams};
 use crate::exports::contextfold::compaction::compaction_steps::{
     CompactionSession, Effect, Guest, GuestCompactionSession, SessionInput, Step,
 };
@@ -23,7 +23,7 @@ impl Guest for Component {
 #[derive(Debug)]
 enum Progress {
     /// The transaction is running.
-    Running(Box<Compaction>),
+    Running(Box<Transaction>),
     /// It is over; `poll` keeps returning this result.
     Done(CompactResult),
 }
@@ -40,7 +40,7 @@ pub struct SessionState {
 impl SessionState {
     fn with_running<T>(
         &self,
-        act: impl FnOnce(&mut Compaction) -> Result<T, contextfold_core::compaction::DriverError>,
+        act: impl FnOnce(&mut Transaction) -> Result<T, contextfold_core::compaction::DriverError>,
     ) -> Result<T, CompactionError> {
         match &mut *self.progress.borrow_mut() {
             Progress::Running(tx) => act(tx).map_err(|e| convert::driver_error(&e)),
@@ -63,6 +63,7 @@ impl GuestCompactionSession for SessionState {
             now_ms: input.now_ms,
             summarizer_label: input.summarizer_label,
             circuit_json: input.circuit_json,
+            calibration_json: input.calibration_json,
         };
         let tx = driver::start(params, events.clone(), checkpoint)?;
         Ok(CompactionSession::new(SessionState {

@@ -69,6 +69,10 @@ impl exports::contextfold::compaction::projection::Guest for Hostile {
         Err(refuse())
     }
 
+    fn calibrate(_: Option<String>, _: String) -> Result<String, CompactionError> {
+        Err(refuse())
+    }
+
     fn digest_prefix(events: String) -> Result<String, CompactionError> {
         match events.as_str() {
             "loop" => spin(),

@@ -17,6 +17,7 @@ use crate::convert::{BindingError, from_js, to_js};
 use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::{events_from_jsonl_js, located_log_error};
+use crate::measure::JsCounter;
 use crate::project::{LongStrings, ProjectArgs, project_events_cached};
 use crate::session::CompactionSession;
 
@@ -78,8 +79,12 @@ impl EventLog {
     /// Starts a compaction over the log's events without sending them across again: `input` is
     /// the compaction input with `events: []` (see `CompactionSession`'s constructor).
     #[wasm_bindgen(js_name = startCompaction)]
-    pub fn start_compaction(&self, input: JsValue) -> Result<CompactionSession, JsValue> {
-        CompactionSession::over_events(input, self.events.clone())
+    pub fn start_compaction(
+        &self,
+        input: JsValue,
+        count_tokens: Option<js_sys::Function>,
+    ) -> Result<CompactionSession, JsValue> {
+        CompactionSession::over_events(input, self.events.clone(), count_tokens)
     }
 
     /// The number of events.
@@ -104,8 +109,13 @@ impl EventLog {
         Ok(to_js(&self.events, "events")?)
     }
 
-    /// Projects the log: the options of `project()` without `events`.
-    pub fn project(&mut self, options: JsValue) -> Result<JsValue, JsValue> {
+    /// Projects the log: the options of `project()` without `events`; `count_tokens`: the
+    /// caller's counter (see [`crate::measure`]).
+    pub fn project(
+        &mut self,
+        options: JsValue,
+        count_tokens: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
         let exact = !options.is_string();
         let args: ProjectArgs<Value> = from_js(options, "project options")?;
         if !args.events.is_empty() {
@@ -114,6 +124,8 @@ impl EventLog {
         }
         let strings = LongStrings::for_output(exact);
         let args = args.with_events(Vec::new());
-        Ok(project_events_cached(&self.events, args, exact, strings, &mut self.verified)?)
+        let counter = count_tokens.map(JsCounter::new);
+        let verified = &mut self.verified;
+        Ok(project_events_cached(&self.events, args, exact, strings, verified, counter.as_ref())?)
     }
 }

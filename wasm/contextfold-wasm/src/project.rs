@@ -3,11 +3,13 @@
 use std::collections::HashMap;
 
 use contextfold_core::budget::{CharEstimator, ModelFacts, TokenEstimator};
+use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::RuntimeEvent;
 use contextfold_core::projection::ai_sdk::into_model_messages;
 use contextfold_core::projection::anthropic::to_anthropic;
+use contextfold_core::projection::materialize::estimate_messages;
 use contextfold_core::projection::openai_chat::to_openai_chat;
 use contextfold_core::projection::openai_responses::to_openai_responses;
 use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project_with};
@@ -22,8 +24,10 @@ use crate::hash_engine::BindingEngine;
 use crate::interned::{ReferenceEstimator, TextSlot, with_kept_references};
 use crate::jsonl::JsonlEvents;
 use crate::kept_events::{KeptInput, kept_text, with_kept_events};
+use crate::measure::{JsCounter, calibrated};
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
+pub(crate) use crate::string_table::LongStrings;
 use crate::string_table::{OutputTable, TableString};
 use crate::{events_from_json, read_with_events};
 
@@ -45,6 +49,8 @@ pub(crate) struct ProjectArgs<E> {
     provider: Option<ProviderIdentity>,
     #[serde(default)]
     fail_open: Option<bool>,
+    #[serde(default)]
+    calibration: Option<Calibration>,
 }
 
 impl<E> ProjectArgs<E> {
@@ -58,14 +64,16 @@ impl<E> ProjectArgs<E> {
             format: self.format,
             provider: self.provider,
             fail_open: self.fail_open,
+            calibration: self.calibration,
         }
     }
 }
 
 /// Projects the next request's history: `{ events, checkpoint?, model?, currentTurnId?,
-/// format?, provider?, failOpen? }` → `{ messages, system?, estimatedTokens, historyBudget,
-/// fits, checkpoint, omittedEvents, diagnostics }`. `format`: `ai-sdk` (default),
-/// `openai-chat`, `openai-responses`, `anthropic` or `neutral`.
+/// format?, provider?, failOpen?, calibration? }` → `{ messages, system?, estimatedTokens,
+/// uncalibratedTokens, ratioPermille, historyBudget, fits, checkpoint, omittedEvents,
+/// diagnostics }`. `format`: `ai-sdk` (default), `openai-chat`, `openai-responses`,
+/// `anthropic` or `neutral`. `count_tokens`: the caller's counter (see [`crate::measure`]).
 ///
 /// With `share_strings` (and JSON text input), the long strings the messages copy from the
 /// events are left out and listed in `sharedStrings` (see [`crate::shared_strings`]).
@@ -78,11 +86,14 @@ pub fn project(
     input: JsValue,
     share_strings: Option<bool>,
     separate_events: JsValue,
+    count_tokens: Option<js_sys::Function>,
 ) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
+    let counter = count_tokens.map(JsCounter::new);
+    let counter = counter.as_ref();
     if separate_events.is_string() || separate_events.is_array() {
         let share = share_strings.unwrap_or(false) && !exact;
-        return Ok(project_interned(input, &separate_events, share)?);
+        return Ok(project_interned(input, &separate_events, share, counter)?);
     }
     if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&separate_events) {
         let args: ProjectArgs<Value> = convert::from_js(input, "project input")?;
@@ -93,7 +104,7 @@ pub fn project(
         let parsed = parsed?;
         let args = args.with_events(Vec::new());
         let strings = LongStrings::for_output(exact);
-        return Ok(project_events(&parsed.events, args, exact, strings, Some(&parsed))?);
+        return Ok(project_events(&parsed.events, args, exact, strings, Some(&parsed), counter)?);
     }
     let mut args: ProjectArgs<RuntimeEvent> =
         read_with_events(input, "project input", |args: ProjectArgs<Value>| {
@@ -105,7 +116,7 @@ pub fn project(
         true => LongStrings::Share,
         false => LongStrings::InText,
     };
-    Ok(project_events(&events, args, exact, strings, None)?)
+    Ok(project_events(&events, args, exact, strings, None, counter)?)
 }
 
 /// [`project`] of events sent as JSON text with interned strings (see [`crate::interned`]):
@@ -114,11 +125,14 @@ pub fn project(
 /// so the projection never copies them, and the events read are kept for the next call (see
 /// [`crate::kept_events`]; the result array then ends with the token naming them). If a
 /// reference went into a text the core built from one (it would show in the result), the
-/// projection is redone with the strings themselves.
+/// projection is redone with the strings themselves. With `counter`, the strings are always
+/// resolved first (the counter measures each text itself): a continuation then answers as
+/// unreadable, and the wrapper sends the whole text.
 fn project_interned(
     input: JsValue,
     events: &JsValue,
     share: bool,
+    counter: Option<&JsCounter>,
 ) -> Result<JsValue, BindingError> {
     let read_args = |input: JsValue| -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
         let args: ProjectArgs<RuntimeEvent> = convert::from_js(input, "project input")?;
@@ -131,7 +145,7 @@ fn project_interned(
     let args = read_args(input.clone())?;
     let has_checkpoint = args.checkpoint.as_ref().is_some_and(|c| !c.is_null());
     let mut kept = false;
-    if share && !has_checkpoint {
+    if share && !has_checkpoint && counter.is_none() {
         let projected = with_kept_events(kept_input(events)?, |kept| {
             with_kept_references(|estimator| {
                 let references = Some((estimator, &kept.sources));
@@ -142,6 +156,7 @@ fn project_interned(
                     LongStrings::Share,
                     None,
                     references,
+                    None,
                     None,
                 )
             })
@@ -172,7 +187,7 @@ fn project_interned(
     };
     let events = crate::interned::events_from_interned_json(&text)?;
     let strings = if share { LongStrings::Share } else { LongStrings::InText };
-    project_events(&events, read_args(input)?, false, strings, None)
+    project_events(&events, read_args(input)?, false, strings, None, counter)
 }
 
 /// The events argument of [`project_interned`]: JSON text, or `[token, elements]`.
@@ -193,15 +208,17 @@ fn kept_input(events: &JsValue) -> Result<KeptInput, BindingError> {
 /// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
 /// the input held a `BigInt` (see [`convert::output_to_js`]); `strings`: how the long strings of
 /// the messages travel (see [`LongStrings`]); `jsonl`: the
-/// JSONL input `events` came from, to locate a broken log rule at its line.
+/// JSONL input `events` came from, to locate a broken log rule at its line; `counter`: the
+/// caller's `countTokens`, measuring instead of the built-in estimate.
 pub(crate) fn project_events(
     events: &[RuntimeEvent],
     args: ProjectArgs<RuntimeEvent>,
     exact: bool,
     strings: LongStrings,
     jsonl: Option<&JsonlEvents>,
+    counter: Option<&JsCounter>,
 ) -> Result<JsValue, BindingError> {
-    project_events_with(events, args, exact, strings, jsonl, None, None)
+    project_events_with(events, args, exact, strings, jsonl, None, None, counter)
 }
 
 /// [`project_events`] with the caller's verified-prefix cache (an `EventLog`'s): a checkpoint's
@@ -212,8 +229,9 @@ pub(crate) fn project_events_cached(
     exact: bool,
     strings: LongStrings,
     verifier: &mut dyn PrefixVerifier,
+    counter: Option<&JsCounter>,
 ) -> Result<JsValue, BindingError> {
-    project_events_with(events, args, exact, strings, None, None, Some(verifier))
+    project_events_with(events, args, exact, strings, None, None, Some(verifier), counter)
 }
 
 /// The kept references of events read by [`crate::kept_events`], with the
@@ -223,6 +241,9 @@ type ReferenceLookup<'a> = (&'a ReferenceEstimator<'a>, &'a HashMap<usize, (usiz
 /// [`project_events`], estimating with the estimator of `references` when given (the events'
 /// texts are then references) and sharing those back by reference; fails with
 /// [`BindingError::InternedUnreadable`] if a reference shows anywhere else in the result.
+/// Measures with `counter` (never given with `references`) or the built-in estimate, scaled by
+/// the calibration of `args` (see [`crate::measure`]).
+#[allow(clippy::too_many_arguments)]
 fn project_events_with(
     events: &[RuntimeEvent],
     args: ProjectArgs<RuntimeEvent>,
@@ -231,11 +252,15 @@ fn project_events_with(
     jsonl: Option<&JsonlEvents>,
     references: Option<ReferenceLookup<'_>>,
     verifier: Option<&mut dyn PrefixVerifier>,
+    counter: Option<&JsCounter>,
 ) -> Result<JsValue, BindingError> {
-    let estimator: &dyn TokenEstimator = match references {
-        Some((estimator, _)) => estimator,
-        None => &CharEstimator,
+    let base: &dyn TokenEstimator = match (references, counter) {
+        (Some((estimator, _)), _) => estimator,
+        (None, Some(counter)) => counter,
+        (None, None) => &CharEstimator,
     };
+    let estimator = calibrated(base, args.calibration.as_ref(), args.provider.as_ref());
+    let check = || counter.map_or(Ok(()), JsCounter::check);
     let checkpoint =
         args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
     let model = args.model.unwrap_or_default();
@@ -248,13 +273,19 @@ fn project_events_with(
             provider: args.provider.as_ref(),
             fail_open: args.fail_open.unwrap_or(false),
         },
-        estimator,
+        &estimator,
         verifier.unwrap_or(&mut FullVerificationWith::<BindingEngine>::default()),
     )
     .map_err(|e| match jsonl {
         Some(jsonl) => jsonl.log_error(e),
         None => BindingError::core(e.code(), e),
     })?;
+    check()?;
+    let uncalibrated_tokens = match estimator.ratio_permille {
+        UNIT_RATIO_PERMILLE => projection.estimated_tokens,
+        _ => estimate_messages(base, &projection.messages),
+    };
+    check()?;
     let format = args.format.as_deref().unwrap_or("ai-sdk");
     let mut system = None;
     let mut messages = match format {
@@ -296,6 +327,8 @@ fn project_events_with(
         messages: &messages,
         system,
         estimated_tokens: projection.estimated_tokens,
+        uncalibrated_tokens,
+        ratio_permille: estimator.ratio_permille,
         history_budget: projection.history_budget,
         fits: projection.fits,
         checkpoint: &projection.checkpoint,
@@ -328,26 +361,6 @@ fn project_events_with(
     }
 }
 
-/// How the long strings of a projection's messages go back to JavaScript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LongStrings {
-    /// In the JSON text, like every other value.
-    InText,
-    /// Left out where the caller's events hold the same string (see [`crate::shared_strings`]).
-    Share,
-    /// In a UTF-16 table with the JSON text after it (see [`crate::string_table`]) when any
-    /// string moved: the result is then `[memory, address, tableUnits, totalUnits]`.
-    Table,
-}
-
-impl LongStrings {
-    /// For events the caller holds no JS copy of: the table, unless the result may hold
-    /// `BigInt`s (`exact`), which only the plain JS value path carries.
-    pub(crate) fn for_output(exact: bool) -> Self {
-        if exact { LongStrings::InText } else { LongStrings::Table }
-    }
-}
-
 /// The result of [`project`], borrowing the projection (nothing is copied twice).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -357,6 +370,11 @@ struct ProjectOutput<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<Option<String>>,
     estimated_tokens: u64,
+    /// `messages` measured without the calibration: the request's own estimate, which a usage
+    /// fact records.
+    uncalibrated_tokens: u64,
+    /// The calibration ratio `estimatedTokens` was measured with, in thousandths.
+    ratio_permille: u32,
     history_budget: u64,
     fits: bool,
     /// `null` when no checkpoint replays.

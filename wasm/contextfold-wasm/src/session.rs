@@ -6,6 +6,7 @@
 //! result with the matching `handle*` method, until `poll` returns `{ type: "done", outcome }`.
 //! This type only converts values; every decision is the core's.
 
+use contextfold_core::calibration::{CalibratedEstimator, Calibration};
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::summary_validation::FinishReason;
@@ -20,6 +21,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, from_js, json_to_js, to_js};
+use crate::measure::{BaseEstimator, CounterFailure, calibrated};
 use crate::{events_from_json, read_with_events};
 
 /// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time), with
@@ -45,6 +47,8 @@ struct SessionInput<E> {
     summarizer_label: Option<String>,
     #[serde(default)]
     circuit: Option<MalformedInputCircuit>,
+    #[serde(default)]
+    calibration: Option<Calibration>,
 }
 
 impl<E> SessionInput<E> {
@@ -62,6 +66,7 @@ impl<E> SessionInput<E> {
             now_ms: self.now_ms,
             summarizer_label: self.summarizer_label,
             circuit: self.circuit,
+            calibration: self.calibration,
         }
     }
 }
@@ -100,7 +105,9 @@ struct AppendResult {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct CompactionSession {
-    tx: Option<Compaction>,
+    tx: Option<Compaction<CalibratedEstimator<BaseEstimator>>>,
+    /// The caller's counter's first failure, if it has one.
+    counter: CounterFailure,
 }
 
 fn finished() -> BindingError {
@@ -110,11 +117,19 @@ fn finished() -> BindingError {
 #[wasm_bindgen]
 impl CompactionSession {
     /// Plans a compaction. `input`: `{ events, checkpoint?, model?, trigger, provider?,
-    /// compactor?, currentTurnId?, checkpointId, nowMs, summarizerLabel?, circuit? }`.
-    /// `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]), which
-    /// replace the `events: []` of `input`; `undefined` otherwise.
+    /// compactor?, currentTurnId?, checkpointId, nowMs, summarizerLabel?, circuit?,
+    /// calibration? }`. `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see
+    /// [`crate::jsonl`]), which replace the `events: []` of `input`; `undefined` otherwise.
+    /// `count_tokens`: the caller's counter, which then measures every text of the transaction
+    /// (see [`crate::measure`]); a failure of it fails the call that measured with
+    /// `count_tokens_failed` and ends the session.
     #[wasm_bindgen(constructor)]
-    pub fn new(input: JsValue, jsonl_events: JsValue) -> Result<CompactionSession, JsValue> {
+    pub fn new(
+        input: JsValue,
+        jsonl_events: JsValue,
+        count_tokens: Option<js_sys::Function>,
+    ) -> Result<CompactionSession, JsValue> {
+        let base = BaseEstimator::of(count_tokens);
         if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
             let input: SessionInput<Value> = from_js(input, "compaction input")?;
             if !input.events.is_empty() {
@@ -123,14 +138,14 @@ impl CompactionSession {
             }
             let parsed = parsed?;
             let lines = parsed.lines;
-            return Self::start(input.with_events(parsed.events), &lines);
+            return Self::start(input.with_events(parsed.events), &lines, base);
         }
         let input: SessionInput<RuntimeEvent> =
             read_with_events(input, "compaction input", |mut input: SessionInput<Value>| {
                 let events = events_from_json(std::mem::take(&mut input.events))?;
                 Ok(input.with_events(events))
             })?;
-        Self::start(input, &[])
+        Self::start(input, &[], base)
     }
 
     /// Plans a compaction over events already in wasm (an [`crate::event_log::EventLog`]'s):
@@ -138,13 +153,14 @@ impl CompactionSession {
     pub(crate) fn over_events(
         input: JsValue,
         events: Vec<RuntimeEvent>,
+        count_tokens: Option<js_sys::Function>,
     ) -> Result<CompactionSession, JsValue> {
         let input: SessionInput<Value> = from_js(input, "compaction input")?;
         if !input.events.is_empty() {
             let detail = "`events` is an EventLog; pass `events: []` in the input";
             return Err(BindingError::invalid("compaction input", detail).into());
         }
-        Self::start(input.with_events(events), &[])
+        Self::start(input.with_events(events), &[], BaseEstimator::of(count_tokens))
     }
 
     /// Starts the core's transaction on a parsed input; `lines[i]`: the JSONL line of event `i`
@@ -152,6 +168,7 @@ impl CompactionSession {
     fn start(
         input: SessionInput<RuntimeEvent>,
         lines: &[usize],
+        base: BaseEstimator,
     ) -> Result<CompactionSession, JsValue> {
         let events = input.events;
         let checkpoint = match input.checkpoint.filter(|v| !v.is_null()) {
@@ -163,6 +180,8 @@ impl CompactionSession {
             connection_slug: String::new(),
             model_id: String::new(),
         });
+        let counter = base.failure();
+        let estimator = calibrated(base, input.calibration.as_ref(), Some(&provider));
         let compact_input = CompactInput {
             trigger: input.trigger,
             events,
@@ -177,14 +196,23 @@ impl CompactionSession {
             summarizer_label: input.summarizer_label,
             circuit: input.circuit.unwrap_or_default(),
         };
-        let tx = Compaction::start(compact_input).map_err(|e| match e {
-            contextfold_core::compaction::StartError::Log(log) => {
-                crate::jsonl::located_log_error(log, |index| lines.get(index).copied())
-            }
-            #[allow(unreachable_patterns)]
-            other => BindingError::core("compaction_start", other),
-        })?;
-        Ok(CompactionSession { tx: Some(tx) })
+        let tx =
+            Compaction::start_with_estimator(compact_input, estimator).map_err(|e| match e {
+                contextfold_core::compaction::StartError::Log(log) => {
+                    crate::jsonl::located_log_error(log, |index| lines.get(index).copied())
+                }
+                #[allow(unreachable_patterns)]
+                other => BindingError::core("compaction_start", other),
+            })?;
+        let mut session = CompactionSession { tx: Some(tx), counter };
+        session.measured()?;
+        Ok(session)
+    }
+
+    /// Ends the session with `count_tokens_failed` if the caller's counter failed during the
+    /// last call (the core then measured with a wrong count, so nothing it decided is used).
+    fn measured(&mut self) -> Result<(), BindingError> {
+        self.counter.check().inspect_err(|_| self.tx = None)
     }
 
     /// The next step: `{ type: "summarize", request }`, `{ type: "compact-natively", request }`,
@@ -192,6 +220,7 @@ impl CompactionSession {
     pub fn poll(&mut self) -> Result<JsValue, JsValue> {
         let tx = self.tx.as_mut().ok_or_else(finished)?;
         let step = tx.poll().map_err(|e| BindingError::core(e.code(), e))?;
+        self.measured()?;
         let value = match step {
             Step::Effect(Effect::Summarize(effect)) => {
                 let mut request = json!({
@@ -240,7 +269,7 @@ impl CompactionSession {
         };
         let tx = self.tx.as_mut().ok_or_else(finished)?;
         tx.handle_summary(result).map_err(|e| BindingError::core(e.code(), e))?;
-        Ok(())
+        Ok(self.measured()?)
     }
 
     /// Reports native compaction output: `{ items }` or `{ error: { kind, message } }`.
@@ -258,7 +287,7 @@ impl CompactionSession {
         };
         let tx = self.tx.as_mut().ok_or_else(finished)?;
         tx.handle_native(result).map_err(|e| BindingError::core(e.code(), e))?;
-        Ok(())
+        Ok(self.measured()?)
     }
 
     /// Reports the append: `{}` once durable, or `{ error: { conflict, message } }`.
@@ -271,7 +300,7 @@ impl CompactionSession {
             None => Ok(()),
         };
         tx.handle_append(result).map_err(|e| BindingError::core(e.code(), e))?;
-        Ok(())
+        Ok(self.measured()?)
     }
 
     /// Cancels; `false` once the append effect is out or the transaction is over.

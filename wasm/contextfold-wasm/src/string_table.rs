@@ -126,6 +126,26 @@ impl OutputTable {
     }
 }
 
+/// How the long strings of a projection's messages go back to JavaScript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LongStrings {
+    /// In the JSON text, like every other value.
+    InText,
+    /// Left out where the caller's events hold the same string (see [`crate::shared_strings`]).
+    Share,
+    /// In a UTF-16 table with the JSON text after it (see this module) when any
+    /// string moved: the result is then `[memory, address, tableUnits, totalUnits]`.
+    Table,
+}
+
+impl LongStrings {
+    /// For events the caller holds no JS copy of: the table, unless the result may hold
+    /// `BigInt`s (`exact`), which only the plain JS value path carries.
+    pub(crate) fn for_output(exact: bool) -> Self {
+        if exact { LongStrings::InText } else { LongStrings::Table }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
