@@ -131,6 +131,65 @@ impl UsageFact {
     }
 }
 
+/// A usage fact whose counts cannot be true. Code: `invalid_usage_fact`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageFactError {
+    /// The provider or model is empty.
+    #[error("a usage fact names its provider and model")]
+    Unnamed,
+    /// A response counted no input token.
+    #[error("a response fact counts at least one input token")]
+    NoInput,
+    /// Cached and cache-write tokens exceed the input tokens, which include them.
+    #[error(
+        "cached ({cached}) and cache-write ({written}) tokens exceed the input tokens ({input}), \
+         which include them"
+    )]
+    CachedExceedsInput {
+        /// Cached input tokens.
+        cached: u64,
+        /// Cache-write tokens.
+        written: u64,
+        /// Input tokens.
+        input: u64,
+    },
+}
+
+impl UsageFactError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        "invalid_usage_fact"
+    }
+}
+
+impl UsageFact {
+    /// Checks what the JSON shape cannot: a named provider and model, and counts that can be
+    /// true (a response counts at least one input token, cached ones among them). Every host
+    /// checks a fact with this before recording it.
+    pub fn validate(&self) -> Result<(), UsageFactError> {
+        if self.provider.is_empty() || self.model.is_empty() {
+            return Err(UsageFactError::Unnamed);
+        }
+        if let UsageReport::Response {
+            input_tokens, cached_input_tokens, cache_write_tokens, ..
+        } = self.report
+        {
+            if input_tokens == 0 {
+                return Err(UsageFactError::NoInput);
+            }
+            if cached_input_tokens.saturating_add(cache_write_tokens) > input_tokens {
+                return Err(UsageFactError::CachedExceedsInput {
+                    cached: cached_input_tokens,
+                    written: cache_write_tokens,
+                    input: input_tokens,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `tokens / estimate` in thousandths, rounded up.
 fn permille(tokens: u64, estimate: u64) -> u32 {
     let value = (u128::from(tokens) * 1_000).div_ceil(u128::from(estimate));

@@ -125,3 +125,25 @@ fn facts_and_calibration_round_trip_as_json() {
         .is_err()
     );
 }
+
+#[test]
+fn facts_that_cannot_be_true_are_refused() {
+    assert_eq!(reported(1_000, 1_200).validate(), Ok(()));
+    let mut unnamed = reported(1_000, 1_200);
+    unnamed.model.clear();
+    assert_eq!(unnamed.validate(), Err(UsageFactError::Unnamed));
+    assert_eq!(reported(1_000, 0).validate(), Err(UsageFactError::NoInput));
+    let cached = fact(
+        1_000,
+        UsageReport::Response {
+            input_tokens: 100,
+            cached_input_tokens: 90,
+            cache_write_tokens: 20,
+            output_tokens: 0,
+        },
+    );
+    let error = cached.validate().expect_err("more cached than counted");
+    assert_eq!(error.code(), "invalid_usage_fact");
+    let overflow = fact(1_000, UsageReport::Overflow { counted_tokens: None, limit_tokens: None });
+    assert_eq!(overflow.validate(), Ok(()));
+}

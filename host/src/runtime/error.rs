@@ -1,5 +1,6 @@
 //! Typed errors of the session runtime.
 
+use contextfold_core::calibration::UsageFactError;
 use contextfold_core::compaction::{DriverError, StartError};
 use contextfold_core::event::LogError;
 
@@ -39,6 +40,9 @@ pub enum RuntimeError {
     /// A blocking storage task panicked or was aborted.
     #[error("a storage task did not finish: {0}")]
     TaskFailed(String),
+    /// A usage fact's counts cannot be true; nothing was recorded.
+    #[error("invalid usage fact: {0}")]
+    InvalidUsageFact(#[from] UsageFactError),
 }
 
 impl RuntimeError {
@@ -54,6 +58,7 @@ impl RuntimeError {
             RuntimeError::Start(_) => "compaction_start_invalid",
             RuntimeError::Driver(error) => error.code(),
             RuntimeError::TaskFailed(_) => "storage_task_failed",
+            RuntimeError::InvalidUsageFact(error) => error.code(),
         }
     }
 }

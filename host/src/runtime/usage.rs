@@ -52,8 +52,11 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     }
 
     /// Records what the provider reported for one model request, durably, then learns from
-    /// it. Returns the provider and model's ratio in use afterwards, in thousandths.
+    /// it. Returns the provider and model's ratio in use afterwards, in thousandths. A fact whose
+    /// counts cannot be true is refused before anything is written
+    /// ([`RuntimeError::InvalidUsageFact`]).
     pub async fn record_usage(&self, fact: UsageFact) -> Result<u32, RuntimeError> {
+        fact.validate()?;
         self.calibration().await?;
         let store = Arc::clone(&self.store);
         let session = self.config.session_id.clone();

@@ -74,3 +74,20 @@ async fn an_overflow_fact_raises_the_ratio() {
         3_060
     );
 }
+
+#[tokio::test]
+async fn a_fact_that_cannot_be_true_is_refused_and_writes_nothing() {
+    let (_dir, store, runtime) = runtime_with(config(), ExtractiveSummarizer, NoNativeCompactor);
+    let report = runtime.project(false).await.expect("project");
+    let impossible = UsageReport::Response {
+        input_tokens: 100,
+        cached_input_tokens: 90,
+        cache_write_tokens: 20,
+        output_tokens: 1,
+    };
+    let error = runtime.record_usage(runtime.usage_fact(&report, impossible)).await;
+    assert_eq!(error.map_err(|e| e.code()), Err("invalid_usage_fact"));
+    let none = runtime.usage_fact(&report, response(0));
+    assert!(runtime.record_usage(none).await.is_err());
+    assert!(store.usage_facts("s").expect("facts").is_empty(), "nothing was written");
+}

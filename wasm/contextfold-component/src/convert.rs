@@ -2,7 +2,7 @@
 //! `compaction-error` variant (each with the core's stable snake_case code).
 
 use contextfold_core::budget::ModelFacts as CoreModelFacts;
-use contextfold_core::calibration::{Calibration, UsageFact, UsageReport};
+use contextfold_core::calibration::{Calibration, UsageFact};
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity as CoreProviderIdentity;
 use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
@@ -99,22 +99,7 @@ pub(crate) fn parse_usage_fact(json: &str) -> Result<UsageFact, CompactionError>
         |message: String| CompactionError::InvalidInput(detail("invalid_usage_fact", message));
     let fact: UsageFact =
         serde_json::from_str(json).map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
-    if fact.provider.is_empty() || fact.model.is_empty() {
-        return Err(invalid("a usage fact names its provider and model".into()));
-    }
-    if let UsageReport::Response { input_tokens, cached_input_tokens, cache_write_tokens, .. } =
-        fact.report
-    {
-        if input_tokens == 0 {
-            return Err(invalid("a response fact counts at least one input token".into()));
-        }
-        if cached_input_tokens.saturating_add(cache_write_tokens) > input_tokens {
-            return Err(invalid(format!(
-                "cached ({cached_input_tokens}) and cache-write ({cache_write_tokens}) tokens \
-                 exceed the input tokens ({input_tokens}), which include them"
-            )));
-        }
-    }
+    fact.validate().map_err(|e| invalid(e.to_string()))?;
     Ok(fact)
 }
 

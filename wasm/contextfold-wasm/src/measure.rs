@@ -21,7 +21,7 @@ use std::rc::Rc;
 use contextfold_core::attachment::Attachment;
 use contextfold_core::budget::{CharEstimator, TokenEstimator};
 use contextfold_core::calibration::{
-    CalibratedEstimator, Calibration, UNIT_RATIO_PERMILLE, UsageFact, UsageReport,
+    CalibratedEstimator, Calibration, UNIT_RATIO_PERMILLE, UsageFact,
 };
 use contextfold_core::compaction::native::ProviderIdentity;
 use wasm_bindgen::prelude::*;
@@ -180,23 +180,7 @@ pub fn usage_fact_from_json(value: serde_json::Value) -> Result<UsageFact, Bindi
     let invalid = |detail: String| BindingError::core("invalid_usage_fact", detail);
     let fact: UsageFact =
         serde_json::from_value(value).map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
-    if fact.provider.is_empty() || fact.model.is_empty() {
-        return Err(invalid("a usage fact names its provider and model".into()));
-    }
-    if let UsageReport::Response { input_tokens, cached_input_tokens, cache_write_tokens, .. } =
-        fact.report
-    {
-        if input_tokens == 0 {
-            return Err(invalid("a response fact counts at least one input token".into()));
-        }
-        if cached_input_tokens.saturating_add(cache_write_tokens) > input_tokens {
-            let detail = format!(
-                "cached ({cached_input_tokens}) and cache-write ({cache_write_tokens}) tokens \
-                 exceed the input tokens ({input_tokens}), which include them"
-            );
-            return Err(invalid(detail));
-        }
-    }
+    fact.validate().map_err(|e| invalid(e.to_string()))?;
     Ok(fact)
 }
 
