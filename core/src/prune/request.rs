@@ -83,7 +83,7 @@ impl RequestPrune<'_> {
 /// Prunes one request: `request` is every event it replays, in order (live head, uncovered
 /// prior tail, current turn), and `tail` the positions of the uncovered prior tail, the only
 /// events whose results may go stale. Candidates of both policies are pruned per the epoch
-/// rule ([`super::epochs`]); every other event is borrowed unchanged.
+/// rule (module `epochs`); every other event is borrowed unchanged.
 ///
 /// ```
 /// use contextfold_core::prune::prune_request;
