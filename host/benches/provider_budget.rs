@@ -138,20 +138,22 @@ async fn run() -> BenchResult<Vec<String>> {
 
     println!("\n== c. cache reuse between checkpoints (calibrated run)");
     println!(
-        "| session | shape | pairs under one checkpoint | prefix reused | breaks | epochs | breaks outside epochs |"
+        "| session | shape | pairs under one checkpoint | prefix reused | breaks | epochs | breaks outside epochs (at a turn start / within a turn) |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|");
     for (key, session, log) in &runs {
         for (shape, label) in [(Shape::Chat, "openai_chat"), (Shape::Anthropic, "anthropic")] {
             let c = cache::measure(&log.sent, shape)?;
             println!(
-                "| {} | {label} | {} | {:.1}% | {} | {} | {} |",
+                "| {} | {label} | {} | {:.1}% | {} | {} | {} ({} / {}) |",
                 session.name,
                 c.pairs,
                 c.share() * 100.0,
                 c.breaks,
                 c.epochs,
-                c.breaks_outside_epochs
+                c.breaks_outside_epochs,
+                c.breaks_at_turn_start,
+                c.breaks_outside_epochs - c.breaks_at_turn_start
             );
             results.push(format!(
                 "RESULT|cache_prefix_reused_{key}_{label}|{:.1}% ({} breaks, {} epochs, {} pairs)|report|-",
@@ -164,6 +166,10 @@ async fn run() -> BenchResult<Vec<String>> {
                 "RESULT|cache_breaks_outside_epochs_{key}_{label}|{}|0|{}",
                 c.breaks_outside_epochs,
                 pass(c.breaks_outside_epochs == 0)
+            ));
+            results.push(format!(
+                "RESULT|cache_breaks_outside_epochs_within_a_turn_{key}_{label}|{}|report|-",
+                c.breaks_outside_epochs - c.breaks_at_turn_start
             ));
         }
     }

@@ -3,7 +3,8 @@
 //! (bytes, each message's JSON one after the other) that comes back as the next request's
 //! prefix, in OpenAI Chat and Anthropic Messages shapes (without the moving `cache_control`
 //! mark); a pair below 100% is a break. A pruning epoch is a pair whose pruning diagnostics
-//! (`stale_tool_results_pruned`, `stale_attachments_pruned`) appear or change.
+//! (`stale_tool_results_pruned`, `stale_attachments_pruned`) appear or change. Breaks outside
+//! epochs are split by where they happen: the first request of a new turn, or within a turn.
 
 use contextfold_core::projection::Message;
 use contextfold_core::projection::anthropic::to_anthropic;
@@ -20,6 +21,9 @@ pub(crate) struct CacheReuse {
     pub(crate) breaks: u64,
     pub(crate) epochs: u64,
     pub(crate) breaks_outside_epochs: u64,
+    /// Breaks outside epochs where the next request is the first of a new turn (the live head
+    /// of a checkpoint cut inside the previous turn stops being replayed there).
+    pub(crate) breaks_at_turn_start: u64,
 }
 
 impl CacheReuse {
@@ -78,6 +82,7 @@ pub(crate) fn measure(sent: &[SentRequest], shape: Shape) -> BenchResult<CacheRe
             if common < before_bytes.len() as u64 {
                 reuse.breaks += 1;
                 reuse.breaks_outside_epochs += u64::from(!epoch);
+                reuse.breaks_at_turn_start += u64::from(!epoch && before.turn != request.turn);
             }
         }
         previous = Some((request, bytes));

@@ -144,6 +144,8 @@ pub(crate) fn long_turn(steps: u32, window: u64) -> BenchSession {
 pub(crate) struct SentRequest {
     /// Events in the log when it was sent.
     pub(crate) log_len: usize,
+    /// The turn it was sent in.
+    pub(crate) turn: String,
     pub(crate) messages: Vec<Message>,
     /// The replayed checkpoint's id (`None`: no checkpoint).
     pub(crate) checkpoint: Option<String>,
@@ -254,7 +256,7 @@ pub(crate) async fn drive(
                         if calibrate {
                             runtime.record_usage(runtime.usage_fact(&report, usage)).await?;
                         }
-                        log.sent.push(sent_request(log_len, report.projection));
+                        log.sent.push(sent_request(log_len, &turn.id, report.projection));
                         answered = true;
                         break;
                     }
@@ -277,6 +279,7 @@ pub(crate) async fn drive(
 
 fn sent_request(
     log_len: usize,
+    turn: &str,
     projection: contextfold_core::projection::Projection,
 ) -> SentRequest {
     let pruning = projection
@@ -292,6 +295,7 @@ fn sent_request(
         .collect();
     SentRequest {
         log_len,
+        turn: turn.to_owned(),
         checkpoint: projection.checkpoint.as_ref().map(|c| c.checkpoint_id.clone()),
         messages: projection.messages,
         pruning,
