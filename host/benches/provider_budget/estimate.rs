@@ -107,8 +107,8 @@ pub(crate) fn classes() -> Vec<(&'static str, Vec<String>)> {
     let cjk = (0..REQUESTS)
         .map(|k| {
             let n = cjk_paragraphs.len();
-            (0..n + 8)
-                .map(|i| cjk_paragraphs[(k + i * 3) % n].as_str())
+            (0..n + 6)
+                .map(|i| cjk_paragraphs[(k + i) % n].as_str())
                 .collect::<Vec<_>>()
                 .join("\n\n")
         })
