@@ -246,6 +246,14 @@ pub(crate) async fn drive(
                     UsageReport::Overflow { counted_tokens, limit_tokens } => {
                         log.overflows += 1;
                         if calibrate {
+                            eprintln!(
+                                "provider_budget: {}: overflow at request {}: estimated {} tokens \
+                                 (ratio {}), provider counted {counted_tokens:?}, limit {limit_tokens:?}",
+                                session.name,
+                                log.attempts,
+                                report.projection.estimated_tokens,
+                                report.ratio_permille,
+                            );
                             let usage = UsageReport::Overflow { counted_tokens, limit_tokens };
                             runtime.record_usage(runtime.usage_fact(&report, usage)).await?;
                         }
