@@ -18,8 +18,6 @@ use std::process::ExitCode;
 
 #[path = "provider_budget/billing.rs"]
 mod billing;
-#[path = "provider_budget/cache.rs"]
-mod cache;
 #[path = "provider_budget/estimate.rs"]
 mod estimate;
 #[path = "provider_budget/session.rs"]
@@ -28,8 +26,8 @@ mod session;
 mod wire;
 
 use billing::{Bill, Strategy};
-use cache::Shape;
 use session::{BenchResult, BenchSession, RunLog};
+use wire::Shape;
 
 /// Context window of the long single-turn session.
 const LONG_TURN_WINDOW: u64 = 32_000;
@@ -143,7 +141,7 @@ async fn run() -> BenchResult<Vec<String>> {
     println!("|---|---|---:|---:|---:|---:|---:|");
     for (key, session, log) in &runs {
         for (shape, label) in [(Shape::Chat, "openai_chat"), (Shape::Anthropic, "anthropic")] {
-            let c = cache::measure(&log.sent, shape)?;
+            let c = wire::prefix_reuse(&log.sent, shape)?;
             println!(
                 "| {} | {label} | {} | {:.1}% | {} | {} | {} ({} / {}) |",
                 session.name,
