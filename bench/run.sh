@@ -4,7 +4,8 @@
 # on a shared machine). Method and a recorded run: docs/performance.md.
 #
 #   bash bench/run.sh            # everything (about 5-8 minutes on 2 cores, builds excluded)
-#   QUICK=1 bash bench/run.sh    # a 256 MB ledger instead of 1 GB, shorter criterion runs
+#   QUICK=1 bash bench/run.sh    # a 256 MB ledger instead of 1 GB, shorter criterion runs,
+#                                # a shorter long turn in provider_budget
 #
 # Contract for the other bench scripts: bench/component.sh and bench/npm.sh, when present, are
 # run after the native benches; every stdout line `RESULT|metric|measured|goal|pass` (or
@@ -41,7 +42,7 @@ keep_results() {
 echo "== building release benches"
 cargo bench -q -p contextfold-core --bench projection --no-run
 cargo bench -q -p contextfold-host --bench cold_pipeline --bench cold_paired --bench storage \
-  --bench ledger_memory --no-run
+  --bench ledger_memory --bench provider_budget --no-run
 
 echo "== core: cold projection and steady state (criterion)"
 rm -rf "$CRITERION_HOME"
@@ -79,6 +80,11 @@ cargo bench -q -p contextfold-host --bench storage | keep_results
 
 echo "== host: streamed projection of a ${ledger_mb} MB ledger"
 CONTEXTFOLD_LEDGER_MB=$ledger_mb cargo bench -q -p contextfold-host --bench ledger_memory | keep_results
+
+echo "== host: provider budgets and caching against the simulator (issue 19)"
+# Counts, not times: the figures are the same on any machine. QUICK=1 plays a 60-step long
+# turn instead of 150.
+cargo bench -q -p contextfold-host --bench provider_budget | keep_results
 
 for other in component npm; do
   script="bench/$other.sh"

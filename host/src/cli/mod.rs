@@ -189,6 +189,29 @@ pub enum Command {
     },
 }
 
+/// The bundled demo session (`contextfold demo`) as JSON, for the benches: one object per
+/// turn, `{"request", "steps": [{"reasoning", "calls": [{"callId", "tool", "input", "output",
+/// "isError"}]}], "answer"}`. Not a stable API.
+#[doc(hidden)]
+pub fn demo_session_turns() -> Value {
+    let turns = demo_session::demo_turns().into_iter().map(|turn| {
+        let steps: Vec<Value> = turn
+            .steps
+            .into_iter()
+            .map(|step| {
+                let calls: Vec<Value> = step
+                    .calls
+                    .into_iter()
+                    .map(|c| json!({"callId": c.call_id, "tool": c.tool, "input": c.input, "output": c.output, "isError": c.is_error}))
+                    .collect();
+                json!({"reasoning": step.reasoning, "calls": calls})
+            })
+            .collect();
+        json!({"request": turn.request, "steps": steps, "answer": turn.answer})
+    });
+    Value::Array(turns.collect())
+}
+
 /// What a command prints on success.
 pub(crate) struct Output {
     pub(crate) json: Value,
