@@ -19,3 +19,4 @@ pub use error::RuntimeError;
 pub use session::{BaseEstimator, Clock, ProjectionReport, SessionConfig, SessionRuntime};
 pub use stop::StopSignal;
 pub use transaction::CompactionReport;
+pub use usage::exact_estimator_for;

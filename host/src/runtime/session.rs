@@ -101,8 +101,9 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         Self { store, config, summarizer, native, state: Mutex::default(), clock, base_estimator }
     }
 
-    /// Replaces the uncalibrated estimator (by default exact counting for OpenAI models, the
-    /// characters-based [`contextfold_core::CharEstimator`] otherwise).
+    /// Replaces the uncalibrated estimator (by default the characters-based
+    /// [`contextfold_core::CharEstimator`]; exact counting for OpenAI models:
+    /// [`crate::runtime::exact_estimator_for`]).
     pub fn with_estimator(mut self, estimator: BaseEstimator) -> Self {
         self.base_estimator = estimator;
         self

@@ -17,14 +17,17 @@ use super::error::RuntimeError;
 use super::session::{BaseEstimator, ProjectionReport, SessionRuntime, blocking, unique_tag};
 use crate::tokenizer::OpenAiTokenizer;
 
-/// The uncalibrated estimator for a provider's model: exact counting for OpenAI models
-/// ([`OpenAiTokenizer`], `o200k_base` or `cl100k_base` by model id), the characters-based
-/// [`CharEstimator`] otherwise. Calibration corrects either from the provider's reported usage.
-pub(crate) fn base_estimator_for(provider: &ProviderIdentity) -> BaseEstimator {
-    match OpenAiTokenizer::for_model(&provider.model_id) {
-        Some(tokenizer) => Arc::new(tokenizer),
-        None => Arc::new(CharEstimator),
-    }
+/// The uncalibrated estimator a runtime starts from: the characters-based [`CharEstimator`],
+/// corrected by calibration from the provider's reported usage. Exact counting for an OpenAI
+/// model is one call away: [`exact_estimator_for`] with [`SessionRuntime::with_estimator`].
+pub(crate) fn base_estimator_for(_provider: &ProviderIdentity) -> BaseEstimator {
+    Arc::new(CharEstimator)
+}
+
+/// Exact counting for an OpenAI model ([`OpenAiTokenizer`]: `o200k_base` or `cl100k_base` by
+/// model id), or `None` for a model without a published tokenizer.
+pub fn exact_estimator_for(model_id: &str) -> Option<BaseEstimator> {
+    OpenAiTokenizer::for_model(model_id).map(|tokenizer| Arc::new(tokenizer) as BaseEstimator)
 }
 
 impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
