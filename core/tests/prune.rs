@@ -145,7 +145,7 @@ fn pinned_partial_hosted_json_and_error_results_follow_the_rules() {
 
 #[test]
 fn placeholder_quotes_names_so_they_cannot_break_the_text() {
-    let text = stale_result_placeholder("to\"ol\n]", "c1", "e1", 9_999);
+    let text = stale_result_placeholder("to\"ol\n]", "c1", "e1");
     assert!(text.contains(r#""to\"ol\n]""#));
     assert!(!text.contains('\n'));
 }
@@ -521,7 +521,7 @@ mod properties {
                 } else {
                     if eligible && let (Some(text), Some(call)) = (output(before).and_then(Value::as_str), before.content.result_call_id()) {
                         let tool = if matches!(before.content, EventContent::HostedToolResult { .. }) { "search" } else { "shell" };
-                        let placeholder = stale_result_placeholder(tool, call, &before.runtime_event_id, text.len() as u64);
+                        let placeholder = stale_result_placeholder(tool, call, &before.runtime_event_id);
                         backlog += estimate_value(&CharEstimator, &json!(text)) - estimate_value(&CharEstimator, &json!(placeholder));
                     }
                     prop_assert_eq!(serde_json::to_vec(before).ok(), serde_json::to_vec(after).ok());

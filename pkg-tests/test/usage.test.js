@@ -37,12 +37,14 @@ test('a calibration learned from a fact scales estimatedTokens by its ratio', ()
   const calibration = calibrate(undefined, fact);
   const ratio = Math.ceil((reported * 1000) / plain.uncalibratedTokens);
   assert.deepEqual(calibration, { models: [{ ...identity, samplesPermille: [ratio] }] });
+  // The ratio in use is the sample plus the core's 2% margin.
+  const inUse = ratio + Math.floor((ratio * 20) / 1000);
   const calibrated = project({ events, provider, model: { contextWindow: 128000 }, calibration });
-  assert.equal(calibrated.ratioPermille, ratio);
+  assert.equal(calibrated.ratioPermille, inUse);
   assert.equal(calibrated.uncalibratedTokens, plain.estimatedTokens);
   assert.deepEqual(calibrated.messages, plain.messages);
   // Every part is scaled and rounded on its own: within half a token per measured piece.
-  const scaled = (plain.estimatedTokens * ratio) / 1000;
+  const scaled = (plain.estimatedTokens * inUse) / 1000;
   assert.ok(Math.abs(calibrated.estimatedTokens - scaled) <= events.length * 3, `${calibrated.estimatedTokens} vs ${scaled}`);
   assert.ok(calibrated.estimatedTokens > plain.estimatedTokens * 1.3);
   // Another model, or no provider, is not calibrated.
@@ -53,7 +55,7 @@ test('a calibration learned from a fact scales estimatedTokens by its ratio', ()
   const log = new EventLog();
   log.append(events);
   assert.equal(log.project({ provider, model: { contextWindow: 128000 }, calibration }).estimatedTokens, calibrated.estimatedTokens);
-  assert.equal(log.projectForRequest({ provider, model: { contextWindow: 128000 }, calibration }).ratioPermille, ratio);
+  assert.equal(log.projectForRequest({ provider, model: { contextWindow: 128000 }, calibration }).ratioPermille, inUse);
   assert.equal(projectForRequest({ events, provider, model: { contextWindow: 128000 }, calibration }).estimatedTokens, calibrated.estimatedTokens);
   log.free();
 });
@@ -64,7 +66,8 @@ test('an exact ratio scales each measured text exactly', () => {
   const counted = project({ events: one, provider, countTokens: () => 1000 });
   assert.equal(counted.estimatedTokens, 1000 + 8);
   const scaled = project({ events: one, provider, countTokens: () => 1000, calibration });
-  assert.equal(scaled.estimatedTokens, 1500 + 12);
+  // 1,500 plus the 2% margin: 1,530, and the overhead of 8 at that ratio.
+  assert.equal(scaled.estimatedTokens, 1530 + 12);
   assert.equal(scaled.uncalibratedTokens, 1008);
 });
 
@@ -80,10 +83,11 @@ test('a calibration is plain JSON: it round-trips, and calibrate() changes nothi
   assert.deepEqual(next, calibrate(calibration, fact));
   assert.deepEqual(calibration, before);
   assert.deepEqual(restored, before);
-  assert.deepEqual(next.models[0].samplesPermille, [1200, 1100, 1300, 1300]);
+  // The limit's ratio plus 0.1 (1,300) is below the ratio in use (1,326), which wins.
+  assert.deepEqual(next.models[0].samplesPermille, [1200, 1100, 1300, 1326]);
   const fromText = project({ events, provider, calibration: JSON.parse(text) });
   assert.equal(fromText.estimatedTokens, project({ events, provider, calibration }).estimatedTokens);
-  assert.equal(fromText.ratioPermille, 1300);
+  assert.equal(fromText.ratioPermille, 1326);
 });
 
 test('bad facts and calibrations are typed errors and change nothing', () => {

@@ -63,18 +63,13 @@ pub fn stale_diagnostic(pruned: &[PrunedResult]) -> Option<Diagnostic> {
     ))
 }
 
-/// The text that replaces a stale result's output: tool name, call id, the output's size in
-/// bytes (a string's UTF-8 length, other JSON its compact text's length) and the event id, all
-/// read from the event, so the same event always gets the same bytes.
-pub fn stale_result_placeholder(
-    tool_name: &str,
-    call_id: &str,
-    runtime_event_id: &str,
-    output_bytes: u64,
-) -> String {
+/// The text that replaces a stale result's output: tool name, call id and event id, all read
+/// from the event's envelope, so the same event always gets the same bytes (whatever estimator
+/// or string representation a runtime measures the output with).
+pub fn stale_result_placeholder(tool_name: &str, call_id: &str, runtime_event_id: &str) -> String {
     format!(
-        "[stale tool result omitted from this request: tool {} call {}, {output_bytes} bytes. \
-         The full result remains in the event log as runtime event {}.]",
+        "[stale tool result omitted from this request: tool {} call {}. The full result remains \
+         in the event log as runtime event {}.]",
         quote(tool_name),
         quote(call_id),
         quote(runtime_event_id)
@@ -137,16 +132,8 @@ pub(super) fn prune_output(
     if original_tokens <= STALE_RESULT_MIN_TOKENS {
         return None;
     }
-    let bytes = match output {
-        Value::String(text) => text.len(),
-        other => other.to_string().len(),
-    };
-    let placeholder = Value::String(stale_result_placeholder(
-        tool_name,
-        call_id,
-        &event.runtime_event_id,
-        bytes as u64,
-    ));
+    let placeholder =
+        Value::String(stale_result_placeholder(tool_name, call_id, &event.runtime_event_id));
     let freed = original_tokens.saturating_sub(estimate_value(estimator, &placeholder));
     let record = PrunedResult {
         runtime_event_id: event.runtime_event_id.clone(),
