@@ -1,22 +1,43 @@
-//! The live head of the active turn, and what follows a checkpoint in a projection.
+//! The live head of a split turn, and what follows a checkpoint in a projection.
 //!
 //! Active-turn folding lets a checkpoint cover settled steps of the turn being produced. The
 //! turn's user and system messages (its opening task, plus any user text or note added during
-//! the turn) are its *live head*: while the turn is active they are replayed verbatim in every
-//! projection, even when the checkpoint's ordered prefix covers them, and they count against the
-//! budget like any other message. Coverage stays an ordered prefix; only the replay changes.
+//! the turn) are its *live head*: they are replayed verbatim after the checkpoint, even though
+//! its ordered prefix covers them, and they count against the budget like any other message.
+//! Coverage stays an ordered prefix; only the replay changes.
 //!
 //! A request built from a checkpoint covering `events[..covered]` carries, in this order:
 //!
 //! 1. the checkpoint (a V2 text block or a V3 provider-state part);
-//! 2. the live head: the covered user/system messages of the current turn, in log order;
+//! 2. the live head: the covered user/system messages of the turn the coverage splits, in log
+//!    order;
 //! 3. the uncovered prior events, then the uncovered events of the current turn.
 //!
-//! When the checkpoint ends before the current turn, the live head is empty and this is the
-//! familiar `checkpoint + raw tail + current turn`. Once the turn is over (a later turn is the
-//! current one, or no turn is), its messages are ordinary covered history.
+//! The split turn is the current one while it runs, and stays the same turn after it ends: a
+//! later turn's requests still replay its head, so every request under one checkpoint extends
+//! the previous one byte for byte (a provider's prompt cache survives the turn change), and the
+//! uncovered rest of that turn never appears without its task. When the coverage ends at a turn
+//! boundary the live head is empty and this is the familiar `checkpoint + raw tail + current
+//! turn`.
 
 use crate::event::{EventContent, RuntimeEvent};
+
+/// Where the turn the coverage splits begins: `prior_end` when the coverage reaches into the
+/// current turn; the start of an earlier turn when the coverage ends inside it (its next event
+/// belongs to the same turn); `covered` (no live head) when the coverage ends at a turn boundary.
+fn split_turn_start(events: &[RuntimeEvent], prior_end: usize, covered: usize) -> usize {
+    if covered > prior_end {
+        return prior_end;
+    }
+    let (Some(last), Some(next)) = (covered.checked_sub(1), events.get(covered)) else {
+        return covered;
+    };
+    if covered == prior_end || events[last].turn_id != next.turn_id {
+        return covered;
+    }
+    let turn = &next.turn_id;
+    events[..covered].iter().rposition(|event| &event.turn_id != turn).map_or(0, |i| i + 1)
+}
 
 /// `true` for the kinds that form a turn's live head: user text, system notes, runtime notes.
 pub fn is_live_head_kind(content: &EventContent) -> bool {
@@ -51,27 +72,32 @@ impl<'e> Remainder<'e> {
     /// let mut log = LogBuilder::new("s");
     /// log.turn("t1").user("fix the build").assistant("looking").user("also the docs");
     /// log.assistant("done");
-    /// let events = log.build();
+    /// let events = log.clone().build();
     /// let rest = Remainder::split(&events, 0, 3);
     /// let head: Vec<u64> = rest.head.iter().map(|e| e.seq).collect();
     /// assert_eq!(head, [1, 3]);
     /// assert_eq!(rest.current.len(), 1);
+    /// // After the turn ends, a later turn's requests still replay the head it split ...
+    /// log.turn("t2").user("now the tests");
+    /// let events = log.build();
+    /// let rest = Remainder::split(&events, 4, 3);
+    /// let head: Vec<u64> = rest.head.iter().map(|e| e.seq).collect();
+    /// assert_eq!((head.as_slice(), rest.tail.len(), rest.current.len()), ([1, 3].as_slice(), 1, 1));
+    /// // ... and a coverage ending at a turn boundary has none.
+    /// assert!(Remainder::split(&events, 4, 4).head.is_empty());
     /// ```
     pub fn split(events: &'e [RuntimeEvent], prior_end: usize, covered: usize) -> Self {
         let prior_end = prior_end.min(events.len());
         let covered = covered.min(events.len());
-        if covered <= prior_end {
-            return Self {
-                head: Vec::new(),
-                tail: &events[covered..prior_end],
-                current: &events[prior_end..],
-            };
-        }
-        let head = events[prior_end..covered]
+        let head = events[split_turn_start(events, prior_end, covered)..covered]
             .iter()
             .filter(|event| is_live_head_kind(&event.content))
             .collect();
-        Self { head, tail: &[], current: &events[covered..] }
+        Self {
+            head,
+            tail: &events[covered.min(prior_end)..prior_end],
+            current: &events[covered.max(prior_end)..],
+        }
     }
 
     /// Every replayed event, in request order (head, tail, current).

@@ -15,8 +15,7 @@
 //! changed messages before minus after): an epoch.
 //!
 //! Known breaks outside pruning, kept out of these sessions and documented in
-//! `docs/architecture.md`: the live head of a checkpoint cut inside a turn stops being replayed
-//! when a later turn starts; a result recorded after later messages replaces the interrupted
+//! `docs/architecture.md`: a result recorded after later messages replaces the interrupted
 //! result synthesized for its call (so does a result in a later turn whose call id repeats
 //! an earlier call that never got one); a checkpoint the gate rejects (over budget) is not used.
 

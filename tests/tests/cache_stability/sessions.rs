@@ -136,6 +136,12 @@ fn middle_cut(events: &[RuntimeEvent], current: Option<&str>) -> usize {
     cuts.into_iter().min_by_key(|cut| cut.abs_diff(half)).expect("a safe cut")
 }
 
+/// A safe cut near the middle of the first turn (`events[..first_turn_end]`), as a mid-turn
+/// compaction makes it: later turns then run under a checkpoint that split an earlier turn.
+fn inside_first_turn(events: &[RuntimeEvent], first_turn_end: usize) -> usize {
+    middle_cut(&events[..first_turn_end], Some(events[0].turn_id.as_str()))
+}
+
 /// Every session of the test.
 pub(crate) fn sessions() -> Vec<Session> {
     let mut all = Vec::new();
@@ -146,6 +152,7 @@ pub(crate) fn sessions() -> Vec<Session> {
     let first_turn_end =
         multi.events.iter().position(|e| e.turn_id != multi.events[0].turn_id).expect("turns");
     all.push(multi.covered(first_turn_end));
+    all.push(multi.covered(inside_first_turn(&multi.events, first_turn_end)));
     all.push(multi.unnamed());
     all.push(multi);
 
@@ -171,6 +178,7 @@ pub(crate) fn sessions() -> Vec<Session> {
     let first_turn_end =
         real.events.iter().position(|e| e.turn_id != real.events[0].turn_id).expect("turns");
     all.push(real.covered(first_turn_end));
+    all.push(real.covered(inside_first_turn(&real.events, first_turn_end)));
     all.push(real);
     let single = Session::new(
         "real-sqlfluff",
