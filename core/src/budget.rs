@@ -5,6 +5,10 @@
 //! at [`MAX_RESERVE_TOKENS`]; for an unknown window it uses a history budget of
 //! [`UNKNOWN_WINDOW_HISTORY_BUDGET`] plus the same classic reserve.
 
+mod pieces;
+
+pub use pieces::PieceEstimator;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

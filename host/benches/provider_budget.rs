@@ -69,16 +69,18 @@ async fn run() -> BenchResult<Vec<String>> {
 
     println!("== a. estimate error per content class (OpenAI Chat count, o200k_base)");
     println!(
-        "| class | tokens per request | raw median | raw worst | after one usage: median | worst | every usage recorded: median | worst |"
+        "| class | tokens per request | characters: median | worst | pieces (raw): median | worst | after one usage: median | worst | every usage recorded: median | worst |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (class, texts) in estimate::classes() {
         let e = estimate::measure(class, &texts, dir.path()).await?;
         println!(
-            "| {} | {}-{} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {}-{} | {} | {} | {} | {} | {} | {} | {} | {} |",
             e.class,
             e.tokens.0,
             e.tokens.1,
+            percent(e.chars_median),
+            percent(e.chars_worst),
             percent(e.raw_median),
             percent(e.raw_worst),
             percent(e.calibrated_median),
@@ -87,6 +89,10 @@ async fn run() -> BenchResult<Vec<String>> {
             percent(e.running_worst)
         );
         let key = e.class.replace(' ', "_").to_lowercase();
+        results.push(format!(
+            "RESULT|estimate_{key}_characters_worst|{}|report|-",
+            percent(e.chars_worst)
+        ));
         results.push(format!("RESULT|estimate_{key}_raw_worst|{}|report|-", percent(e.raw_worst)));
         results.push(format!(
             "RESULT|estimate_{key}_every_usage_worst|{}|report|-",

@@ -20,7 +20,7 @@ use contextfold_core::compaction::summary_request::SummaryRequest;
 use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
 use contextfold_core::prefix_match::match_checkpoint_prefix;
 use contextfold_core::{
-    CharEstimator, EventContent, HistoryCompactCheckpoint, ModelFacts, ReasonCode, RuntimeEvent,
+    EventContent, HistoryCompactCheckpoint, ModelFacts, ReasonCode, RuntimeEvent,
 };
 use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, SessionConfig, Summarizer,
@@ -126,7 +126,8 @@ async fn drive<S: Summarizer>(
         .filter(|e| e.turn_id == task_turn && !is_step_event(e))
         .cloned()
         .collect();
-    let head_tokens = estimate_events(&CharEstimator, &head);
+    // Measured the way the runtime measures its requests.
+    let head_tokens = estimate_events(&runtime.estimator().await.expect("estimator"), &head);
     let mut reports =
         runtime.evaluate_pre_turn().await.expect("pre-turn").into_iter().collect::<Vec<_>>();
     for step in steps(&events[task_index + 1..]) {

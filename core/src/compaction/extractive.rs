@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::budget::{CharEstimator, TokenEstimator};
+use crate::budget::{CharEstimator, PieceEstimator, TokenEstimator};
 use crate::event::{EventContent, RuntimeEvent};
 
 /// `produced_by` value of checkpoints written from extractive summaries.
@@ -25,7 +25,8 @@ const MAX_EXCERPT_CHARS: usize = 800;
 
 /// Writes a structured summary of `fold`, merged into `previous_summary` for a rolling update,
 /// within about `target_tokens` (oldest list items are dropped first; every section keeps at
-/// least its newest item).
+/// least its newest item). The target is met under both built-in estimators, so the summary
+/// fits whichever one the runtime measuring it uses.
 pub fn extractive_summary(
     previous_summary: Option<&str>,
     fold: &[RuntimeEvent],
@@ -59,7 +60,7 @@ pub fn extractive_summary(
     let mut shorten_to = SHORTENED_ITEM_CHARS.iter();
     loop {
         let text = render(&sections);
-        if CharEstimator.estimate_text(&text) <= target_tokens {
+        if fits_target(&text, target_tokens) {
             return text;
         }
         // Drop the oldest item of the longest droppable section.
@@ -87,6 +88,13 @@ pub fn extractive_summary(
             },
         }
     }
+}
+
+/// Whether `text` is within `target_tokens` by the larger of the characters and the pieces
+/// estimate (the cheap one first).
+fn fits_target(text: &str, target_tokens: u64) -> bool {
+    CharEstimator.estimate_text(text) <= target_tokens
+        && PieceEstimator.estimate_text(text) <= target_tokens
 }
 
 /// Item lengths, in characters, that the last rounds of fitting shorten every item to.

@@ -1,18 +1,19 @@
-//! Row a: estimate error per content class, raw (the `CharEstimator` alone) and calibrated
-//! (the session runtime's estimator after one reported usage).
+//! Row a: estimate error per content class, raw (the characters estimate `CharEstimator`, and
+//! the `PieceEstimator` the runtime starts from) and calibrated (the session runtime's
+//! estimator after one reported usage).
 //!
 //! Per class, one session (its own runtime over a SQLite file) sends 8 requests, each one user
 //! message of new text of that class (about 1,500-3,000 tokens). Each request is estimated
 //! with the runtime's estimator (`SessionRuntime::estimator`, calibrated from the usage facts
 //! recorded so far), counted by the simulator (OpenAI Chat shape, `o200k_base`), and its usage
-//! recorded with `record_usage`. Raw error: `CharEstimator` estimate / count - 1 on every
-//! request; calibrated error: the runtime's estimate / count - 1 on requests 2..8.
+//! recorded with `record_usage`. Raw error: the raw estimate / count - 1 on every request;
+//! calibrated error: the runtime's estimate / count - 1 on requests 2..8.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use contextfold_conformance::prng::SplitMix64;
-use contextfold_core::budget::CharEstimator;
+use contextfold_core::budget::{CharEstimator, PieceEstimator};
 use contextfold_core::calibration::{UsageFact, UsageReport};
 use contextfold_core::compaction::Compactor;
 use contextfold_core::compaction::native::ProviderIdentity;
@@ -38,6 +39,8 @@ pub(crate) const GOAL: f64 = 0.10;
 pub(crate) struct ClassError {
     pub(crate) class: &'static str,
     pub(crate) tokens: (u64, u64),
+    pub(crate) chars_median: f64,
+    pub(crate) chars_worst: f64,
     pub(crate) raw_median: f64,
     pub(crate) raw_worst: f64,
     pub(crate) calibrated_median: f64,
@@ -183,13 +186,15 @@ pub(crate) async fn measure(
     if texts.len() < 6 {
         return Err(format!("{class}: only {} requests of text", texts.len()).into());
     }
-    let (counts, mut raw, mut one) = errors(class, texts, dir, false).await?;
-    let (_, _, mut running) = errors(class, texts, dir, true).await?;
+    let (counts, mut chars, mut raw, mut one) = errors(class, texts, dir, false).await?;
+    let (_, _, _, mut running) = errors(class, texts, dir, true).await?;
     let tokens =
         (counts.iter().copied().min().unwrap_or(0), counts.iter().copied().max().unwrap_or(0));
     Ok(ClassError {
         class,
         tokens,
+        chars_worst: worst(&chars),
+        chars_median: median(&mut chars),
         raw_worst: worst(&raw),
         raw_median: median(&mut raw),
         calibrated_worst: worst(&one),
@@ -199,9 +204,10 @@ pub(crate) async fn measure(
     })
 }
 
-type Errors = (Vec<u64>, Vec<f64>, Vec<f64>);
+type Errors = (Vec<u64>, Vec<f64>, Vec<f64>, Vec<f64>);
 
-/// Counts, raw errors and calibrated errors (requests 2..n) of one session of `texts`.
+/// Counts, characters-estimate errors, raw errors and calibrated errors (requests 2..n) of one
+/// session of `texts`.
 async fn errors(
     class: &'static str,
     texts: &[String],
@@ -220,14 +226,15 @@ async fn errors(
         },
         compactor: Compactor::TextSummary,
     };
-    let runtime = SessionRuntime::new(store, config, ExtractiveSummarizer, NoNativeCompactor)
-        .with_estimator(Arc::new(CharEstimator));
+    let runtime = SessionRuntime::new(store, config, ExtractiveSummarizer, NoNativeCompactor);
     let provider = SimulatedProvider::new(SimulatorConfig::default());
-    let (mut raw, mut calibrated, mut counts) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut chars, mut raw, mut calibrated, mut counts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (index, text) in texts.iter().enumerate() {
         let messages =
             [Message { role: Role::User, parts: vec![Part::Text { text: text.clone() }] }];
-        let base = estimate_messages(&CharEstimator, &messages);
+        let base = estimate_messages(&PieceEstimator, &messages);
+        let char_estimate = estimate_messages(&CharEstimator, &messages);
         let estimate = estimate_messages(&runtime.estimator().await?, &messages);
         let usage =
             send(&provider, WireShape::OpenAiChat, &chat_body(&messages, "bench-model")?, 1_000)?;
@@ -235,6 +242,7 @@ async fn errors(
             return Err(format!("{class}: request {index} overflowed").into());
         };
         counts.push(input_tokens);
+        chars.push(char_estimate as f64 / input_tokens as f64 - 1.0);
         raw.push(base as f64 / input_tokens as f64 - 1.0);
         if index > 0 {
             calibrated.push(estimate as f64 / input_tokens as f64 - 1.0);
@@ -249,5 +257,5 @@ async fn errors(
             runtime.record_usage(fact).await?;
         }
     }
-    Ok((counts, raw, calibrated))
+    Ok((counts, chars, raw, calibrated))
 }

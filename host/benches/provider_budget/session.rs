@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
-use contextfold_core::budget::{CharEstimator, ContextBudget};
+use contextfold_core::budget::ContextBudget;
 use contextfold_core::calibration::UsageReport;
 use contextfold_core::compaction::Compactor;
 use contextfold_core::compaction::native::ProviderIdentity;
@@ -220,7 +220,6 @@ pub(crate) async fn drive(
     let summarizer = BilledSummarizer { provider: Arc::clone(&summarizer_sim) };
     let clock_ms = Arc::new(AtomicU64::new(1_800_000_000_000));
     let runtime = SessionRuntime::new(store, config, summarizer, NoNativeCompactor)
-        .with_estimator(Arc::new(CharEstimator))
         .with_clock(Arc::new(move || clock_ms.fetch_add(1_000, Ordering::Relaxed)));
     let provider = SimulatedProvider::new(SimulatorConfig {
         context_window: session.window,

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use contextfold_core::budget::CharEstimator;
+use contextfold_core::budget::PieceEstimator;
 use contextfold_core::calibration::{CalibratedEstimator, Calibration, UsageFact, UsageReport};
 use contextfold_core::compaction::native::ProviderIdentity;
 
@@ -17,11 +17,12 @@ use super::error::RuntimeError;
 use super::session::{BaseEstimator, ProjectionReport, SessionRuntime, blocking, unique_tag};
 use crate::tokenizer::OpenAiTokenizer;
 
-/// The uncalibrated estimator a runtime starts from: the characters-based [`CharEstimator`],
-/// corrected by calibration from the provider's reported usage. Exact counting for an OpenAI
-/// model is one call away: [`exact_estimator_for`] with [`SessionRuntime::with_estimator`].
+/// The uncalibrated estimator a runtime starts from: the [`PieceEstimator`] (its ratio to a
+/// provider's count stays nearly constant within a kind of content, so calibration from the
+/// provider's reported usage makes it accurate), corrected by calibration. Exact counting for an
+/// OpenAI model is one call away: [`exact_estimator_for`] with [`SessionRuntime::with_estimator`].
 pub(crate) fn base_estimator_for(_provider: &ProviderIdentity) -> BaseEstimator {
-    Arc::new(CharEstimator)
+    Arc::new(PieceEstimator)
 }
 
 /// Exact counting for an OpenAI model ([`OpenAiTokenizer`]: `o200k_base` or `cl100k_base` by

@@ -82,7 +82,7 @@ pub fn extend(builder: &mut LogBuilder, turn: usize) {
     builder.tool_result(
         &format!("c{turn}"),
         "shell",
-        json!("test lib::case ... FAILED\n".repeat(240)),
+        json!("test lib::case ... FAILED\n".repeat(194)),
     );
     builder.assistant(&format!("turn {turn}: fixed src/lib.rs"));
 }

@@ -1,0 +1,124 @@
+//! The piece estimator against a real tokenizer: per content class, its ratio to OpenAI's
+//! `o200k_base` count must stay nearly constant from one chunk to the next (so one learned
+//! calibration ratio carries to the next request) and near 1.0, on the repository's own docs,
+//! source code, minified trajectory JSON, agent trajectory text, CJK prose and base64.
+//! The characters estimate fails the same bounds; the test checks that too, so it can fail.
+
+use std::path::{Path, PathBuf};
+
+use contextfold_conformance::prng::SplitMix64;
+use contextfold_core::budget::{CharEstimator, PieceEstimator, TokenEstimator};
+use contextfold_host::tokenizer::OpenAiTokenizer;
+
+/// Chunks per class at most (evenly spread over the class's text).
+const MAX_CHUNKS: usize = 24;
+/// The largest deviation of one chunk's ratio from the class median.
+const MAX_SPREAD: f64 = 0.12;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            files(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+}
+
+fn read_all(dir: &str, ext: &str) -> String {
+    let mut paths = Vec::new();
+    files(&repo().join(dir), ext, &mut paths);
+    paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect::<Vec<_>>().join("\n")
+}
+
+/// Cuts `text` into chunks of about `bytes` bytes at char boundaries, at most [`MAX_CHUNKS`]
+/// of them spread evenly over the text.
+fn chunks(text: &str, bytes: usize) -> Vec<&str> {
+    let mut all = Vec::new();
+    let mut rest = text;
+    while rest.len() > bytes / 2 {
+        let mut cut = bytes.min(rest.len());
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        all.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    let n = all.len();
+    if n <= MAX_CHUNKS {
+        return all;
+    }
+    (0..MAX_CHUNKS).map(|i| all[i * n / MAX_CHUNKS]).collect()
+}
+
+fn minified_json() -> String {
+    read_all("tests/trajectories", "jsonl")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .map(|value| value.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn base64() -> String {
+    let mut rng = SplitMix64::new(0x0B64);
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    (0..60_000).map(|_| char::from(alphabet[(rng.next_u64() >> 58) as usize])).collect()
+}
+
+/// (class, text) for every class measured.
+fn classes() -> Vec<(&'static str, String)> {
+    let cjk = include_str!("../benches/provider_budget/cjk.txt");
+    vec![
+        ("prose", read_all("docs", "md")),
+        ("source code", read_all("core/src", "rs")),
+        ("minified JSON", minified_json()),
+        ("agent trajectory", read_all("tests/trajectories/swe-agent", "jsonl")),
+        ("CJK", cjk.repeat(4)),
+        ("base64", base64()),
+    ]
+}
+
+/// (median ratio, worst deviation from the median) of `estimator` against the count.
+fn spread(estimator: &dyn TokenEstimator, tokenizer: &OpenAiTokenizer, text: &str) -> (f64, f64) {
+    let size = if text.is_ascii() { 8_000 } else { 3_000 };
+    let mut ratios: Vec<f64> = chunks(text, size)
+        .into_iter()
+        .map(|chunk| estimator.estimate_text(chunk) as f64 / tokenizer.count(chunk) as f64)
+        .collect();
+    assert!(ratios.len() >= 4, "too little text: {} chunks", ratios.len());
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    let worst = ratios.iter().map(|r| (r / median - 1.0).abs()).fold(0.0, f64::max);
+    (median, worst)
+}
+
+#[test]
+fn the_piece_estimate_keeps_one_ratio_per_content_class() {
+    let tokenizer = OpenAiTokenizer::o200k_base();
+    let mut failures = Vec::new();
+    let mut char_failures = 0;
+    for (class, text) in classes() {
+        let (median, worst) = spread(&PieceEstimator, &tokenizer, &text);
+        let (char_median, char_worst) = spread(&CharEstimator, &tokenizer, &text);
+        println!(
+            "{class:<18} pieces: median {median:.3} worst {:+.1}%   chars: median {char_median:.3} worst {:+.1}%",
+            worst * 100.0,
+            char_worst * 100.0
+        );
+        if worst > MAX_SPREAD || !(0.85..=1.15).contains(&median) {
+            failures.push(format!("{class}: median {median:.3}, worst {:.1}%", worst * 100.0));
+        }
+        char_failures +=
+            usize::from(char_worst > MAX_SPREAD || !(0.85..=1.15).contains(&char_median));
+    }
+    assert!(failures.is_empty(), "the piece estimate drifts within a class: {failures:?}");
+    assert!(char_failures >= 3, "the bounds no longer tell the two estimates apart");
+}
