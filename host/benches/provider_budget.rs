@@ -4,7 +4,8 @@
 //! `recover_from_overflow` on a refusal, the extractive summarizer).
 //!
 //! Rows: (a) estimate error per content class, raw and calibrated after one usage;
-//! (b) provider overflows per session with calibration and without; (c) the share of each
+//! (b) provider overflows per session with calibration and without, from the pieces estimate
+//! (the native default) and from the characters estimate (the npm package's); (c) the share of each
 //! request that comes back as the next request's prefix under one checkpoint, with breaks and
 //! pruning epochs; (d) billed-equivalent input tokens against peer strategies, OpenAI- and
 //! Anthropic-style. Method and a recorded run: `docs/performance.md`, "Provider budgets and
@@ -26,7 +27,7 @@ mod session;
 mod wire;
 
 use billing::{Bill, Strategy};
-use session::{BenchResult, BenchSession, RunLog};
+use session::{Base, BenchResult, BenchSession, RunLog};
 use wire::Shape;
 
 /// Context window of the long single-turn session.
@@ -114,19 +115,23 @@ async fn run() -> BenchResult<Vec<String>> {
     let mut runs: Vec<(&str, &BenchSession, RunLog)> = Vec::new();
     println!("\n== b. provider overflows per session");
     println!(
-        "| session | window | requests answered | overflows, calibrated | overflows, never calibrated | compactions (cal. / not) |"
+        "| session | window | requests answered | overflows: pieces, calibrated | pieces, never calibrated | characters, calibrated | characters, never calibrated | compactions (pieces cal. / not) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (key, session) in &sessions {
-        let calibrated = session::drive(session, true, dir.path()).await?;
-        let base = session::drive(session, false, dir.path()).await?;
+        let calibrated = session::drive(session, Base::Pieces, true, dir.path()).await?;
+        let base = session::drive(session, Base::Pieces, false, dir.path()).await?;
+        let chars = session::drive(session, Base::Characters, true, dir.path()).await?;
+        let chars_base = session::drive(session, Base::Characters, false, dir.path()).await?;
         println!(
-            "| {} | {} | {} | {} | {} | {} / {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} / {} |",
             session.name,
             session.window,
             calibrated.sent.len(),
             calibrated.overflows,
             base.overflows,
+            chars.overflows,
+            chars_base.overflows,
             calibrated.compactions,
             base.compactions
         );
@@ -137,6 +142,14 @@ async fn run() -> BenchResult<Vec<String>> {
         ));
         results
             .push(format!("RESULT|overflows_{key}_never_calibrated|{}|report|-", base.overflows));
+        results.push(format!(
+            "RESULT|overflows_{key}_characters_calibrated|{}|report|-",
+            chars.overflows
+        ));
+        results.push(format!(
+            "RESULT|overflows_{key}_characters_never_calibrated|{}|report|-",
+            chars_base.overflows
+        ));
         runs.push((key, session, calibrated));
     }
 

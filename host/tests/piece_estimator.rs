@@ -1,8 +1,10 @@
 //! The piece estimator against a real tokenizer: per content class, its ratio to OpenAI's
 //! `o200k_base` count must stay nearly constant from one chunk to the next (so one learned
 //! calibration ratio carries to the next request) and near 1.0, on the repository's own docs,
-//! source code, minified trajectory JSON, agent trajectory text, CJK prose and base64.
-//! The characters estimate fails the same bounds; the test checks that too, so it can fail.
+//! source code, minified trajectory JSON, agent trajectory text, CJK prose and base64, and on
+//! text its tables were not fitted to (the markdown, Rust and TOML of the crates in the cargo
+//! registry). The characters estimate fails the same bounds; the test checks that too, so it
+//! can fail.
 
 use std::path::{Path, PathBuf};
 
@@ -121,4 +123,60 @@ fn the_piece_estimate_keeps_one_ratio_per_content_class() {
     }
     assert!(failures.is_empty(), "the piece estimate drifts within a class: {failures:?}");
     assert!(char_failures >= 3, "the bounds no longer tell the two estimates apart");
+}
+
+/// The crates Cargo downloaded to build this workspace (hundreds of projects and authors,
+/// pinned by `Cargo.lock`): text the estimator's tables were not fitted to.
+fn registry_sources() -> Vec<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .expect("CARGO_HOME or HOME");
+    let mut crates = Vec::new();
+    for index in std::fs::read_dir(home.join("registry/src")).expect("the cargo registry") {
+        let index = index.expect("registry entry").path();
+        crates.extend(std::fs::read_dir(&index).expect("registry index").filter_map(|e| e.ok()));
+    }
+    let mut paths: Vec<PathBuf> = crates.into_iter().map(|e| e.path()).collect();
+    paths.sort();
+    paths
+}
+
+/// The first `limit` bytes of the `ext` files of every crate, a few files from each.
+fn held_out(crates: &[PathBuf], ext: &str, per_crate: usize, limit: usize) -> String {
+    let mut text = String::new();
+    for dir in crates {
+        let mut paths = Vec::new();
+        files(dir, ext, &mut paths);
+        for path in paths.iter().take(per_crate) {
+            if let Ok(file) = std::fs::read_to_string(path) {
+                text.push_str(&file);
+                text.push('\n');
+            }
+        }
+        if text.len() > limit {
+            break;
+        }
+    }
+    text
+}
+
+#[test]
+fn the_piece_estimate_holds_on_text_it_was_not_fitted_to() {
+    let tokenizer = OpenAiTokenizer::o200k_base();
+    let crates = registry_sources();
+    assert!(crates.len() >= 50, "only {} crates in the registry", crates.len());
+    let mut failures = Vec::new();
+    for (class, text) in [
+        ("crate docs (markdown)", held_out(&crates, "md", 2, usize::MAX)),
+        ("crate source (Rust)", held_out(&crates, "rs", 1, usize::MAX)),
+        ("crate manifests (TOML)", held_out(&crates, "toml", 1, usize::MAX)),
+    ] {
+        let (median, worst) = spread(&PieceEstimator, &tokenizer, &text);
+        println!("{class:<24} pieces: median {median:.3} worst {:+.1}%", worst * 100.0);
+        if worst > MAX_SPREAD || !(0.85..=1.15).contains(&median) {
+            failures.push(format!("{class}: median {median:.3}, worst {:.1}%", worst * 100.0));
+        }
+    }
+    assert!(failures.is_empty(), "the piece estimate drifts on held-out text: {failures:?}");
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
-use contextfold_core::budget::ContextBudget;
+use contextfold_core::budget::{CharEstimator, ContextBudget};
 use contextfold_core::calibration::UsageReport;
 use contextfold_core::compaction::Compactor;
 use contextfold_core::compaction::native::ProviderIdentity;
@@ -191,15 +191,26 @@ impl Summarizer for BilledSummarizer {
 /// Model requests one step may send: the first and one after each overflow recovery.
 const MAX_ATTEMPTS: usize = 3;
 
-/// Plays `session` through a `SessionRuntime` on a SQLite file under `dir`. With `calibrate`
-/// every reported usage (and overflow) is recorded as a fact, as the runtime ships; without,
-/// nothing is recorded and every overflow recovers through `recover_from_overflow`.
+/// The uncalibrated estimate a run starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// The native runtime's default, `PieceEstimator`.
+    Pieces,
+    /// `CharEstimator`: the npm package's and the component's base, the runtime's before.
+    Characters,
+}
+
+/// Plays `session` through a `SessionRuntime` on a SQLite file under `dir`, estimating from
+/// `base`. With `calibrate` every reported usage (and overflow) is recorded as a fact, as the
+/// runtime ships; without, nothing is recorded and every overflow recovers through
+/// `recover_from_overflow`.
 pub(crate) async fn drive(
     session: &BenchSession,
+    base: Base,
     calibrate: bool,
     dir: &Path,
 ) -> BenchResult<RunLog> {
-    let path = dir.join(format!("{}-{calibrate}.sqlite", session.session_id));
+    let path = dir.join(format!("{}-{base:?}-{calibrate}.sqlite", session.session_id));
     let store = Arc::new(Store::open(&path)?);
     let model = ModelFacts { context_window: Some(session.window), ..Default::default() };
     let reserve = ContextBudget::from_model(&model).reserve;
@@ -219,8 +230,11 @@ pub(crate) async fn drive(
     }));
     let summarizer = BilledSummarizer { provider: Arc::clone(&summarizer_sim) };
     let clock_ms = Arc::new(AtomicU64::new(1_800_000_000_000));
-    let runtime = SessionRuntime::new(store, config, summarizer, NoNativeCompactor)
+    let mut runtime = SessionRuntime::new(store, config, summarizer, NoNativeCompactor)
         .with_clock(Arc::new(move || clock_ms.fetch_add(1_000, Ordering::Relaxed)));
+    if base == Base::Characters {
+        runtime = runtime.with_estimator(Arc::new(CharEstimator));
+    }
     let provider = SimulatedProvider::new(SimulatorConfig {
         context_window: session.window,
         reply_text: "Working on it.".into(),
