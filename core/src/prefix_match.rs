@@ -11,6 +11,10 @@ use crate::digest::{HashEngine, PrefixHasher, Sha2Engine};
 use crate::event::RuntimeEvent;
 use crate::safe_prefix::turn_count;
 
+mod sweep;
+
+pub use sweep::{PrefixSweep, SweepResult};
+
 /// A successful match: the checkpoint covers `events[..covered]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrefixMatch {

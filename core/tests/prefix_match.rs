@@ -139,3 +139,52 @@ fn checkpoint_json_round_trips_and_rejects_unknown_schema() {
         "checkpoint_invalid"
     );
 }
+
+/// One sweep over the log gives, for every checkpoint, what matching it alone gives: matches,
+/// every kind of mismatch, checkpoints given out of order, on the whole log and on a prefix.
+#[test]
+fn one_sweep_equals_matching_each_checkpoint() {
+    use contextfold_core::prefix_match::PrefixSweep;
+    let events = session();
+    let mut checkpoints: Vec<HistoryCompactCheckpoint> =
+        [16, 3, 8, 1, 12].iter().map(|&n| checkpoint_over(&events[..n])).collect();
+    let mut boundary = checkpoint_over(&events[..5]);
+    boundary.coverage.through.runtime_event_id = "other".into();
+    let mut turns = checkpoint_over(&events[..6]);
+    turns.coverage.turn_count += 1;
+    let mut digest = checkpoint_over(&events[..7]);
+    digest.coverage.source_digest = "0".repeat(64);
+    let mut session_of = checkpoint_over(&events[..2]);
+    session_of.session_id = "s2".into();
+    let mut empty = checkpoint_over(&events[..1]);
+    empty.coverage.event_count = 0;
+    checkpoints.extend([boundary, turns, digest, session_of, empty, checkpoint_over(&events[..8])]);
+    for log in [&events[..], &events[..10]] {
+        let mut sweep = PrefixSweep::new(&checkpoints);
+        for event in log {
+            sweep.push(event);
+        }
+        let swept = sweep.finish();
+        let each: Vec<_> = checkpoints.iter().map(|cp| match_checkpoint_prefix(cp, log)).collect();
+        assert_eq!(swept, each, "log of {} events", log.len());
+        assert!(each.iter().any(|r| r.is_ok()) && each.iter().any(|r| r.is_err()));
+    }
+}
+
+/// The sweep stops hashing once every checkpoint is decided; the length it is then told
+/// still fills in the checkpoints that claim more.
+#[test]
+fn a_sweep_may_stop_reading_when_every_checkpoint_is_decided() {
+    use contextfold_core::prefix_match::PrefixSweep;
+    let events = session();
+    let checkpoints = [checkpoint_over(&events[..4])];
+    let mut sweep = PrefixSweep::new(&checkpoints);
+    for event in &events[..4] {
+        sweep.push(event);
+    }
+    assert!(sweep.is_done());
+    assert_eq!(
+        sweep.finish_with_total(events.len()),
+        [match_checkpoint_prefix(&checkpoints[0], &events)]
+    );
+}

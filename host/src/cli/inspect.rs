@@ -2,11 +2,9 @@
 //! projection.
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::prefix_match::match_checkpoint_prefix_with;
 use serde_json::{Value, json};
 
 use super::{CliError, Output, Target};
-use crate::hashing::PipelinedSha256;
 use crate::storage::{LookupSource, Store, StoreError};
 
 fn open_session(target: &Target) -> Result<Store, CliError> {
@@ -78,27 +76,40 @@ pub(crate) fn checkpoints(target: &Target) -> Result<Output, CliError> {
 /// digest), and the projection row against ledger recovery.
 pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
     let store = open_session(target)?;
-    let events = store.load_events(&target.session)?;
-    let mut results = Vec::new();
+    let records = store.recorded_checkpoints(&target.session)?;
+    let mut results: Vec<Option<Value>> = Vec::new();
+    let mut parsed = Vec::new();
     let mut failures: Vec<&'static str> = Vec::new();
-    for record in store.recorded_checkpoints(&target.session)? {
-        let result = match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
+    for record in &records {
+        match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
             Err(error) => {
                 failures.push(error.code());
-                json!({"eventId": record.event_id, "ok": false, "code": error.code(), "detail": error.to_string()})
+                results.push(Some(json!({"eventId": record.event_id, "ok": false, "code": error.code(), "detail": error.to_string()})));
             }
-            Ok(cp) => match match_checkpoint_prefix_with::<PipelinedSha256>(&cp, &events) {
-                Ok(_) => {
-                    json!({"eventId": record.event_id, "checkpointId": cp.checkpoint_id, "ok": true, "coveredEvents": cp.coverage.event_count})
-                }
-                Err(mismatch) => {
-                    failures.push(mismatch.code().as_str());
-                    json!({"eventId": record.event_id, "checkpointId": cp.checkpoint_id, "ok": false, "code": mismatch.code(), "detail": mismatch.to_string()})
-                }
-            },
-        };
-        results.push(result);
+            Ok(cp) => {
+                results.push(None);
+                parsed.push((record.event_id.clone(), cp));
+            }
+        }
     }
+    // Every checkpoint in one streamed pass over the ledger.
+    let checkpoints: Vec<HistoryCompactCheckpoint> =
+        parsed.iter().map(|(_, cp)| cp.clone()).collect();
+    let sweep = store.verify_checkpoints(&target.session, &checkpoints)?;
+    let mut swept = parsed.iter().zip(&sweep.results);
+    for slot in results.iter_mut().filter(|slot| slot.is_none()) {
+        let Some(((event_id, cp), result)) = swept.next() else { break };
+        *slot = Some(match result {
+            Ok(_) => {
+                json!({"eventId": event_id, "checkpointId": cp.checkpoint_id, "ok": true, "coveredEvents": cp.coverage.event_count})
+            }
+            Err(mismatch) => {
+                failures.push(mismatch.code().as_str());
+                json!({"eventId": event_id, "checkpointId": cp.checkpoint_id, "ok": false, "code": mismatch.code(), "detail": mismatch.to_string()})
+            }
+        });
+    }
+    let results: Vec<Value> = results.into_iter().flatten().collect();
     let recovered = select_tip(&store, &target.session)?;
     let lookup = store.current_checkpoint(&target.session)?;
     let projection_id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
@@ -109,7 +120,7 @@ pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
     let verified = results.iter().filter(|r| r["ok"] == Value::Bool(true)).count();
     let json = json!({
         "session": target.session,
-        "events": events.len(),
+        "events": sweep.events,
         "checkpoints": results,
         "verified": verified,
         "projection": {"ok": projection_ok, "checkpointId": projection_id, "recoveredTip": recovered, "notes": lookup.notes},
@@ -121,7 +132,7 @@ pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
     }
     let text = format!(
         "ok: {verified} checkpoint(s) match the {} canonical events; projection at {}\n",
-        events.len(),
+        sweep.events,
         projection_id.as_deref().unwrap_or("none")
     );
     Ok(Output { json, text, exit: 0 })

@@ -143,25 +143,14 @@ impl Store {
                  WHERE session_id = ?1 ORDER BY seq",
             )
             .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
-        let rows = statement
-            .query_map([session_id], |row| {
-                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
-            })
+        let mut rows = statement
+            .query([session_id])
             .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
         let mut events = Vec::new();
-        for row in rows {
-            let (seq, id, json) = row.map_err(|e| unreadable(format!("cannot read a row: {e}")))?;
-            let event = RuntimeEvent::from_json(&json)
-                .map_err(|e| unreadable(format!("row seq {seq}: {e} ({})", e.code())))?;
-            if event.seq as i64 != seq
-                || event.runtime_event_id != id
-                || event.session_id != session_id
-            {
-                return Err(unreadable(format!(
-                    "row seq {seq}: the event JSON disagrees with its key columns"
-                )));
-            }
-            events.push(event);
+        while let Some(row) =
+            rows.next().map_err(|e| unreadable(format!("cannot read a row: {e}")))?
+        {
+            events.push(super::stream::read_event_row(row, session_id)?);
         }
         Ok(events)
     }

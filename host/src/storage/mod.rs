@@ -14,6 +14,7 @@ mod error;
 mod events;
 mod schema;
 mod stream;
+mod sweep;
 mod usage;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ pub use error::{ArchiveReadError, CheckpointAppendError, StoreError};
 pub use events::{AgentRunRecord, agent_run_kind};
 pub use schema::SCHEMA_VERSION;
 pub use stream::{StreamRequest, StreamedProjection};
+pub use sweep::CheckpointSweep;
 
 /// How long a writer waits for another process's write lock before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

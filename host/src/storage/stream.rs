@@ -115,10 +115,6 @@ impl Store {
         if covered == 0 || checkpoint.session_id != session_id {
             return Ok(None);
         }
-        let unreadable = |detail: String| StoreError::LedgerUnreadable {
-            session_id: session_id.to_owned(),
-            detail,
-        };
         let conn = self.lock();
         let mut statement = conn
             .prepare(
@@ -140,25 +136,8 @@ impl Store {
         let mut tail = Vec::new();
         let mut index = 0usize;
         while let Some(row) = rows.next().map_err(StoreError::sqlite("reading a ledger row"))? {
-            let seq: i64 = row.get(0).map_err(StoreError::sqlite("reading a ledger row"))?;
-            let id = row.get_ref(1).and_then(|v| Ok(v.as_str()?.to_owned()));
-            let json = row.get_ref(2).and_then(|v| Ok(v.as_str()?));
-            let (id, json) = match (id, json) {
-                (Ok(id), Ok(json)) => (id, json),
-                (Err(e), _) | (_, Err(e)) => {
-                    return Err(unreadable(format!("row seq {seq}: cannot read it: {e}")));
-                }
-            };
-            let event = RuntimeEvent::from_json(json)
-                .map_err(|e| unreadable(format!("row seq {seq}: {e} ({})", e.code())))?;
-            if event.seq as i64 != seq
-                || event.runtime_event_id != id
-                || event.session_id != session_id
-            {
-                return Err(unreadable(format!(
-                    "row seq {seq}: the event JSON disagrees with its key columns"
-                )));
-            }
+            let event = read_event_row(row, session_id)?;
+            let id = event.runtime_event_id.clone();
             if index >= covered {
                 tail.push(event);
                 index += 1;
@@ -192,6 +171,33 @@ impl Store {
         }
         Ok((index >= covered).then_some((prefix, tail)))
     }
+}
+
+/// Parses one `(seq, runtime_event_id, event_json)` row of `session_id`'s ledger, checking the
+/// event against its key columns.
+pub(crate) fn read_event_row(
+    row: &rusqlite::Row<'_>,
+    session_id: &str,
+) -> Result<RuntimeEvent, StoreError> {
+    let unreadable =
+        |detail: String| StoreError::LedgerUnreadable { session_id: session_id.to_owned(), detail };
+    let seq: i64 = row.get(0).map_err(StoreError::sqlite("reading a ledger row"))?;
+    let id = row.get_ref(1).and_then(|v| Ok(v.as_str()?));
+    let json = row.get_ref(2).and_then(|v| Ok(v.as_str()?));
+    let (id, json) = match (id, json) {
+        (Ok(id), Ok(json)) => (id, json),
+        (Err(e), _) | (_, Err(e)) => {
+            return Err(unreadable(format!("row seq {seq}: cannot read it: {e}")));
+        }
+    };
+    let event = RuntimeEvent::from_json(json)
+        .map_err(|e| unreadable(format!("row seq {seq}: {e} ({})", e.code())))?;
+    if event.seq as i64 != seq || event.runtime_event_id != id || event.session_id != session_id {
+        return Err(unreadable(format!(
+            "row seq {seq}: the event JSON disagrees with its key columns"
+        )));
+    }
+    Ok(event)
 }
 
 /// The [`ProjectInput`] of `request` over `events`.
