@@ -8,6 +8,7 @@
 
 mod compactors;
 mod error;
+mod log_cache;
 mod manual;
 mod session;
 mod stop;

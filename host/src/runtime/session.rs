@@ -8,12 +8,13 @@ use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::{Compactor, OutcomeKind, Trigger};
 use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{ProjectInput, Projection, project};
+use contextfold_core::projection::{ProjectInput, Projection, project_with};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use serde::Serialize;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
+use super::log_cache::{EstimatorKey, LogCache};
 use super::stop::StopSignal;
 use super::transaction::{CompactionReport, Request};
 use crate::storage::{CheckpointLookup, LookupNote, Store};
@@ -68,6 +69,9 @@ pub struct ProjectionReport {
     pub uncalibrated_tokens: u64,
     /// The calibration ratio the projection was measured with, in thousandths.
     pub ratio_permille: u32,
+    /// Events read from the ledger for this projection: the whole log the first time, then
+    /// only the events appended since the runtime's previous read.
+    pub ledger_events_read: usize,
 }
 
 /// Drives one session: appends events, evaluates capacity before and during turns, recovers
@@ -85,6 +89,8 @@ pub struct SessionRuntime<S, N> {
     pub(crate) state: Mutex<RuntimeState>,
     pub(crate) clock: Clock,
     pub(crate) base_estimator: BaseEstimator,
+    /// The log as last read, with its verified prefix ([`LogCache`]).
+    pub(crate) log: Arc<Mutex<LogCache>>,
 }
 
 impl<S, N> std::fmt::Debug for SessionRuntime<S, N> {
@@ -98,11 +104,20 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     pub fn new(store: Arc<Store>, config: SessionConfig, summarizer: S, native: N) -> Self {
         let clock: Clock = Arc::new(system_now_ms);
         let base_estimator = super::usage::base_estimator_for(&config.provider);
-        Self { store, config, summarizer, native, state: Mutex::default(), clock, base_estimator }
+        Self {
+            store,
+            config,
+            summarizer,
+            native,
+            state: Mutex::default(),
+            clock,
+            base_estimator,
+            log: Arc::default(),
+        }
     }
 
-    /// Replaces the uncalibrated estimator (by default the characters-based
-    /// [`contextfold_core::CharEstimator`]; exact counting for OpenAI models:
+    /// Replaces the uncalibrated estimator (by default the
+    /// [`contextfold_core::budget::PieceEstimator`]; exact counting for OpenAI models:
     /// [`crate::runtime::exact_estimator_for`]).
     pub fn with_estimator(mut self, estimator: BaseEstimator) -> Self {
         self.base_estimator = estimator;
@@ -196,29 +211,51 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     }
 
     /// Loads the log and the current checkpoint (projection first, ledger recovery otherwise).
+    /// Only the events appended since this runtime last read the ledger are read
+    /// ([`LogCache`]).
     pub async fn load(&self) -> Result<(Vec<RuntimeEvent>, CheckpointLookup), RuntimeError> {
         let store = Arc::clone(&self.store);
         let session = self.config.session_id.clone();
-        blocking(move || Ok((store.load_events(&session)?, store.current_checkpoint(&session)?)))
-            .await
+        let log = Arc::clone(&self.log);
+        blocking(move || {
+            let lookup = store.current_checkpoint(&session)?;
+            let mut cache = lock(&log);
+            cache.refresh(&store, &session)?;
+            Ok((cache.events().to_vec(), lookup))
+        })
+        .await
     }
 
     /// Projects the next request's history (the active turn, if any, is the current turn).
+    /// Reads only the events appended since the previous projection and verifies only the
+    /// part of the checkpoint's prefix not verified before ([`LogCache`]), so an agent step
+    /// costs O(new events) while the checkpoint and the estimator stay the same.
     pub async fn project(&self, fail_open: bool) -> Result<ProjectionReport, RuntimeError> {
-        let (events, lookup) = self.load().await?;
         let estimator = self.estimator().await?;
+        let key = EstimatorKey::new(&estimator.base, estimator.ratio_permille);
         let current = self.active_turn();
-        let projection = project(
-            &ProjectInput {
-                events: &events,
+        let store = Arc::clone(&self.store);
+        let session = self.config.session_id.clone();
+        let log = Arc::clone(&self.log);
+        let (model, provider) = (self.config.model.clone(), self.config.provider.clone());
+        let measure = estimator.clone();
+        let (projection, lookup, ledger_events_read) = blocking(move || {
+            let lookup = store.current_checkpoint(&session)?;
+            let mut cache = lock(&log);
+            let read = cache.refresh(&store, &session)?;
+            let (events, verifier) = cache.view(key);
+            let input = ProjectInput {
+                events,
                 current_turn_id: current.as_deref(),
                 checkpoint: lookup.checkpoint.as_ref(),
-                model: &self.config.model,
-                provider: Some(&self.config.provider),
+                model: &model,
+                provider: Some(&provider),
                 fail_open,
-            },
-            &estimator,
-        )?;
+            };
+            Ok((project_with(&input, &measure, verifier), lookup, read))
+        })
+        .await?;
+        let projection = projection?;
         let uncalibrated_tokens = if estimator.ratio_permille == UNIT_RATIO_PERMILLE {
             projection.estimated_tokens
         } else {
@@ -229,6 +266,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             lookup_notes: lookup.notes,
             uncalibrated_tokens,
             ratio_permille: estimator.ratio_permille,
+            ledger_events_read,
         })
     }
 
@@ -327,6 +365,13 @@ fn run_of(turn_id: &str) -> String {
 }
 
 /// Runs a store call on the blocking pool.
+/// Locks `log`, recovering it from a panicked holder (the cache is rebuilt if in doubt: a
+/// poisoned cache is simply reloaded on its next refresh mismatch, and its contents are only
+/// ever rows read from the ledger).
+fn lock(log: &Mutex<LogCache>) -> MutexGuard<'_, LogCache> {
+    log.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, crate::storage::StoreError> + Send + 'static,
 ) -> Result<T, RuntimeError> {

@@ -155,6 +155,53 @@ impl Store {
         Ok(events)
     }
 
+    /// The events of `session_id` with `seq` above `after`, in `seq` order (checked like
+    /// [`Store::load_events`]).
+    pub fn load_events_after(
+        &self,
+        session_id: &str,
+        after: u64,
+    ) -> Result<Vec<RuntimeEvent>, StoreError> {
+        let conn = self.lock();
+        let unreadable = |detail: String| StoreError::LedgerUnreadable {
+            session_id: session_id.to_owned(),
+            detail,
+        };
+        let mut statement = conn
+            .prepare_cached(
+                "SELECT seq, runtime_event_id, event_json FROM runtime_events \
+                 WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
+            )
+            .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
+        let mut rows = statement
+            .query(params![session_id, after as i64])
+            .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
+        let mut events = Vec::new();
+        while let Some(row) =
+            rows.next().map_err(|e| unreadable(format!("cannot read a row: {e}")))?
+        {
+            events.push(super::stream::read_event_row(row, session_id)?);
+        }
+        Ok(events)
+    }
+
+    /// The `runtime_event_id` of the event of `session_id` at `seq`, if there is one.
+    pub fn event_id_at(&self, session_id: &str, seq: u64) -> Result<Option<String>, StoreError> {
+        let conn = self.lock();
+        let mut statement = conn
+            .prepare_cached(
+                "SELECT runtime_event_id FROM runtime_events WHERE session_id = ?1 AND seq = ?2",
+            )
+            .map_err(StoreError::sqlite("looking up an event"))?;
+        let mut rows = statement
+            .query(params![session_id, seq as i64])
+            .map_err(StoreError::sqlite("looking up an event"))?;
+        match rows.next().map_err(StoreError::sqlite("looking up an event"))? {
+            Some(row) => Ok(Some(row.get(0).map_err(StoreError::sqlite("looking up an event"))?)),
+            None => Ok(None),
+        }
+    }
+
     /// Like [`Store::load_events`], but an empty ledger is [`StoreError::UnknownSession`].
     pub fn load_session(&self, session_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {
         let events = self.load_events(session_id)?;

@@ -1,0 +1,150 @@
+//! The paths users run, as whole processes (issue 20): `contextfold project` and
+//! `contextfold verify` on a cold SQLite ledger, each paired in one run against
+//! `openssl dgst -sha256` of the same session's export (the cost of reading and hashing its
+//! bytes once), median of 5, with each process's peak RSS.
+//!
+//! The fixture (`cli_paths/fixture.rs`): the real trajectories of `tests/trajectories/` copied
+//! into one session of about 90,000 events with 88 checkpoints (`CONTEXTFOLD_CLI_EVENTS`
+//! changes the size). Every process is started through this binary in `--measure` mode, which
+//! runs it, waits, and reports its wall time and `ru_maxrss` (`getrusage(RUSAGE_CHILDREN)`:
+//! the one child's peak), so the figures are the commands' own.
+//!
+//! Run: `cargo bench -p contextfold-host --bench cli_paths`.
+
+mod support;
+
+#[path = "cli_paths/fixture.rs"]
+mod fixture;
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use support::{SESSION, result};
+
+const RUNS: usize = 5;
+const CHECKPOINTS: u64 = 88;
+/// Goals (issue 20): times against `openssl dgst -sha256` of the export, and peak RSS.
+const PROJECT_GOAL: f64 = 1.5;
+const VERIFY_GOAL: f64 = 2.0;
+const RSS_GOAL_MIB: f64 = 48.0;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(index) = args.iter().position(|arg| arg == "--measure") {
+        measure_child(&args[index + 1..]);
+        return;
+    }
+    let events: u64 =
+        std::env::var("CONTEXTFOLD_CLI_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(90_000);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let db = dir.path().join("ledger.sqlite");
+    let export = dir.path().join("export.jsonl");
+    let started = Instant::now();
+    let fixture = fixture::write(&db, &export, events, CHECKPOINTS);
+    let db_bytes = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "fixture: {} events, {} turns, {} checkpoints, export {:.1} MB, SQLite file {:.1} MB (written in {:.1?})",
+        fixture.events,
+        fixture.turns,
+        fixture.checkpoints,
+        fixture.export_bytes as f64 / 1e6,
+        db_bytes as f64 / 1e6,
+        started.elapsed()
+    );
+    let bin = env!("CARGO_BIN_EXE_contextfold");
+    let db = db.to_str().expect("utf-8 path");
+    let export = export.to_str().expect("utf-8 path");
+    let commands: [(&str, Vec<&str>); 3] = [
+        ("openssl dgst -sha256 (export)", vec!["openssl", "dgst", "-sha256", export]),
+        (
+            "contextfold project --context-window 128000 --json",
+            vec![
+                bin,
+                "project",
+                "--db",
+                db,
+                "--session",
+                SESSION,
+                "--context-window",
+                "128000",
+                "--json",
+            ],
+        ),
+        ("contextfold verify", vec![bin, "verify", "--db", db, "--session", SESSION]),
+    ];
+    // Paired: each round runs the three commands one after the other.
+    let mut samples: Vec<Vec<(f64, u64)>> = vec![Vec::new(); commands.len()];
+    for _ in 0..RUNS {
+        for (index, (_, command)) in commands.iter().enumerate() {
+            samples[index].push(measure(command));
+        }
+    }
+    let medians: Vec<(f64, f64)> = samples
+        .iter_mut()
+        .map(|runs| {
+            let mut times: Vec<f64> = runs.iter().map(|r| r.0).collect();
+            times.sort_by(f64::total_cmp);
+            let peak = runs.iter().map(|r| r.1).max().unwrap_or(0);
+            (times[times.len() / 2], peak as f64 / 1024.0)
+        })
+        .collect();
+    let baseline = medians[0].0;
+    println!("| command | median of {RUNS} | against openssl | peak RSS |");
+    println!("| --- | ---: | ---: | ---: |");
+    for ((name, _), (time, rss)) in commands.iter().zip(&medians) {
+        println!("| `{name}` | {time:.3} s | {:.2}x | {rss:.1} MiB |", time / baseline);
+    }
+    let size = format!("{}k_events", fixture.events / 1000);
+    for (key, index, goal) in [("project", 1, PROJECT_GOAL), ("verify", 2, VERIFY_GOAL)] {
+        let (time, rss) = medians[index];
+        let ratio = time / baseline;
+        result(
+            &format!("cli_{key}_{size}_vs_openssl"),
+            &format!("{ratio:.2}x"),
+            &format!("<= {goal}x"),
+            ratio <= goal,
+        );
+        result(
+            &format!("cli_{key}_{size}_peak_rss_mib"),
+            &format!("{rss:.1}"),
+            &format!("<= {RSS_GOAL_MIB}"),
+            rss <= RSS_GOAL_MIB,
+        );
+    }
+}
+
+/// Runs `command` through this binary's `--measure` mode: (seconds, peak RSS in KiB).
+fn measure(command: &[&str]) -> (f64, u64) {
+    let output = Command::new(std::env::current_exe().expect("this bench binary"))
+        .arg("--measure")
+        .args(command)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("the measuring child");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut fields = text.split_whitespace();
+    let seconds = fields.next().and_then(|s| s.parse().ok()).expect("seconds");
+    let rss = fields.next().and_then(|s| s.parse().ok()).expect("rss");
+    (seconds, rss)
+}
+
+/// `--measure`: runs `command` (output discarded), fails on a non-zero exit, prints
+/// `<seconds> <peak RSS KiB>` of that one child.
+#[allow(unsafe_code)] // `getrusage` is the one way to read a finished child's peak RSS.
+fn measure_child(command: &[String]) {
+    let started = Instant::now();
+    let status = Command::new(&command[0])
+        .args(&command[1..])
+        .stdout(Stdio::null())
+        .status()
+        .expect("the measured command");
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(status.success(), "{command:?} failed: {status}");
+    // SAFETY: `getrusage` writes into the zeroed struct it is given and has no other effect.
+    let rss = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage.ru_maxrss
+    };
+    println!("{seconds} {rss}");
+}

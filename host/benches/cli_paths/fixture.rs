@@ -1,0 +1,102 @@
+//! The fixture of the whole-process bench: a long session built from the real agent
+//! trajectories of `tests/trajectories/` (four agents, MIT), copied until it reaches the target
+//! number of events, with checkpoints recorded through the store along the way.
+//!
+//! Each copy of each trajectory becomes one turn of session `bench` (turn, run and event ids
+//! made unique per copy, `seq` renumbered; call and response ids kept, so they repeat across
+//! copies as they do in real logs). After the first turn that crosses each of `checkpoints - 1`
+//! evenly spaced event counts a checkpoint over everything so far is appended with
+//! `Store::append_checkpoint`, each naming the previous one; the last covers all but the final
+//! turn, so `project` replays it plus a short raw tail.
+
+use std::path::{Path, PathBuf};
+
+use contextfold_core::RuntimeEvent;
+use contextfold_host::storage::Store;
+
+use crate::support::{CoverageBuilder, SESSION};
+
+/// What was written.
+pub(crate) struct Fixture {
+    pub(crate) events: u64,
+    pub(crate) turns: u64,
+    pub(crate) checkpoints: u64,
+    /// Bytes of the export (one event JSON per line).
+    pub(crate) export_bytes: u64,
+}
+
+fn trajectories() -> Vec<Vec<RuntimeEvent>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/trajectories");
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in std::fs::read_dir(&root).expect("tests/trajectories") {
+        let dir = dir.expect("entry").path();
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            files.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+        }
+    }
+    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    files.sort();
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).expect("a trajectory");
+            text.lines()
+                .map(|line| RuntimeEvent::from_json(line).expect("a RuntimeEvent line"))
+                .collect()
+        })
+        .collect()
+}
+
+/// Writes the fixture into a new store at `db` and its export to `export`.
+pub(crate) fn write(db: &Path, export: &Path, target_events: u64, checkpoints: u64) -> Fixture {
+    let sources = trajectories();
+    let per_copy: u64 = sources.iter().map(|t| t.len() as u64).sum();
+    let copies = target_events.div_ceil(per_copy);
+    let total = copies * per_copy;
+    let store = Store::open(db).expect("a new store");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(export).expect("export file"));
+    let mut coverage = CoverageBuilder::default();
+    let (mut seq, mut turns, mut recorded) = (0u64, 0u64, 0u64);
+    let mut previous: Option<String> = None;
+    let step = total / checkpoints;
+    let last_turn_len = sources.last().map_or(0, |t| t.len() as u64);
+    for copy in 0..copies {
+        for (file, source) in sources.iter().enumerate() {
+            let turn = format!("c{copy}-f{file}");
+            let events: Vec<RuntimeEvent> = source
+                .iter()
+                .map(|event| {
+                    seq += 1;
+                    let mut event = event.clone();
+                    event.session_id = SESSION.into();
+                    event.seq = seq;
+                    event.runtime_event_id = format!("{turn}-{}", event.runtime_event_id);
+                    event.turn_id = turn.clone();
+                    event.run_id = format!("run-{turn}");
+                    event
+                })
+                .collect();
+            store.append_events(SESSION, &events).expect("append");
+            for event in &events {
+                coverage.push(event);
+                serde_json::to_writer(&mut out, event).expect("export line");
+                std::io::Write::write_all(&mut out, b"\n").expect("export line");
+            }
+            turns += 1;
+            let is_last_before_final = seq == total - last_turn_len;
+            let crossed = seq >= step * (recorded + 1) && recorded + 1 < checkpoints;
+            if crossed || is_last_before_final {
+                let id = format!("cp-{recorded:03}");
+                let checkpoint = coverage.checkpoint(&id, previous.as_deref());
+                store
+                    .append_checkpoint(&format!("ev-{id}"), "run-bench", seq, &checkpoint)
+                    .expect("a valid successor");
+                previous = Some(id);
+                recorded += 1;
+            }
+        }
+    }
+    std::io::Write::flush(&mut out).expect("export flushed");
+    let export_bytes = std::fs::metadata(export).map(|m| m.len()).unwrap_or(0);
+    Fixture { events: seq, turns, checkpoints: recorded, export_bytes }
+}
