@@ -98,6 +98,18 @@ pub trait TokenEstimator {
     fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
         attachment_tokens(attachment)
     }
+
+    /// The estimator whose estimates this one scales by one ratio (calibration), if any. A
+    /// long running tally ([`source_tokens`]) is kept in its units and scaled once, so it stays
+    /// valid when only the ratio changes.
+    fn tally_base(&self) -> Option<&dyn TokenEstimator> {
+        None
+    }
+
+    /// Converts a tally in [`Self::tally_base`] units to this estimator's.
+    fn scale_tally(&self, base_tokens: u64) -> u64 {
+        base_tokens
+    }
 }
 
 impl<T: TokenEstimator + ?Sized> TokenEstimator for &T {
@@ -112,6 +124,14 @@ impl<T: TokenEstimator + ?Sized> TokenEstimator for &T {
     fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
         (**self).estimate_attachment(attachment)
     }
+
+    fn tally_base(&self) -> Option<&dyn TokenEstimator> {
+        (**self).tally_base()
+    }
+
+    fn scale_tally(&self, base_tokens: u64) -> u64 {
+        (**self).scale_tally(base_tokens)
+    }
 }
 
 impl<T: TokenEstimator + ?Sized> TokenEstimator for std::sync::Arc<T> {
@@ -125,6 +145,14 @@ impl<T: TokenEstimator + ?Sized> TokenEstimator for std::sync::Arc<T> {
 
     fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
         (**self).estimate_attachment(attachment)
+    }
+
+    fn tally_base(&self) -> Option<&dyn TokenEstimator> {
+        (**self).tally_base()
+    }
+
+    fn scale_tally(&self, base_tokens: u64) -> u64 {
+        (**self).scale_tally(base_tokens)
     }
 }
 
@@ -181,6 +209,16 @@ pub fn estimate_event(estimator: &dyn TokenEstimator, event: &RuntimeEvent) -> u
     let attachments: u64 =
         event.attachments().iter().map(|a| estimator.estimate_attachment(a)).sum();
     body + attachments + estimator.message_overhead()
+}
+
+/// Estimated tokens of the events a checkpoint replaces (its source): the events' estimates
+/// in the units of the estimator's [`TokenEstimator::tally_base`], scaled once. Every
+/// "smaller than its source" decision measures the source this way, so a cached tally of a
+/// verified prefix ([`crate::verified_prefix::VerifiedPrefix`]) gives the same figure as a
+/// count from scratch.
+pub fn source_tokens(estimator: &dyn TokenEstimator, events: &[RuntimeEvent]) -> u64 {
+    let base = estimator.tally_base().unwrap_or(estimator);
+    estimator.scale_tally(estimate_events(base, events))
 }
 
 /// Estimated tokens of a run of events.

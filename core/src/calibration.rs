@@ -329,6 +329,14 @@ impl<E: TokenEstimator> TokenEstimator for CalibratedEstimator<E> {
     fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
         self.scale(self.base.estimate_attachment(attachment))
     }
+
+    fn tally_base(&self) -> Option<&dyn TokenEstimator> {
+        Some(&self.base)
+    }
+
+    fn scale_tally(&self, base_tokens: u64) -> u64 {
+        self.scale(base_tokens)
+    }
 }
 
 #[cfg(test)]

@@ -100,16 +100,20 @@ fn verify_from_scratch<E: HashEngine>(
     prior: &[RuntimeEvent],
     estimator: &dyn TokenEstimator,
 ) -> Result<VerifiedCoverage, PrefixMismatch> {
-    // Estimating each event right after hashing it reads its text while it is in cache.
-    let mut source_tokens = 0;
+    // Estimating each event right after hashing it reads its text while it is in cache. The
+    // tally is in base units, scaled once ([`crate::budget::source_tokens`]).
+    let base = estimator.tally_base().unwrap_or(estimator);
+    let mut tally = 0;
     let matched = match_checkpoint_prefix_each::<E>(checkpoint, prior, |event| {
-        source_tokens += estimate_event(estimator, event);
+        tally += estimate_event(base, event);
     })?;
-    Ok(VerifiedCoverage { covered: matched.covered, source_tokens })
+    Ok(VerifiedCoverage { covered: matched.covered, source_tokens: estimator.scale_tally(tally) })
 }
 
-/// The per-session verified-digest cache. Use one per session with one estimator. `E` is the
-/// SHA-256 engine (see [`HashEngine`]).
+/// The per-session verified-digest cache. Use one per session with one base estimator: its
+/// token tally is kept in the units of the estimator's [`TokenEstimator::tally_base`], so a
+/// calibrated estimator whose ratio changes keeps the cache valid. `E` is the SHA-256 engine
+/// (see [`HashEngine`]).
 #[derive(Debug, Clone)]
 pub struct VerifiedPrefix<E: HashEngine = Sha2Engine> {
     hasher: PrefixHasher<E>,
@@ -200,7 +204,7 @@ impl<E: HashEngine> VerifiedPrefix<E> {
             self.session_id.get_or_insert_with(|| event.session_id.clone());
             self.event_ids.insert(event.runtime_event_id.clone());
             self.turn_ids.insert(event.turn_id.clone());
-            self.tokens += estimate_event(estimator, event);
+            self.tokens += estimate_event(estimator.tally_base().unwrap_or(estimator), event);
             self.last = Some((event.seq, event.runtime_event_id.clone()));
         }
     }
@@ -263,6 +267,9 @@ impl<E: HashEngine> PrefixVerifier for VerifiedPrefix<E> {
             self.hasher.clone(),
             Some(self.turn_ids.len() as u64),
         )?;
-        Ok(VerifiedCoverage { covered: matched.covered, source_tokens: self.tokens })
+        Ok(VerifiedCoverage {
+            covered: matched.covered,
+            source_tokens: estimator.scale_tally(self.tokens),
+        })
     }
 }

@@ -15,6 +15,8 @@ mod support;
 
 #[path = "cli_paths/fixture.rs"]
 mod fixture;
+#[path = "cli_paths/mid_turn.rs"]
+mod mid_turn;
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -27,6 +29,12 @@ const CHECKPOINTS: u64 = 88;
 const PROJECT_GOAL: f64 = 1.5;
 const VERIFY_GOAL: f64 = 2.0;
 const RSS_GOAL_MIB: f64 = 48.0;
+/// Goal 3: a mid-turn evaluation on the long session at most this many times the short one's.
+const MID_TURN_GOAL: f64 = 2.0;
+/// The sessions of goal 3, in events.
+const MID_TURN_SESSIONS: (u64, u64) = (1_000, 100_000);
+/// Agent steps timed per session.
+const MID_TURN_STEPS: usize = 40;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -94,6 +102,7 @@ fn main() {
     for ((name, _), (time, rss)) in commands.iter().zip(&medians) {
         println!("| `{name}` | {time:.3} s | {:.2}x | {rss:.1} MiB |", time / baseline);
     }
+    mid_turn_rows(dir.path());
     let size = format!("{}k_events", fixture.events / 1000);
     for (key, index, goal) in [("project", 1, PROJECT_GOAL), ("verify", 2, VERIFY_GOAL)] {
         let (time, rss) = medians[index];
@@ -111,6 +120,39 @@ fn main() {
             rss <= RSS_GOAL_MIB,
         );
     }
+}
+
+/// Goal 3: mid-turn evaluations through `SessionRuntime` on a short and a long session.
+fn mid_turn_rows(dir: &std::path::Path) {
+    let mut rows = Vec::new();
+    for events in [MID_TURN_SESSIONS.0, MID_TURN_SESSIONS.1] {
+        let db = dir.join(format!("mid-turn-{events}.sqlite"));
+        let export = dir.join(format!("mid-turn-{events}.jsonl"));
+        let fixture = fixture::write(&db, &export, events, (events / 1_000).max(1));
+        rows.push((fixture.events, mid_turn::evaluate(&db, MID_TURN_STEPS)));
+    }
+    println!(
+        "| session | mid-turn evaluation: median of {MID_TURN_STEPS} steps | after a calibration change |"
+    );
+    println!("| --- | ---: | ---: |");
+    for (events, e) in &rows {
+        println!(
+            "| {events} events | {:.2} ms | {:.2} ms |",
+            e.median * 1e3,
+            e.after_ratio_change * 1e3
+        );
+    }
+    let ratio = rows[1].1.median / rows[0].1.median;
+    result(
+        "mid_turn_evaluation_100k_vs_1k_events",
+        &format!("{ratio:.2}x"),
+        &format!("<= {MID_TURN_GOAL}x"),
+        ratio <= MID_TURN_GOAL,
+    );
+    let changed = rows[1].1.after_ratio_change / rows[0].1.after_ratio_change;
+    println!(
+        "RESULT|mid_turn_evaluation_after_ratio_change_100k_vs_1k_events|{changed:.2}x|report|-"
+    );
 }
 
 /// Runs `command` through this binary's `--measure` mode: (seconds, peak RSS in KiB).

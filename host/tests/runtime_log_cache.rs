@@ -8,6 +8,7 @@ mod reliability_support;
 
 use std::sync::Arc;
 
+use contextfold_core::CharEstimator;
 use contextfold_core::calibration::UsageReport;
 use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, SessionRuntime};
 use contextfold_host::storage::Store;
@@ -56,8 +57,8 @@ async fn warm_projections_read_only_new_events_and_equal_cold_ones() {
         let appended = store.event_count(SESSION).expect("count") - before;
         let report = warm.project(false).await.expect("warm");
         if turn % 7 == 0 {
-            // A usage fact moves the calibration ratio: the verified prefix starts over from
-            // the events in memory, the ledger is still read only for what is new.
+            // A usage fact moves the calibration ratio: the cached prefix (its token tally is
+            // in base units) stays valid, and the ledger is still read only for what is new.
             let fact = warm.usage_fact(
                 &report,
                 UsageReport::Response {
@@ -89,6 +90,13 @@ async fn warm_projections_read_only_new_events_and_equal_cold_ones() {
         store.event_count(SESSION).expect("count") - before
     );
     assert_eq!(report.projection, cold_projection(&store, "none").await.projection);
+
+    // Another base estimator measures the prefix again (from memory, not from the ledger).
+    let warm = warm.with_estimator(Arc::new(CharEstimator));
+    let report = warm.project(false).await.expect("warm");
+    assert_eq!(report.ledger_events_read, 0);
+    let cold = runtime(&store).with_estimator(Arc::new(CharEstimator));
+    assert_eq!(report.projection, cold.project(false).await.expect("cold").projection);
 }
 
 #[tokio::test]

@@ -541,7 +541,8 @@ impl<E: TokenEstimator> Run<E> {
         let head = Remainder::split(&self.input.events, self.sizes.prior_end, end).head;
         let head_tokens: u64 =
             head.iter().map(|event| crate::budget::estimate_event(&self.estimator, event)).sum();
-        let source_tokens = estimate_events(&self.estimator, prefix).saturating_sub(head_tokens);
+        let source_tokens =
+            crate::budget::source_tokens(&self.estimator, prefix).saturating_sub(head_tokens);
         if tokens >= source_tokens {
             let detail = format!(
                 "candidate ({tokens} tokens) is not smaller than the {source_tokens} source tokens"

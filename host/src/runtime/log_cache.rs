@@ -10,9 +10,10 @@
 //! change under a live cache except by a writer that bypasses SQLite's rules; such a change is
 //! caught by the next process that opens the file, and by `contextfold verify`.
 //!
-//! The verified prefix also holds the covered events' token estimate, measured with one
-//! estimator: when the estimator changes (a new calibration ratio, another base estimator) the
-//! verification starts over from the events in memory, without reading the ledger again.
+//! The verified prefix also holds the covered events' token estimate in the base estimator's
+//! units (the core scales it by the calibration ratio in use, so a new ratio keeps it valid):
+//! when the base estimator itself changes (`with_estimator`, `switch_model`) the verification
+//! starts over from the events in memory, without reading the ledger again.
 
 use std::sync::Arc;
 
@@ -24,18 +25,16 @@ use crate::storage::{Store, StoreError};
 
 use super::session::BaseEstimator;
 
-/// Which estimator measured the verified prefix: the base estimator's address and the
-/// calibration ratio in thousandths.
+/// Which base estimator measured the verified prefix (its address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct EstimatorKey {
     base: usize,
-    ratio_permille: u32,
 }
 
 impl EstimatorKey {
-    /// The key of `base` scaled by `ratio_permille`.
-    pub(crate) fn new(base: &BaseEstimator, ratio_permille: u32) -> Self {
-        Self { base: Arc::as_ptr(base).cast::<()>() as usize, ratio_permille }
+    /// The key of `base`.
+    pub(crate) fn new(base: &BaseEstimator) -> Self {
+        Self { base: Arc::as_ptr(base).cast::<()>() as usize }
     }
 }
 

@@ -229,10 +229,10 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// Projects the next request's history (the active turn, if any, is the current turn).
     /// Reads only the events appended since the previous projection and verifies only the
     /// part of the checkpoint's prefix not verified before ([`LogCache`]), so an agent step
-    /// costs O(new events) while the checkpoint and the estimator stay the same.
+    /// costs O(new events), also when the calibration ratio changes.
     pub async fn project(&self, fail_open: bool) -> Result<ProjectionReport, RuntimeError> {
         let estimator = self.estimator().await?;
-        let key = EstimatorKey::new(&estimator.base, estimator.ratio_permille);
+        let key = EstimatorKey::new(&estimator.base);
         let current = self.active_turn();
         let store = Arc::clone(&self.store);
         let session = self.config.session_id.clone();
