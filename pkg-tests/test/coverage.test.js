@@ -111,17 +111,16 @@ for (const { name, input, expected } of replayCases) {
 
 test('the replay gate on session s1: accepted, over budget, tampered', () => {
   const input = byName('s1_replay_same_log');
+  const { plan } = cases.find((c) => c.name === 's1_replay_same_log').expected;
   const accepted = evaluateReplay(input);
-  assert.deepEqual(accepted, {
-    decision: 'accepted',
-    code: null,
-    plan: { covered: 54, checkpointTokens: 702, sourceTokens: 4566, replayTokens: 721, currentTokens: 19 },
-    diagnostic: null,
-  });
+  // The native core's figures, from the vector; the checkpoint is much smaller than its source.
+  assert.deepEqual(accepted, { decision: 'accepted', code: null, plan, diagnostic: null });
+  assert.equal(plan.covered, 54);
+  assert.ok(plan.checkpointTokens * 4 < plan.sourceTokens, JSON.stringify(plan));
   const small = evaluateReplay({ ...input, model: { contextWindow: 400 } });
   assert.equal(small.code, 'checkpoint_over_budget');
   assert.deepEqual(small.plan, accepted.plan);
-  assert.equal(small.diagnostic.tokens.after, 721);
+  assert.equal(small.diagnostic.tokens.after, plan.replayTokens);
   const events = structuredClone(input.events);
   const edited = events.findIndex((event) => typeof event.content.text === 'string');
   assert.ok(edited >= 0 && edited < 54, 'a covered text event to edit');
