@@ -42,7 +42,7 @@ keep_results() {
 echo "== building release benches"
 cargo bench -q -p contextfold-core --bench projection --no-run
 cargo bench -q -p contextfold-host --bench cold_pipeline --bench cold_paired --bench storage \
-  --bench ledger_memory --bench provider_budget --no-run
+  --bench ledger_memory --bench provider_budget --bench cli_paths --no-run
 
 echo "== core: cold projection and steady state (criterion)"
 rm -rf "$CRITERION_HOME"
@@ -85,6 +85,14 @@ echo "== host: provider budgets and caching against the simulator (issue 19)"
 # Counts, not times: the figures are the same on any machine. QUICK=1 plays a 60-step long
 # turn instead of 150.
 cargo bench -q -p contextfold-host --bench provider_budget | keep_results
+
+echo "== host: the CLI and the session runtime on a 90,000-event ledger, whole processes (issue 20)"
+# QUICK=1: a 30,000-event ledger.
+if [ -n "${QUICK:-}" ]; then
+  CONTEXTFOLD_CLI_EVENTS=30000 cargo bench -q -p contextfold-host --bench cli_paths | keep_results
+else
+  cargo bench -q -p contextfold-host --bench cli_paths | keep_results
+fi
 
 for other in component npm; do
   script="bench/$other.sh"

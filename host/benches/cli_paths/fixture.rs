@@ -4,10 +4,11 @@
 //!
 //! Each copy of each trajectory becomes one turn of session `bench` (turn, run and event ids
 //! made unique per copy, `seq` renumbered; call and response ids kept, so they repeat across
-//! copies as they do in real logs), until the session has at least the target number of events. After the first turn that crosses each of `checkpoints - 1`
-//! evenly spaced event counts a checkpoint over everything so far is appended with
-//! `Store::append_checkpoint`, each naming the previous one; the last covers all but the final
-//! turn, so `project` replays it plus a short raw tail.
+//! copies as they do in real logs), until the session has at least the target number of
+//! events. After the first turn that crosses each of `checkpoints - 1` evenly spaced event
+//! counts a checkpoint over everything so far is appended with `Store::append_checkpoint`, each
+//! naming the previous one; the last covers all but the final turn, so `project` replays it
+//! plus a short raw tail.
 
 use std::path::{Path, PathBuf};
 

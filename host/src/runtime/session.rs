@@ -212,7 +212,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
 
     /// Loads the log and the current checkpoint (projection first, ledger recovery otherwise).
     /// Only the events appended since this runtime last read the ledger are read
-    /// ([`LogCache`]).
+    /// (the runtime's log cache, `host/src/runtime/log_cache.rs`).
     pub async fn load(&self) -> Result<(Vec<RuntimeEvent>, CheckpointLookup), RuntimeError> {
         let store = Arc::clone(&self.store);
         let session = self.config.session_id.clone();
@@ -228,7 +228,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
 
     /// Projects the next request's history (the active turn, if any, is the current turn).
     /// Reads only the events appended since the previous projection and verifies only the
-    /// part of the checkpoint's prefix not verified before ([`LogCache`]), so an agent step
+    /// part of the checkpoint's prefix not verified before (the log cache), so an agent step
     /// costs O(new events), also when the calibration ratio changes.
     pub async fn project(&self, fail_open: bool) -> Result<ProjectionReport, RuntimeError> {
         let estimator = self.estimator().await?;
