@@ -125,20 +125,37 @@ fn the_piece_estimate_keeps_one_ratio_per_content_class() {
     assert!(char_failures >= 3, "the bounds no longer tell the two estimates apart");
 }
 
-/// The crates Cargo downloaded to build this workspace (hundreds of projects and authors,
-/// pinned by `Cargo.lock`): text the estimator's tables were not fitted to.
+/// The crates of this workspace's `Cargo.lock` (hundreds of projects and authors, pinned), as
+/// Cargo unpacked them in its registry: text the estimator's tables were not fitted to. Only
+/// locked versions are read, so the set is the same on every machine that built the workspace.
 fn registry_sources() -> Vec<PathBuf> {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
         .expect("CARGO_HOME or HOME");
-    let mut crates = Vec::new();
+    let lock = std::fs::read_to_string(repo().join("Cargo.lock")).expect("Cargo.lock");
+    let mut locked = std::collections::BTreeSet::new();
+    let mut name = None;
+    for line in lock.lines() {
+        if let Some(value) = line.strip_prefix("name = ") {
+            name = Some(value.trim_matches('"').to_owned());
+        } else if let Some(value) = line.strip_prefix("version = ")
+            && let Some(name) = name.take()
+        {
+            locked.insert(format!("{name}-{}", value.trim_matches('"')));
+        }
+    }
+    let mut paths = Vec::new();
     for index in std::fs::read_dir(home.join("registry/src")).expect("the cargo registry") {
         let index = index.expect("registry entry").path();
-        crates.extend(std::fs::read_dir(&index).expect("registry index").filter_map(|e| e.ok()));
+        for entry in std::fs::read_dir(&index).expect("registry index").filter_map(|e| e.ok()) {
+            if locked.contains(entry.file_name().to_string_lossy().as_ref()) {
+                paths.push(entry.path());
+            }
+        }
     }
-    let mut paths: Vec<PathBuf> = crates.into_iter().map(|e| e.path()).collect();
     paths.sort();
+    paths.dedup_by(|a, b| a.file_name() == b.file_name());
     paths
 }
 
