@@ -132,27 +132,7 @@ impl Store {
     /// The whole canonical ledger of `session_id`, in `seq` order. A row that does not parse,
     /// or disagrees with its key columns, stops the read with [`StoreError::LedgerUnreadable`].
     pub fn load_events(&self, session_id: &str) -> Result<Vec<RuntimeEvent>, StoreError> {
-        let conn = self.lock();
-        let unreadable = |detail: String| StoreError::LedgerUnreadable {
-            session_id: session_id.to_owned(),
-            detail,
-        };
-        let mut statement = conn
-            .prepare(
-                "SELECT seq, runtime_event_id, event_json FROM runtime_events \
-                 WHERE session_id = ?1 ORDER BY seq",
-            )
-            .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
-        let mut rows = statement
-            .query([session_id])
-            .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
-        let mut events = Vec::new();
-        while let Some(row) =
-            rows.next().map_err(|e| unreadable(format!("cannot read a row: {e}")))?
-        {
-            events.push(super::stream::read_event_row(row, session_id)?);
-        }
-        Ok(events)
+        self.read_events(session_id, -1)
     }
 
     /// The events of `session_id` with `seq` above `after`, in `seq` order (checked like
@@ -162,6 +142,11 @@ impl Store {
         session_id: &str,
         after: u64,
     ) -> Result<Vec<RuntimeEvent>, StoreError> {
+        self.read_events(session_id, i64::try_from(after).unwrap_or(i64::MAX))
+    }
+
+    /// The events of `session_id` whose `seq` is above `after` (every `seq` is at least 0).
+    fn read_events(&self, session_id: &str, after: i64) -> Result<Vec<RuntimeEvent>, StoreError> {
         let conn = self.lock();
         let unreadable = |detail: String| StoreError::LedgerUnreadable {
             session_id: session_id.to_owned(),
@@ -174,7 +159,7 @@ impl Store {
             )
             .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
         let mut rows = statement
-            .query(params![session_id, after as i64])
+            .query(params![session_id, after])
             .map_err(|e| unreadable(format!("cannot query runtime_events: {e}")))?;
         let mut events = Vec::new();
         while let Some(row) =
