@@ -7,7 +7,7 @@
 
 mod pieces;
 
-pub use pieces::PieceEstimator;
+pub use pieces::{PIECE_ESTIMATOR_NAME, PieceEstimator};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -110,6 +110,14 @@ pub trait TokenEstimator {
     fn scale_tally(&self, base_tokens: u64) -> u64 {
         base_tokens
     }
+
+    /// A stable name for this estimator's per-event estimates when they are a pure function of
+    /// the event that never changes between builds of one name, so a store may keep them beside
+    /// each event (the native ledger keeps [`PieceEstimator`]'s). `None` (the default): compute
+    /// them every time.
+    fn stored_name(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 impl<T: TokenEstimator + ?Sized> TokenEstimator for &T {
@@ -132,6 +140,10 @@ impl<T: TokenEstimator + ?Sized> TokenEstimator for &T {
     fn scale_tally(&self, base_tokens: u64) -> u64 {
         (**self).scale_tally(base_tokens)
     }
+
+    fn stored_name(&self) -> Option<&'static str> {
+        (**self).stored_name()
+    }
 }
 
 impl<T: TokenEstimator + ?Sized> TokenEstimator for std::sync::Arc<T> {
@@ -153,6 +165,10 @@ impl<T: TokenEstimator + ?Sized> TokenEstimator for std::sync::Arc<T> {
 
     fn scale_tally(&self, base_tokens: u64) -> u64 {
         (**self).scale_tally(base_tokens)
+    }
+
+    fn stored_name(&self) -> Option<&'static str> {
+        (**self).stored_name()
     }
 }
 

@@ -13,7 +13,7 @@ use crate::safe_prefix::turn_count;
 
 mod sweep;
 
-pub use sweep::{PrefixSweep, SweepResult};
+pub use sweep::{EventKeys, PrefixSweep, SweepResult};
 
 /// A successful match: the checkpoint covers `events[..covered]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -188,3 +188,44 @@ fn a_sweep_may_stop_reading_when_every_checkpoint_is_decided() {
         [match_checkpoint_prefix(&checkpoints[0], &events)]
     );
 }
+
+/// Pushing each event as its key fields and canonical bytes (as the native ledger stores it)
+/// gives what pushing the parsed events gives; one changed byte in a covered row is a digest
+/// mismatch for every checkpoint covering it, and only for those.
+#[test]
+fn a_sweep_over_canonical_bytes_equals_one_over_events() {
+    use contextfold_core::digest::canonical_event_json;
+    use contextfold_core::prefix_match::{EventKeys, PrefixMismatch, PrefixSweep};
+    let events = session();
+    let checkpoints: Vec<HistoryCompactCheckpoint> =
+        [1, 4, 9, 16].iter().map(|&n| checkpoint_over(&events[..n])).collect();
+    let sweep_with = |edit: Option<usize>| {
+        let mut sweep = PrefixSweep::new(&checkpoints);
+        for (index, event) in events.iter().enumerate() {
+            let mut bytes = canonical_event_json(event).into_bytes();
+            if edit == Some(index) {
+                let last = bytes.len() - 2;
+                bytes[last] ^= 1;
+            }
+            let keys = EventKeys {
+                session_id: &event.session_id,
+                runtime_event_id: &event.runtime_event_id,
+                turn_id: &event.turn_id,
+                run_id: &event.run_id,
+            };
+            sweep.push_canonical(keys, &bytes);
+        }
+        sweep.finish()
+    };
+    let mut parsed = PrefixSweep::new(&checkpoints);
+    for event in &events {
+        parsed.push(event);
+    }
+    assert_eq!(sweep_with(None), parsed.finish());
+    let edited = sweep_with(Some(5));
+    assert!(edited[..2].iter().all(Result::is_ok), "{edited:?}");
+    assert!(
+        edited[2..].iter().all(|r| matches!(r, Err(PrefixMismatch::SourceHash { .. }))),
+        "{edited:?}"
+    );
+}

@@ -44,9 +44,18 @@ use super::TokenEstimator;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PieceEstimator;
 
+/// [`PieceEstimator`]'s [`TokenEstimator::stored_name`]. A change to its tables or rules that
+/// changes any estimate must change this name, so estimates stored by an older build are not
+/// taken for this one's.
+pub const PIECE_ESTIMATOR_NAME: &str = "pieces-v1";
+
 impl TokenEstimator for PieceEstimator {
     fn estimate_text(&self, text: &str) -> u64 {
         estimate_pieces(text)
+    }
+
+    fn stored_name(&self) -> Option<&'static str> {
+        Some(PIECE_ESTIMATOR_NAME)
     }
 }
 

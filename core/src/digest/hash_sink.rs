@@ -104,7 +104,7 @@ impl<E: HashEngine> HashSink<'_, E> {
 
     /// Copies `bytes` into the buffer (or hashes them in place when they alone fill it).
     #[inline]
-    fn put(&mut self, bytes: &[u8]) {
+    pub(super) fn put(&mut self, bytes: &[u8]) {
         if self.buffer.filled + bytes.len() > HASH_BUFFER_SIZE {
             self.flush();
             if bytes.len() >= HASH_BUFFER_SIZE {

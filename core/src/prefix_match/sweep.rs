@@ -17,6 +17,19 @@ use crate::event::RuntimeEvent;
 
 use super::{PrefixMatch, PrefixMismatch};
 
+/// The key fields of one event, as a store keeps them beside its canonical bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventKeys<'a> {
+    /// The event's session.
+    pub session_id: &'a str,
+    /// The event's id.
+    pub runtime_event_id: &'a str,
+    /// The event's turn.
+    pub turn_id: &'a str,
+    /// The event's Run.
+    pub run_id: &'a str,
+}
+
 /// The result of one checkpoint of a sweep.
 pub type SweepResult = Result<PrefixMatch, PrefixMismatch>;
 
@@ -125,12 +138,30 @@ impl<'a, E: HashEngine> PrefixSweep<'a, E> {
 
     /// Feeds the next event of the log (events must come in log order, from the first).
     pub fn push(&mut self, event: &RuntimeEvent) {
+        let row = EventKeys {
+            session_id: &event.session_id,
+            runtime_event_id: &event.runtime_event_id,
+            turn_id: &event.turn_id,
+            run_id: &event.run_id,
+        };
+        self.advance(row, |hasher| hasher.push(event));
+    }
+
+    /// Feeds the next event as a store keeps it: its key fields and its canonical JSON
+    /// ([`crate::digest::canonical_event_json`]), hashed without parsing
+    /// ([`PrefixHasher::push_canonical`]). Results equal [`Self::push`]'s for the event those
+    /// bytes are the canonical form of; other bytes fail the digest check.
+    pub fn push_canonical(&mut self, keys: EventKeys<'_>, canonical: &[u8]) {
+        self.advance(keys, |hasher| hasher.push_canonical(canonical));
+    }
+
+    fn advance(&mut self, event: EventKeys<'_>, hash: impl FnOnce(&mut PrefixHasher<E>)) {
         if self.seen == 0 {
             for (index, checkpoint) in self.checkpoints.iter().enumerate() {
                 if checkpoint.session_id != event.session_id {
                     self.results[index] = Some(Err(PrefixMismatch::Session {
                         checkpoint: checkpoint.session_id.clone(),
-                        log: event.session_id.clone(),
+                        log: event.session_id.to_owned(),
                     }));
                 }
             }
@@ -139,10 +170,10 @@ impl<'a, E: HashEngine> PrefixSweep<'a, E> {
             self.seen += 1;
             return;
         }
-        self.hasher.push(event);
-        if self.previous_turn.as_deref() != Some(event.turn_id.as_str()) {
-            self.turns.insert(event.turn_id.clone());
-            self.previous_turn = Some(event.turn_id.clone());
+        hash(&mut self.hasher);
+        if self.previous_turn.as_deref() != Some(event.turn_id) {
+            self.turns.insert(event.turn_id.to_owned());
+            self.previous_turn = Some(event.turn_id.to_owned());
         }
         self.seen += 1;
         while self.peek_count() == Some(self.seen as u64) {
@@ -155,7 +186,7 @@ impl<'a, E: HashEngine> PrefixSweep<'a, E> {
     }
 
     /// The checks of [`super::match_checkpoint_prefix`] at the checkpoint's last event.
-    fn check(&self, checkpoint: &HistoryCompactCheckpoint, last: &RuntimeEvent) -> SweepResult {
+    fn check(&self, checkpoint: &HistoryCompactCheckpoint, last: EventKeys<'_>) -> SweepResult {
         let through = &checkpoint.coverage.through;
         if last.runtime_event_id != through.runtime_event_id
             || last.turn_id != through.turn_id
