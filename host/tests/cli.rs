@@ -362,3 +362,25 @@ fn real_agent_logs_with_reused_call_ids_import_and_project_unique_pairs() {
         assert!(results.iter().all(|id| calls.contains(id)), "{file}");
     }
 }
+
+/// `verify --deep` parses every row and recomputes its derived columns: a clean ledger passes,
+/// a rebuilt-wrong `tokens` or `turn_id` column is reported with its row, and the checkpoint
+/// check alone (over the stored bytes) does not depend on the token column.
+#[test]
+fn verify_deep_recomputes_every_rows_derived_columns() {
+    let session = SessionDb::new("deep.sqlite");
+    let db = session.db();
+    ok(&["compact", "--db", db, "--session", "s", "--context-window", "8000"]);
+    let deep = ok(&["verify", "--db", db, "--session", "s", "--deep"]);
+    assert_eq!(deep["rows"]["checked"], json!(32), "{deep}");
+    assert_eq!(deep["rows"]["canonical"], json!(32), "{deep}");
+    session
+        .raw()
+        .execute("UPDATE runtime_events SET tokens = tokens + 7 WHERE seq = 3", [])
+        .expect("a derived column can be rewritten");
+    assert_eq!(ok(&["verify", "--db", db, "--session", "s"])["ok"], json!(true));
+    let run = contextfold(&["verify", "--db", db, "--session", "s", "--deep"]);
+    assert_eq!(run.code, 2, "{}", run.json);
+    let message = run.json["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("derived_column_mismatch"), "{message}");
+}

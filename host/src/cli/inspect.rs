@@ -74,7 +74,7 @@ pub(crate) fn checkpoints(target: &Target) -> Result<Output, CliError> {
 
 /// `verify`: each recorded checkpoint against the canonical ledger (prefix, boundary, turns,
 /// digest), and the projection row against ledger recovery.
-pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
+pub(crate) fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
     let store = open_session(target)?;
     let records = store.recorded_checkpoints(&target.session)?;
     let mut results: Vec<Option<Value>> = Vec::new();
@@ -117,8 +117,13 @@ pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
     if !projection_ok {
         failures.push("projection_mismatch");
     }
+    let rows = if deep { Some(store.check_rows(&target.session)?) } else { None };
+    if rows.as_ref().is_some_and(|rows| !rows.mismatched.is_empty()) {
+        failures.push("derived_column_mismatch");
+    }
     let verified = results.iter().filter(|r| r["ok"] == Value::Bool(true)).count();
     let json = json!({
+        "rows": rows.as_ref().map(|rows| json!({"checked": rows.rows, "canonical": rows.canonical_rows, "mismatchedSeqs": rows.mismatched})),
         "session": target.session,
         "events": sweep.events,
         "checkpoints": results,
@@ -130,11 +135,17 @@ pub(crate) fn verify(target: &Target) -> Result<Output, CliError> {
         eprintln!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
         return Err(CliError::VerifyFailed { failures: failures.len(), codes: failures.join(",") });
     }
-    let text = format!(
+    let mut text = format!(
         "ok: {verified} checkpoint(s) match the {} canonical events; projection at {}\n",
         sweep.events,
         projection_id.as_deref().unwrap_or("none")
     );
+    if let Some(rows) = rows {
+        text.push_str(&format!(
+            "ok: {} row(s) parsed, {} stored in canonical form, derived columns all match\n",
+            rows.rows, rows.canonical_rows
+        ));
+    }
     Ok(Output { json, text, exit: 0 })
 }
 

@@ -152,6 +152,10 @@ pub enum Command {
         /// Where to read.
         #[command(flatten)]
         target: Target,
+        /// Also parse every row and recompute its canonical bytes and derived columns (the
+        /// checkpoints alone are checked over the stored bytes, at hashing speed).
+        #[arg(long)]
+        deep: bool,
     },
     /// Rebuild the bounded checkpoint projection from the AgentRun ledger.
     Recover {
@@ -266,7 +270,7 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
             compact::compact(&target, context_window, choice).await
         }
         Command::Checkpoints { target } => inspect::checkpoints(&target),
-        Command::Verify { target } => inspect::verify(&target),
+        Command::Verify { target, deep } => inspect::verify(&target, deep),
         Command::Recover { target } => inspect::recover(&target),
         Command::Export { target } => inspect::export(&target),
         Command::ProviderSim { listen, context_window, reply, output_tokens } => {

@@ -3,7 +3,6 @@
 use std::collections::HashSet;
 
 use contextfold_core::{EventContent, RuntimeEvent};
-use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -55,8 +54,8 @@ impl Store {
     ///
     /// An id already in the ledger is refused by the table's `UNIQUE (session_id,
     /// runtime_event_id)` constraint (mapped to [`StoreError::EventDuplicateId`]), a repeat
-    /// within `events` by an in-memory set; statements come from the connection's cache and
-    /// one serialization buffer is reused for every event.
+    /// within `events` by an in-memory set; statements come from the connection's cache. Each
+    /// row stores the event's canonical bytes and derived columns (`storage/derived.rs`).
     pub fn append_events(
         &self,
         session_id: &str,
@@ -72,12 +71,12 @@ impl Store {
             .map_err(StoreError::sqlite("reading the last seq"))?
             .map(|seq| seq as u64);
         let mut batch_ids = HashSet::with_capacity(events.len());
-        let mut json = Vec::with_capacity(1024);
         {
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO runtime_events (session_id, seq, runtime_event_id, event_json) \
-                     VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO runtime_events (session_id, seq, runtime_event_id, event_json, \
+                     canonical, turn_id, run_id, live_head, tokens) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(StoreError::sqlite("preparing the event insert"))?;
             for (index, event) in events.iter().enumerate() {
@@ -109,13 +108,20 @@ impl Store {
                     detail: format!("event {index} cannot be serialized: {detail}"),
                 };
                 let event = super::attachments::archive_attachments(&tx, index, event)?;
-                json.clear();
-                serde_json::to_writer(&mut json, &*event)
-                    .map_err(|e| unserializable(e.to_string()))?;
-                // serde_json writes UTF-8; binding the bytes as TEXT skips a second validation.
-                let text = ToSqlOutput::Borrowed(ValueRef::Text(&json));
+                let derived =
+                    super::derived::derive(&event).map_err(|e| unserializable(e.to_string()))?;
                 insert
-                    .execute(params![session_id, event.seq as i64, event.runtime_event_id, text])
+                    .execute(params![
+                        session_id,
+                        event.seq as i64,
+                        event.runtime_event_id,
+                        derived.json,
+                        derived.canonical,
+                        event.turn_id,
+                        event.run_id,
+                        derived.live_head,
+                        derived.tokens as i64
+                    ])
                     .map_err(|e| {
                         if is_unique_violation(&e) {
                             duplicate()

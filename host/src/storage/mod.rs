@@ -10,6 +10,7 @@ mod archive;
 mod attachments;
 mod checkpoints;
 mod circuit;
+mod derived;
 mod error;
 mod events;
 mod schema;
@@ -30,7 +31,7 @@ pub use error::{ArchiveReadError, CheckpointAppendError, StoreError};
 pub use events::{AgentRunRecord, agent_run_kind};
 pub use schema::SCHEMA_VERSION;
 pub use stream::{StreamRequest, StreamedProjection};
-pub use sweep::CheckpointSweep;
+pub use sweep::{CheckpointSweep, RowCheck};
 
 /// How long a writer waits for another process's write lock before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

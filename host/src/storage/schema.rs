@@ -2,7 +2,8 @@
 //!
 //! Migration `n` (1-based) moves a file from version `n - 1` to `n`; each runs in one IMMEDIATE
 //! transaction together with its `user_version` update. A file whose version is higher than
-//! [`SCHEMA_VERSION`] was written by a newer build and is refused untouched.
+//! [`SCHEMA_VERSION`] was written by a newer build and is refused untouched. Version 2 adds the
+//! derived columns of `runtime_events` and rewrites its rows in place (`super::derived`).
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -70,8 +71,37 @@ const V1: &str = concat!(
     append_only!("tool_result_archive"),
 );
 
+/// Version 2, before its rows are filled: the derived columns of `runtime_events`
+/// (`super::derived`), the table naming their estimator, and the UPDATE trigger narrowed to the
+/// columns that are the event (the derived ones may be rebuilt; nothing may change the event).
+const V2_COLUMNS: &str = "DROP TRIGGER runtime_events_no_update;
+    ALTER TABLE runtime_events ADD COLUMN canonical INTEGER NOT NULL DEFAULT 0
+        CHECK (canonical IN (0, 1));
+    ALTER TABLE runtime_events ADD COLUMN turn_id TEXT NOT NULL DEFAULT '';
+    ALTER TABLE runtime_events ADD COLUMN run_id TEXT NOT NULL DEFAULT '';
+    ALTER TABLE runtime_events ADD COLUMN live_head INTEGER NOT NULL DEFAULT 0
+        CHECK (live_head IN (0, 1));
+    ALTER TABLE runtime_events ADD COLUMN tokens INTEGER;
+    CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
+
+/// Version 2, after its rows are filled.
+const V2_TRIGGER: &str = "CREATE TRIGGER runtime_events_no_update
+    BEFORE UPDATE OF session_id, seq, runtime_event_id, event_json, canonical ON runtime_events
+    BEGIN SELECT RAISE(ABORT, 'runtime_events is append-only'); END;";
+
+/// One schema step: SQL, then (optionally) a pass over the rows in Rust, then more SQL, all in
+/// the transaction that records the new version.
+struct Migration {
+    before: &'static str,
+    fill: Option<fn(&Connection) -> Result<(), StoreError>>,
+    after: &'static str,
+}
+
 /// Every migration, in order; the schema version is their count.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[Migration] = &[
+    Migration { before: V1, fill: None, after: "" },
+    Migration { before: V2_COLUMNS, fill: Some(super::derived::fill_v2), after: V2_TRIGGER },
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -88,7 +118,7 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     if found > SCHEMA_VERSION {
         return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
     }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(StoreError::sqlite("starting a migration"))?;
@@ -96,7 +126,11 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         if user_version(&tx)? > index as u32 {
             continue;
         }
-        tx.execute_batch(sql).map_err(StoreError::sqlite("applying a migration"))?;
+        tx.execute_batch(migration.before).map_err(StoreError::sqlite("applying a migration"))?;
+        if let Some(fill) = migration.fill {
+            fill(&tx)?;
+        }
+        tx.execute_batch(migration.after).map_err(StoreError::sqlite("applying a migration"))?;
         tx.pragma_update(None, "user_version", index as u32 + 1)
             .map_err(StoreError::sqlite("recording the schema version"))?;
         tx.commit().map_err(StoreError::sqlite("committing a migration"))?;
