@@ -128,7 +128,7 @@ pub fn project_with(
                     ReasonCode::CheckpointReplayed,
                     format!(
                         "checkpoint {} replaces {} events",
-                        checkpoint.checkpoint_id, plan.covered
+                        checkpoint.checkpoint_id, checkpoint.coverage.event_count
                     ),
                     TokenFigures {
                         before: plan.source_tokens + plan.replay_tokens - plan.checkpoint_tokens,
@@ -177,7 +177,9 @@ pub fn project_with(
                         format!(
                             "fail-open: checkpoint {} reused for its own {} events; {} uncovered \
                              events left out, the newest complete turns kept",
-                            checkpoint.checkpoint_id, plan.covered, omitted_events
+                            checkpoint.checkpoint_id,
+                            checkpoint.coverage.event_count,
+                            omitted_events
                         ),
                     ));
                     replayed = Some(checkpoint);

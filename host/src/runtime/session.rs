@@ -8,7 +8,7 @@ use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::{Compactor, OutcomeKind, Trigger};
 use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{ProjectInput, Projection, project_with};
+use contextfold_core::projection::{ProjectInput, Projection};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use serde::Serialize;
 
@@ -72,6 +72,10 @@ pub struct ProjectionReport {
     /// Events read from the ledger for this projection: the whole log the first time, then
     /// only the events appended since the runtime's previous read.
     pub ledger_events_read: usize,
+    /// Covered events proven from the stored rows (their canonical bytes and derived columns)
+    /// without being loaded: the checkpoint's coverage on a cold projection from the rows and
+    /// on the steps that follow it under the same checkpoint; 0 when the whole log is held.
+    pub proven_from_rows: u64,
 }
 
 /// Drives one session: appends events, evaluates capacity before and during turns, recovers
@@ -239,22 +243,23 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let log = Arc::clone(&self.log);
         let (model, provider) = (self.config.model.clone(), self.config.provider.clone());
         let measure = estimator.clone();
-        let (projection, lookup, ledger_events_read) = blocking(move || {
+        let (cached, lookup) = blocking(move || {
             let lookup = store.current_checkpoint(&session)?;
             let mut cache = lock(&log);
-            let read = cache.refresh(&store, &session)?;
-            let (events, verifier) = cache.view(key);
             let input = ProjectInput {
-                events,
+                events: &[],
                 current_turn_id: current.as_deref(),
                 checkpoint: lookup.checkpoint.as_ref(),
                 model: &model,
                 provider: Some(&provider),
                 fail_open,
             };
-            Ok((project_with(&input, &measure, verifier), lookup, read))
+            let cached = cache.project(&store, &session, key, &input, &measure)?;
+            Ok((cached, lookup))
         })
         .await?;
+        let (ledger_events_read, proven_from_rows) = (cached.events_read, cached.proven_from_rows);
+        let projection = cached.projection;
         let projection = projection?;
         let uncalibrated_tokens = if estimator.ratio_permille == UNIT_RATIO_PERMILLE {
             projection.estimated_tokens
@@ -267,6 +272,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             uncalibrated_tokens,
             ratio_permille: estimator.ratio_permille,
             ledger_events_read,
+            proven_from_rows,
         })
     }
 

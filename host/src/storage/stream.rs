@@ -1,33 +1,29 @@
-//! Streaming projection: a checkpoint's covered prefix is verified row by row, straight from
-//! SQLite into the core's [`PrefixHasher`], and only the uncovered tail is kept in memory.
+//! Streaming projection: a checkpoint's covered prefix is proven from the stored rows
+//! ([`Store::read_covered`], `storage/covered.rs`) and only the live head and the uncovered
+//! tail are kept in memory.
 //!
 //! [`Store::project_streaming`] gives the same [`Projection`] as loading the whole ledger and
-//! calling [`contextfold_core::projection::project`], with memory bounded by the largest event
-//! plus the tail, not by the ledger: a 1 GB ledger projects in a few tens of megabytes. Each
-//! covered row is parsed, checked against its key columns and the log's structure (one
-//! session, increasing `seq`, unique ids), hashed and dropped. The checkpoint's count,
-//! through-boundary, turn count and digest are then checked exactly as
-//! [`contextfold_core::prefix_match::match_checkpoint_prefix`] checks them.
+//! calling [`contextfold_core::projection::project`], with memory bounded by the tail and one
+//! turn's head, not by the ledger: a 1 GB ledger projects in a few tens of megabytes. The core
+//! projects `head + tail` with a [`CoveredVerifier`], which answers for the covered prefix
+//! with what the stream proved; the session runtime's cold path does the same
+//! (`runtime/log_cache.rs`).
 //!
-//! Anything off the happy path (no checkpoint, a mismatch, a covered event of the current
-//! turn) falls back to the full in-memory projection, so the diagnostics are the core's own.
-
-use std::collections::HashSet;
+//! Anything off the happy path (no checkpoint, a mismatch, a current turn the covered prefix
+//! holds outside its final run, a checkpoint the core does not replay) falls back to the full
+//! in-memory projection, so the diagnostics are the core's own.
 
 use contextfold_core::ModelFacts;
-use contextfold_core::budget::{TokenEstimator, estimate_event};
+use contextfold_core::budget::TokenEstimator;
 use contextfold_core::checkpoint::HistoryCompactCheckpoint;
 use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::diagnostics::ReasonCode;
-use contextfold_core::digest::PrefixHasher;
 use contextfold_core::event::{LogError, RuntimeEvent, validate_log};
 use contextfold_core::prefix_match::{EventKeys, PrefixMismatch};
 use contextfold_core::projection::{ProjectInput, Projection, project, project_with};
 use contextfold_core::safe_prefix::split_current_turn;
 use contextfold_core::verified_prefix::{PrefixVerifier, VerifiedCoverage};
 
-use crate::hashing::PipelinedSha256;
-
+use super::covered::CoveredPrefix;
 use super::{Store, StoreError};
 
 /// What a streaming projection needs besides the ledger (the fields of
@@ -53,22 +49,15 @@ pub struct StreamedProjection {
     pub projection: Projection,
     /// Events verified by streaming (the checkpoint's coverage), 0 on the fallback path.
     pub streamed_events: u64,
-    /// Events held in memory: the uncovered tail, or the whole ledger on the fallback path.
+    /// Events held in memory: the live head and the uncovered tail, or the whole ledger on the
+    /// fallback path.
     pub loaded_events: usize,
-}
-
-/// The covered prefix as verified from the rows: what the tail verifier needs to know.
-#[derive(Debug)]
-struct StreamedPrefix {
-    session_id: String,
-    last_seq: u64,
-    event_ids: HashSet<String>,
-    source_tokens: u64,
 }
 
 impl Store {
     /// Projects `session_id` like [`contextfold_core::projection::project()`] over the whole
-    /// ledger, but streams the checkpoint's covered prefix instead of loading it.
+    /// ledger, but proves the checkpoint's covered prefix from the stored rows instead of
+    /// loading it.
     pub fn project_streaming(
         &self,
         session_id: &str,
@@ -77,17 +66,17 @@ impl Store {
     ) -> Result<StreamedProjection, StoreError> {
         if let Some(checkpoint) = request.checkpoint
             && checkpoint.provider_state().is_none()
-            && let Some((prefix, tail)) =
-                self.stream_prefix(session_id, checkpoint, request.current_turn_id, estimator)?
+            && let Some(log) = self.read_covered(session_id, checkpoint, estimator)?
         {
-            let mut verifier = TailVerifier { prefix: &prefix, checkpoint };
-            let input = project_input(&tail, request);
-            if let Ok(mut projection) = project_with(&input, estimator, &mut verifier) {
-                describe_coverage(&mut projection, checkpoint);
+            let head = log.head.len();
+            let mut events = log.head;
+            events.extend(log.tail);
+            let input = project_input(&events, request);
+            if let Some(projection) = project_covered(&log.prefix, head, &input, estimator) {
                 return Ok(StreamedProjection {
                     projection,
                     streamed_events: checkpoint.coverage.event_count,
-                    loaded_events: tail.len(),
+                    loaded_events: events.len(),
                 });
             }
         }
@@ -100,77 +89,24 @@ impl Store {
         })?;
         Ok(StreamedProjection { projection, streamed_events: 0, loaded_events: events.len() })
     }
+}
 
-    /// Reads the ledger in `seq` order, hashing the first `coverage.event_count` rows and
-    /// keeping the rest. `None` when the prefix does not match the checkpoint (or holds an
-    /// event of the current turn): the caller falls back to the full projection.
-    fn stream_prefix(
-        &self,
-        session_id: &str,
-        checkpoint: &HistoryCompactCheckpoint,
-        current_turn_id: Option<&str>,
-        estimator: &dyn TokenEstimator,
-    ) -> Result<Option<(StreamedPrefix, Vec<RuntimeEvent>)>, StoreError> {
-        let Ok(covered) = usize::try_from(checkpoint.coverage.event_count) else { return Ok(None) };
-        if covered == 0 || checkpoint.session_id != session_id {
-            return Ok(None);
-        }
-        let conn = self.lock();
-        let mut statement = conn
-            .prepare(
-                "SELECT seq, runtime_event_id, event_json FROM runtime_events \
-                 WHERE session_id = ?1 ORDER BY seq",
-            )
-            .map_err(StoreError::sqlite("preparing the streamed ledger read"))?;
-        let mut rows =
-            statement.query([session_id]).map_err(StoreError::sqlite("streaming the ledger"))?;
-        // Hashing runs on a second thread while this one reads and parses rows.
-        let mut hasher = PrefixHasher::with_engine(PipelinedSha256::default());
-        let mut prefix = StreamedPrefix {
-            session_id: session_id.to_owned(),
-            last_seq: 0,
-            event_ids: HashSet::new(),
-            source_tokens: 0,
-        };
-        let mut turn_ids: HashSet<String> = HashSet::new();
-        let mut tail = Vec::new();
-        let mut index = 0usize;
-        while let Some(row) = rows.next().map_err(StoreError::sqlite("reading a ledger row"))? {
-            let event = read_event_row(row, session_id)?;
-            let id = event.runtime_event_id.clone();
-            if index >= covered {
-                tail.push(event);
-                index += 1;
-                continue;
-            }
-            let continues = index == 0 || event.seq > prefix.last_seq;
-            if !continues || current_turn_id == Some(event.turn_id.as_str()) {
-                return Ok(None);
-            }
-            if !prefix.event_ids.insert(id) {
-                return Ok(None);
-            }
-            if !turn_ids.contains(&event.turn_id) {
-                turn_ids.insert(event.turn_id.clone());
-            }
-            hasher.push(&event);
-            prefix.source_tokens += estimate_event(estimator, &event);
-            prefix.last_seq = event.seq;
-            index += 1;
-            if index == covered {
-                let through = &checkpoint.coverage.through;
-                let matches = event.runtime_event_id == through.runtime_event_id
-                    && event.turn_id == through.turn_id
-                    && event.run_id == through.run_id
-                    && turn_ids.len() as u64 == checkpoint.coverage.turn_count
-                    && hasher.digest() == checkpoint.coverage.source_digest;
-                if !matches {
-                    return Ok(None);
-                }
-            }
-        }
-        Ok((index >= covered).then_some((prefix, tail)))
+/// Projects `input` (whose events are the live head, `head` events, then the tail after
+/// `prefix`) with the coverage `prefix` proved for `input.checkpoint`. `None` when the core
+/// would not replay the checkpoint over these events: the caller projects the whole log.
+pub(crate) fn project_covered(
+    prefix: &CoveredPrefix,
+    head: usize,
+    input: &ProjectInput<'_>,
+    estimator: &dyn TokenEstimator,
+) -> Option<Projection> {
+    let checkpoint = input.checkpoint?;
+    if !prefix.proves(checkpoint) {
+        return None;
     }
+    let mut verifier = CoveredVerifier { prefix, head };
+    let projection = project_with(input, estimator, &mut verifier).ok()?;
+    projection.checkpoint.is_some().then_some(projection)
 }
 
 /// Parses one `(seq, runtime_event_id, event_json)` row of `session_id`'s ledger, checking the
@@ -235,43 +171,38 @@ fn project_input<'a>(events: &'a [RuntimeEvent], request: &StreamRequest<'a>) ->
     }
 }
 
-/// The core describes the replay relative to the events it was given (the tail): restore the
-/// number of events the checkpoint replaces in the ledger.
-fn describe_coverage(projection: &mut Projection, checkpoint: &HistoryCompactCheckpoint) {
-    for diagnostic in &mut projection.diagnostics {
-        if diagnostic.code == ReasonCode::CheckpointReplayed {
-            diagnostic.detail = format!(
-                "checkpoint {} replaces {} events",
-                checkpoint.checkpoint_id, checkpoint.coverage.event_count
-            );
-        }
-    }
+/// A [`PrefixVerifier`] for `head + tail` events: the covered prefix was proven from the rows,
+/// so the core sees only the live head (covered, `head` events) and the tail.
+struct CoveredVerifier<'a> {
+    prefix: &'a CoveredPrefix,
+    head: usize,
 }
 
-/// A [`PrefixVerifier`] over the uncovered tail alone: the covered prefix was verified while
-/// streaming, so the tail starts at index 0 of the events the core sees.
-struct TailVerifier<'a> {
-    prefix: &'a StreamedPrefix,
-    checkpoint: &'a HistoryCompactCheckpoint,
-}
-
-impl PrefixVerifier for TailVerifier<'_> {
+impl PrefixVerifier for CoveredVerifier<'_> {
     fn check_log(
         &mut self,
         events: &[RuntimeEvent],
         current_turn_id: Option<&str>,
     ) -> Result<usize, LogError> {
         validate_log(events)?;
-        for (index, event) in events.iter().enumerate() {
-            if event.session_id != self.prefix.session_id {
-                return Err(LogError::MixedSessions { index });
-            }
-            if self.prefix.event_ids.contains(&event.runtime_event_id) {
-                return Err(LogError::DuplicateEventId { index });
-            }
+        let Some(first_new) = events.get(self.head..) else {
+            return Err(LogError::SeqNotIncreasing { index: events.len() });
+        };
+        if first_new.first().is_some_and(|first| first.seq <= self.prefix.last.0) {
+            return Err(LogError::SeqNotIncreasing { index: self.head });
         }
-        if events.first().is_some_and(|first| first.seq <= self.prefix.last_seq) {
-            return Err(LogError::SeqNotIncreasing { index: 0 });
+        // The current turn must be a suffix of the whole log: a covered turn can be current
+        // only when it is the last covered one, never left before, and nothing after the
+        // coverage belongs to another turn.
+        if let Some(current) = current_turn_id
+            && self.prefix.turn_ids.contains(current)
+        {
+            let suffix = current == self.prefix.final_turn
+                && !self.prefix.final_turn_reentered
+                && first_new.iter().all(|event| event.turn_id == current);
+            if !suffix {
+                return Err(LogError::CurrentTurnNotSuffix { index: self.head });
+            }
         }
         split_current_turn(events, current_turn_id)
     }
@@ -280,14 +211,17 @@ impl PrefixVerifier for TailVerifier<'_> {
         &mut self,
         checkpoint: &HistoryCompactCheckpoint,
         _prior: &[RuntimeEvent],
-        _estimator: &dyn TokenEstimator,
+        estimator: &dyn TokenEstimator,
     ) -> Result<VerifiedCoverage, PrefixMismatch> {
-        if checkpoint != self.checkpoint {
+        if !self.prefix.proves(checkpoint) {
             return Err(PrefixMismatch::NotEnoughEvents {
                 claimed: checkpoint.coverage.event_count,
                 available: 0,
             });
         }
-        Ok(VerifiedCoverage { covered: 0, source_tokens: self.prefix.source_tokens })
+        Ok(VerifiedCoverage {
+            covered: self.head,
+            source_tokens: estimator.scale_tally(self.prefix.base_tokens),
+        })
     }
 }
