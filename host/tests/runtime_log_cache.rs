@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use contextfold_core::CharEstimator;
 use contextfold_core::calibration::UsageReport;
-use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, SessionRuntime};
+use contextfold_host::runtime::{
+    ExtractiveSummarizer, NoNativeCompactor, SessionRuntime, StopSignal,
+};
 use contextfold_host::storage::Store;
 use reliability_support::{SESSION, config, extend, history};
 
@@ -46,6 +48,7 @@ async fn warm_projections_read_only_new_events_and_equal_cold_ones() {
 
     let mut builder = history(4);
     let mut compactions = 0;
+    let mut from_rows = 0;
     for turn in 4..40 {
         let before = store.event_count(SESSION).expect("count");
         let turn_id = format!("t{turn}");
@@ -74,10 +77,16 @@ async fn warm_projections_read_only_new_events_and_equal_cold_ones() {
         assert_eq!(report.ledger_events_read, 0, "turn {turn}: nothing new to read");
         let cold = cold_projection(&store, &turn_id).await;
         assert_eq!(report.projection, cold.projection, "turn {turn}");
+        // A fresh runtime proves the checkpoint's coverage from the stored rows, without
+        // loading the covered events.
+        let covered = cold.projection.checkpoint.as_ref().map_or(0, |cp| cp.covered_events);
+        assert_eq!(cold.proven_from_rows, covered, "turn {turn}");
+        from_rows += usize::from(covered > 0);
         assert_eq!(cold.ledger_events_read as u64, before + appended);
         warm.end_turn().expect("end");
     }
     assert!(compactions >= 3, "the session compacts along the way ({compactions})");
+    assert!(from_rows >= 20, "cold projections replay a checkpoint proven from the rows");
 
     // Appends by another runtime (another process) are read on the next projection.
     let other = runtime(&store);
@@ -117,5 +126,60 @@ async fn a_ledger_changed_behind_the_cache_is_read_again() {
     let left = store.event_count(SESSION).expect("count") as usize;
     let report = warm.project(false).await.expect("after tampering");
     assert_eq!(report.ledger_events_read, left, "the whole ledger is read again");
+    assert_eq!(report.projection, cold_projection(&store, "none").await.projection);
+}
+
+/// A runtime resumed on a compacted session proves the checkpoint from the rows and then reads
+/// only each step's new events, under the same checkpoint, projecting what a runtime holding
+/// the whole log projects; when the ledger behind its last row changes it starts over.
+#[tokio::test]
+async fn a_resumed_runtime_steps_from_the_rows_and_equals_one_holding_the_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.sqlite");
+    let store = Arc::new(Store::open(&path).expect("open"));
+    let mut builder = history(30);
+    store.append_events(SESSION, &builder.clone().build()).expect("seed");
+    let first = runtime(&store);
+    let compacted = first.compact_manually(&StopSignal::new()).await.expect("compacts");
+    assert!(
+        store.current_checkpoint(SESSION).expect("lookup").checkpoint.is_some(),
+        "{:?}",
+        compacted.outcome
+    );
+
+    let resumed = runtime(&store);
+    let report = resumed.project(false).await.expect("resumed");
+    let covered = report.projection.checkpoint.as_ref().map_or(0, |cp| cp.covered_events);
+    assert!(covered > 0 && report.proven_from_rows == covered, "{}", report.proven_from_rows);
+    let mut steps = 0;
+    for turn in 30..36 {
+        let before = store.event_count(SESSION).expect("count") as usize;
+        extend(&mut builder, turn);
+        resumed.append(builder.clone().build()[before..].to_vec()).await.expect("append");
+        let report = resumed.project(false).await.expect("a step");
+        let appended = store.event_count(SESSION).expect("count") as usize - before;
+        let holding = runtime(&store);
+        holding.load().await.expect("holds the whole log");
+        let whole = holding.project(false).await.expect("whole");
+        assert_eq!(whole.proven_from_rows, 0);
+        assert_eq!(report.projection, whole.projection, "turn {turn}");
+        if whole.projection.checkpoint.is_none() {
+            // Over the budget the core does not replay the checkpoint: the whole log is read.
+            assert_eq!(report.proven_from_rows, 0, "turn {turn}");
+            break;
+        }
+        assert_eq!(report.ledger_events_read, appended, "turn {turn}: only the new events");
+        assert_eq!(report.proven_from_rows, covered, "turn {turn}: still from the rows");
+        steps += 1;
+    }
+    assert!(steps >= 3, "{steps} steps from the rows");
+    let raw = rusqlite::Connection::open(&path).expect("raw");
+    raw.execute_batch(
+        "DROP TRIGGER runtime_events_no_delete;
+         DELETE FROM runtime_events WHERE seq = (SELECT max(seq) FROM runtime_events);",
+    )
+    .expect("tamper");
+    let report = resumed.project(false).await.expect("after tampering");
+    assert_eq!(report.ledger_events_read, store.event_count(SESSION).expect("count") as usize);
     assert_eq!(report.projection, cold_projection(&store, "none").await.projection);
 }

@@ -6,8 +6,9 @@
 //! - `event_json`: the event's canonical JSON ([`canonical_event_json`], RFC 8785 over the
 //!   event's serde form; itself valid JSON that parses back to the same event), so the prefix
 //!   digest is SHA-256 over the stored bytes. An event whose canonical form would not parse back
-//!   to the same event (a number JCS writes as a double, such as `1.0` or an integer above
-//!   2^53) keeps its serde JSON instead, and its row says so;
+//!   to exactly the same event (object keys not in sorted order, as in most tool-call
+//!   arguments; a number JCS writes as a double, such as `1.0` or an integer above 2^53) keeps
+//!   its serde JSON instead, and its row says so;
 //! - `canonical`: 1 when `event_json` is the canonical form and the derived columns below hold
 //!   the event's facts; 0 when a reader must parse `event_json` (such a row is exactly as exact,
 //!   only slower);
@@ -48,12 +49,19 @@ pub(crate) struct DerivedRow {
 }
 
 /// The stored form of `event` and its derived columns.
+///
+/// The canonical form is kept only when it parses back to an event whose serde JSON is the same
+/// bytes as `event`'s: equal values are not enough, since JCS sorts object keys and a tool
+/// call's arguments must reach the provider in the order the model wrote them.
 pub(crate) fn derive(event: &RuntimeEvent) -> Result<DerivedRow, serde_json::Error> {
+    let serde = serde_json::to_string(event)?;
     let canonical = canonical_event_json(event);
-    let round_trips = RuntimeEvent::from_json(&canonical).is_ok_and(|back| back == *event);
-    let json = if round_trips { canonical } else { serde_json::to_string(event)? };
+    let round_trips = RuntimeEvent::from_json(&canonical)
+        .ok()
+        .and_then(|back| serde_json::to_string(&back).ok())
+        .is_some_and(|back| back == serde);
     Ok(DerivedRow {
-        json,
+        json: if round_trips { canonical } else { serde },
         canonical: round_trips,
         live_head: is_live_head_kind(&event.content),
         tokens: estimate_event(&PieceEstimator, event),
@@ -162,14 +170,18 @@ mod tests {
         let mut log = LogBuilder::new("s");
         log.turn("t").user("fix it");
         log.tool_call("c1", "shell", json!({"cmd": "ls", "timeout": 30}));
+        log.tool_call("c3", "shell", json!({"timeout": 30, "cmd": "ls"}));
         log.tool_call("c2", "shell", json!({"ratio": 1.0, "big": 9_007_199_254_740_993u64}));
         let events = log.build();
         let plain = derive(&events[1]).expect("derives");
         assert!(plain.canonical && !plain.live_head);
         assert_eq!(plain.json, canonical_event_json(&events[1]));
-        let lossy = derive(&events[2]).expect("derives");
-        assert!(!lossy.canonical);
-        assert_eq!(RuntimeEvent::from_json(&lossy.json).expect("parses"), events[2]);
+        for lossy in &events[2..] {
+            let derived = derive(lossy).expect("derives");
+            assert!(!derived.canonical, "{}", derived.json);
+            let back = RuntimeEvent::from_json(&derived.json).expect("parses");
+            assert_eq!(serde_json::to_string(&back).ok(), serde_json::to_string(lossy).ok());
+        }
         let user = derive(&events[0]).expect("derives");
         assert!(user.live_head && matches!(events[0].content, EventContent::UserText { .. }));
         assert_eq!(user.tokens, estimate_event(&PieceEstimator, &events[0]));
