@@ -86,10 +86,10 @@ echo "== host: provider budgets and caching against the simulator (issue 19)"
 # turn instead of 150.
 cargo bench -q -p contextfold-host --bench provider_budget | keep_results
 
-echo "== host: the CLI and the session runtime on a 90,000-event ledger, whole processes (issue 20)"
-# QUICK=1: a 30,000-event ledger.
+echo "== host: the CLI and the session runtime on a 90,000-event ledger and a 1 GB one, whole processes (issue 20)"
+# QUICK=1: a 30,000-event ledger, and 256 MB instead of 1 GB for the peak-RSS rows.
 if [ -n "${QUICK:-}" ]; then
-  CONTEXTFOLD_CLI_EVENTS=30000 cargo bench -q -p contextfold-host --bench cli_paths | keep_results
+  CONTEXTFOLD_CLI_EVENTS=30000 CONTEXTFOLD_CLI_LARGE_MB=256 cargo bench -q -p contextfold-host --bench cli_paths | keep_results
 else
   cargo bench -q -p contextfold-host --bench cli_paths | keep_results
 fi

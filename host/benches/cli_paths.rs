@@ -103,6 +103,11 @@ fn main() {
         println!("| `{name}` | {time:.3} s | {:.2}x | {rss:.1} MiB |", time / baseline);
     }
     mid_turn_rows(dir.path());
+    let large_mb: u64 =
+        std::env::var("CONTEXTFOLD_CLI_LARGE_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1024);
+    if large_mb > 0 {
+        large_rows(dir.path(), large_mb, bin);
+    }
     let size = format!("{}k_events", fixture.events / 1000);
     for (key, index, goal) in [("project", 1, PROJECT_GOAL), ("verify", 2, VERIFY_GOAL)] {
         let (time, rss) = medians[index];
@@ -119,6 +124,45 @@ fn main() {
             &format!("<= {RSS_GOAL_MIB}"),
             rss <= RSS_GOAL_MIB,
         );
+    }
+}
+
+/// Peak RSS of `project` and `verify` on a ledger of about `megabytes` MB (the same fixture,
+/// larger; one run each, its time against one `openssl` pass reported).
+fn large_rows(dir: &std::path::Path, megabytes: u64, bin: &str) {
+    let db = dir.join("large.sqlite");
+    let export = dir.join("large.jsonl");
+    // The trajectories average about 1 KB of JSON per event.
+    let started = Instant::now();
+    let fixture = fixture::write(&db, &export, megabytes * 1_000, CHECKPOINTS);
+    println!(
+        "large fixture: {} events, {} checkpoints, export {:.0} MB, SQLite file {:.0} MB (written in {:.1?})",
+        fixture.events,
+        fixture.checkpoints,
+        fixture.export_bytes as f64 / 1e6,
+        std::fs::metadata(&db).map_or(0, |m| m.len()) as f64 / 1e6,
+        started.elapsed()
+    );
+    let (db, export) = (db.to_str().expect("utf-8"), export.to_str().expect("utf-8"));
+    let (baseline, _) = measure(&["openssl", "dgst", "-sha256", export]);
+    let label = format!("{}mb", fixture.export_bytes / 1_000_000);
+    let project =
+        [bin, "project", "--db", db, "--session", SESSION, "--context-window", "128000", "--json"];
+    let verify = [bin, "verify", "--db", db, "--session", SESSION];
+    for (key, command) in [("project", &project[..]), ("verify", &verify[..])] {
+        let (time, rss) = measure(command);
+        let mib = rss as f64 / 1024.0;
+        println!(
+            "| `contextfold {key}` on {label} | {time:.2} s | {:.2}x | {mib:.1} MiB |",
+            time / baseline
+        );
+        result(
+            &format!("cli_{key}_{label}_peak_rss_mib"),
+            &format!("{mib:.1}"),
+            &format!("<= {RSS_GOAL_MIB}"),
+            mib <= RSS_GOAL_MIB,
+        );
+        println!("RESULT|cli_{key}_{label}_vs_openssl|{:.2}x|report|-", time / baseline);
     }
 }
 
