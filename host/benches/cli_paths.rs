@@ -9,7 +9,9 @@
 //! runs it, waits, and reports its wall time and `ru_maxrss` (`getrusage(RUSAGE_CHILDREN)`:
 //! the one child's peak), so the figures are the commands' own.
 //!
-//! Run: `cargo bench -p contextfold-host --bench cli_paths`.
+//! Run: `cargo bench -p contextfold-host --bench cli_paths`. `CONTEXTFOLD_CLI_FIXTURE=<dir>` only
+//! writes the fixture into `<dir>` (`ledger.sqlite`, `export.jsonl`), to run the commands by hand;
+//! `CONTEXTFOLD_CLI_LARGE_MB` sets the size of the peak-RSS ledger (default 1024, 0 skips it).
 
 mod support;
 
@@ -45,10 +47,17 @@ fn main() {
     let events: u64 =
         std::env::var("CONTEXTFOLD_CLI_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(90_000);
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let db = dir.path().join("ledger.sqlite");
-    let export = dir.path().join("export.jsonl");
+    // `CONTEXTFOLD_CLI_FIXTURE=<dir>`: only write the fixture there (to profile by hand).
+    let keep = std::env::var_os("CONTEXTFOLD_CLI_FIXTURE").map(std::path::PathBuf::from);
+    let root = keep.clone().unwrap_or_else(|| dir.path().to_owned());
+    let db = root.join("ledger.sqlite");
+    let export = root.join("export.jsonl");
     let started = Instant::now();
     let fixture = fixture::write(&db, &export, events, CHECKPOINTS);
+    if keep.is_some() {
+        println!("fixture written to {}", root.display());
+        return;
+    }
     let db_bytes = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     println!(
         "fixture: {} events, {} turns, {} checkpoints, export {:.1} MB, SQLite file {:.1} MB (written in {:.1?})",

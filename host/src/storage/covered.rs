@@ -4,8 +4,8 @@
 //! [`Store::read_covered`] reads the ledger in `seq` order. A covered row that holds its
 //! canonical bytes (`storage/derived.rs`) is hashed as stored, its turn and Run read from its
 //! columns and its token estimate from the `tokens` column (when the caller's base estimator is
-//! the one that column records); only the covered rows of the last turn's final run that form
-//! its live head are parsed. Other rows are parsed. The checkpoint's event count, through
+//! the one that column records); a live-head row's bytes are kept for as long as its run is the
+//! last one seen, and only those of the final run are parsed. Other rows are parsed. The checkpoint's event count, through
 //! boundary, turn count and digest are then checked exactly as
 //! [`contextfold_core::prefix_match::match_checkpoint_prefix`] checks them, and every row after
 //! the coverage is parsed into the tail. Memory holds the turn ids seen, one turn's head and the
@@ -107,7 +107,7 @@ impl Store {
         let read = |e| StoreError::Sqlite { operation: "reading a ledger row", source: e };
         let mut hasher = PrefixHasher::with_engine(PipelinedSha256::default());
         let mut walk = CoveredWalk::default();
-        let mut head: Vec<RuntimeEvent> = Vec::new();
+        let mut head: Vec<HeadRow> = Vec::new();
         let mut tail = Vec::new();
         while let Some(row) = rows.next().map_err(read)? {
             if walk.seen >= covered {
@@ -115,38 +115,37 @@ impl Store {
                 continue;
             }
             let canonical: bool = row.get(3).map_err(read)?;
-            let (seq, id, turn, run, base_tokens, keep) = if canonical {
-                let bytes = row.get_ref(2).and_then(|v| Ok(v.as_bytes()?)).map_err(read)?;
-                hasher.push_canonical(bytes);
-                let live_head: bool = row.get(6).map_err(read)?;
-                let stored: Option<i64> = row.get(7).map_err(read)?;
-                let stored = stored.filter(|_| stored_tokens).map(|t| t.max(0) as u64);
-                let event = if live_head || stored.is_none() {
-                    Some(read_event_row(row, session_id)?)
-                } else {
-                    None
-                };
-                let base_tokens = match (stored, &event) {
-                    (Some(tokens), _) => tokens,
-                    (None, Some(event)) => estimate_event(base, event),
-                    (None, None) => 0,
-                };
-                let seq: i64 = row.get(0).map_err(read)?;
-                let text = |index: usize| row.get::<_, String>(index).map_err(read);
-                let keep = event.filter(|_| live_head);
-                (seq as u64, text(1)?, text(4)?, text(5)?, base_tokens, keep)
-            } else {
-                let event = read_event_row(row, session_id)?;
-                hasher.push(&event);
-                let base_tokens = estimate_event(base, &event);
-                let keep = is_live_head_kind(&event.content).then(|| event.clone());
-                (event.seq, event.runtime_event_id, event.turn_id, event.run_id, base_tokens, keep)
+            let stored = row.get::<_, Option<i64>>(7).map_err(read)?;
+            let stored = stored.filter(|_| stored_tokens).map(|t| t.max(0) as u64);
+            let parsed = if canonical { None } else { Some(read_event_row(row, session_id)?) };
+            let text = |index: usize| row.get_ref(index).and_then(|v| Ok(v.as_str()?));
+            let (seq, id, turn, run) = match &parsed {
+                Some(e) => {
+                    (e.seq, e.runtime_event_id.as_str(), e.turn_id.as_str(), e.run_id.as_str())
+                }
+                None => {
+                    let seq: i64 = row.get(0).map_err(read)?;
+                    (
+                        seq as u64,
+                        text(1).map_err(read)?,
+                        text(4).map_err(read)?,
+                        text(5).map_err(read)?,
+                    )
+                }
             };
-            if walk.enter(&turn) {
+            let bytes = row.get_ref(2).and_then(|v| Ok(v.as_bytes()?)).map_err(read)?;
+            match &parsed {
+                Some(event) => hasher.push(event),
+                None => hasher.push_canonical(bytes),
+            }
+            walk.base_tokens += match (stored, &parsed) {
+                (Some(tokens), _) => tokens,
+                (None, Some(event)) => estimate_event(base, event),
+                (None, None) => estimate_event(base, &read_event_row(row, session_id)?),
+            };
+            if walk.enter(turn) {
                 head.clear();
             }
-            head.extend(keep);
-            walk.base_tokens += base_tokens;
             walk.seen += 1;
             if walk.seen == covered {
                 let through = &checkpoint.coverage.through;
@@ -158,9 +157,24 @@ impl Store {
                 if !matches {
                     return Ok(None);
                 }
-                walk.last = Some((seq, id));
+                walk.last = Some((seq, id.to_owned()));
+            }
+            // The head of a run is parsed only if the run turns out to be the last one.
+            let is_head = match &parsed {
+                Some(event) => is_live_head_kind(&event.content),
+                None => row.get(6).map_err(read)?,
+            };
+            if is_head {
+                head.push(match parsed {
+                    Some(event) => HeadRow::Parsed(event),
+                    None => HeadRow::Stored { seq, id: id.to_owned(), json: bytes.to_vec() },
+                });
             }
         }
+        let head = head
+            .into_iter()
+            .map(|row| row.into_event(session_id))
+            .collect::<Result<Vec<_>, _>>()?;
         let Some(last) = walk.last else { return Ok(None) };
         let prefix = CoveredPrefix {
             checkpoint_id: checkpoint.checkpoint_id.clone(),
@@ -173,6 +187,35 @@ impl Store {
             base_tokens: walk.base_tokens,
         };
         Ok(Some(CoveredLog { prefix, head, tail }))
+    }
+}
+
+/// A live-head row of the current run: parsed already, or as stored (parsed at the end, when
+/// its run is the last covered one).
+#[derive(Debug)]
+enum HeadRow {
+    Parsed(RuntimeEvent),
+    Stored { seq: u64, id: String, json: Vec<u8> },
+}
+
+impl HeadRow {
+    /// The event, checked against its key columns like [`read_event_row`].
+    fn into_event(self, session_id: &str) -> Result<RuntimeEvent, StoreError> {
+        let (seq, id, json) = match self {
+            Self::Parsed(event) => return Ok(event),
+            Self::Stored { seq, id, json } => (seq, id, json),
+        };
+        let unreadable = |detail: String| StoreError::LedgerUnreadable {
+            session_id: session_id.to_owned(),
+            detail: format!("row seq {seq}: {detail}"),
+        };
+        let text = std::str::from_utf8(&json).map_err(|e| unreadable(e.to_string()))?;
+        let event =
+            RuntimeEvent::from_json(text).map_err(|e| unreadable(format!("{e} ({})", e.code())))?;
+        if event.seq != seq || event.runtime_event_id != id || event.session_id != session_id {
+            return Err(unreadable("the event JSON disagrees with its key columns".into()));
+        }
+        Ok(event)
     }
 }
 
