@@ -94,5 +94,5 @@ fi
 CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-conformance --test behaviour -- --nocapture
 CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out" cargo test -q -p contextfold-host \
   --test component_conformance --test component_limits --test component_compaction \
-  --test component_forgery \
+  --test component_forgery --test component_event_log \
   -- --ignored --nocapture

@@ -6,6 +6,10 @@
 //!
 //! The JSON form (camelCase, `content.type` in snake_case) is documented in `docs/events.md`.
 
+mod validator;
+
+pub use validator::LogValidator;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

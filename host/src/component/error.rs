@@ -64,7 +64,7 @@ pub enum ComponentError {
     /// The guest returned a typed error.
     #[error(transparent)]
     Guest(#[from] GuestError),
-    /// A step session belongs to an instance that trapped and was replaced.
+    /// A step session (or an event log) belongs to an instance that trapped and was replaced.
     #[error("the step session was lost: its plugin instance trapped and was replaced")]
     SessionLost,
 }

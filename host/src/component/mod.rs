@@ -28,6 +28,7 @@
 
 mod checkpoint_guard;
 mod error;
+mod event_log;
 mod host_state;
 mod memory_ledger;
 mod plugin;
@@ -46,6 +47,7 @@ pub mod bindings {
 
 pub use checkpoint_guard::CheckpointRejection;
 pub use error::{ComponentError, GuestError};
+pub use event_log::GuestEventLog;
 pub use host_state::{HostState, failure_to_wit, finish_to_wit};
 pub use memory_ledger::MemoryLedger;
 pub use plugin::{Plugin, StepSession};

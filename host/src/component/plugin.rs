@@ -93,7 +93,7 @@ impl Plugin {
     }
 
     /// Runs one exported call under the limits; a trap replaces the instance.
-    fn call<R>(
+    pub(super) fn call<R>(
         &mut self,
         f: impl FnOnce(&Compactor, &mut Store<HostState>) -> CallResult<R>,
     ) -> Result<R, ComponentError> {
@@ -167,7 +167,7 @@ impl Plugin {
         }
     }
 
-    fn guest<T, E: Into<GuestError>>(result: Result<T, E>) -> Result<T, ComponentError> {
+    pub(super) fn guest<T, E: Into<GuestError>>(result: Result<T, E>) -> Result<T, ComponentError> {
         result.map_err(|e| ComponentError::Guest(e.into()))
     }
 
@@ -308,6 +308,16 @@ impl Plugin {
     }
 
     // ----- step-driven compaction -------------------------------------------------------
+
+    /// Whether a resource made in instance `generation` is still alive.
+    pub(super) fn alive(&self, generation: u64) -> bool {
+        generation == self.generation && self.bindings.is_some()
+    }
+
+    /// The current instance's generation (a trap starts a new one).
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
 
     fn session<'a>(&self, session: &'a StepSession) -> Result<&'a ResourceAny, ComponentError> {
         if session.generation == self.generation && self.bindings.is_some() {

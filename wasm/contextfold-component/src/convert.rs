@@ -109,6 +109,11 @@ pub(crate) fn circuit_to_json(circuit: &MalformedInputCircuit) -> String {
 }
 
 /// A structurally invalid log.
+/// An `invalid-input` error with `code`.
+pub(crate) fn invalid_input(code: &str, message: impl Into<String>) -> CompactionError {
+    CompactionError::InvalidInput(detail(code, message))
+}
+
 pub(crate) fn log_error(error: &LogError) -> CompactionError {
     CompactionError::InvalidLog(detail(error.code(), error.to_string()))
 }

@@ -10,7 +10,8 @@
 //! needs no WASI: the component imports only the world's `ledger` and `provider`.
 //!
 //! Exports:
-//! - `projection` ([`projection_export`]): pure functions over a log;
+//! - `projection` ([`projection_export`]): pure functions over a log, and the `event-log`
+//!   resource ([`event_log`]) for hosts that append as they go;
 //! - `compaction` ([`blocking`]): the whole transaction in one call, through the imports;
 //! - `compaction-steps` ([`steps`]): the same transaction as a resource driven step by step.
 
@@ -22,6 +23,7 @@
 mod blocking;
 mod convert;
 mod driver;
+mod event_log;
 mod projection_export;
 mod steps;
 

@@ -1,16 +1,18 @@
 //! The `projection` export: pure functions over a log, converted to and from WIT values.
 
+use contextfold_core::RuntimeEvent;
 use contextfold_core::calibration::{CalibratedEstimator, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::summary_validation::validate_summary;
 use contextfold_core::digest::{digest_prefix, prefix_digests};
 use contextfold_core::event::validate_log;
 use contextfold_core::prefix_match::match_checkpoint_prefix;
 use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{ProjectInput, Projection, project};
+use contextfold_core::projection::{ProjectInput, Projection, project_with};
 use contextfold_core::replay::{ReplayPlan as CorePlan, evaluate_replay};
 use contextfold_core::safe_prefix::{
     PrefixOptions as CoreOptions, safe_boundaries, select_safe_prefix, split_current_turn,
 };
+use contextfold_core::verified_prefix::{FullVerification, PrefixVerifier};
 use contextfold_core::{CharEstimator, ContextBudget};
 use serde::Serialize;
 
@@ -43,36 +45,48 @@ fn plan(plan: &CorePlan) -> ReplayPlan {
     }
 }
 
+/// `project` of `request` over `events`, verifying with `verifier`.
+pub(crate) fn project_events(
+    events: &[RuntimeEvent],
+    request: &ProjectRequest,
+    verifier: &mut dyn PrefixVerifier,
+) -> Result<String, CompactionError> {
+    let checkpoint = convert::parse_optional_checkpoint(request.checkpoint.as_deref())?;
+    let model = convert::model_facts(&request.model);
+    let provider = request.provider.as_ref().map(convert::provider_identity);
+    let input = ProjectInput {
+        events,
+        current_turn_id: request.current_turn.as_deref(),
+        checkpoint: checkpoint.as_ref(),
+        model: &model,
+        provider: provider.as_ref(),
+        fail_open: request.fail_open,
+    };
+    let calibration = convert::parse_calibration(request.calibration_json.as_deref())?;
+    let estimator = match &provider {
+        Some(p) => calibration.estimator(CharEstimator, &p.provider, &p.model_id),
+        None => CalibratedEstimator::unit(CharEstimator),
+    };
+    let projection =
+        project_with(&input, &estimator, verifier).map_err(|e| convert::log_error(&e))?;
+    let uncalibrated_tokens = match estimator.ratio_permille {
+        UNIT_RATIO_PERMILLE => projection.estimated_tokens,
+        _ => estimate_messages(&CharEstimator, &projection.messages),
+    };
+    let report = ProjectionReport {
+        projection: &projection,
+        uncalibrated_tokens,
+        ratio_permille: estimator.ratio_permille,
+    };
+    Ok(serde_json::to_string(&report).unwrap_or_default())
+}
+
 impl Guest for Component {
+    type EventLog = crate::event_log::GuestLog;
+
     fn project(request: ProjectRequest) -> Result<String, CompactionError> {
         let events = convert::parse_events(&request.events)?;
-        let checkpoint = convert::parse_optional_checkpoint(request.checkpoint.as_deref())?;
-        let model = convert::model_facts(&request.model);
-        let provider = request.provider.as_ref().map(convert::provider_identity);
-        let input = ProjectInput {
-            events: &events,
-            current_turn_id: request.current_turn.as_deref(),
-            checkpoint: checkpoint.as_ref(),
-            model: &model,
-            provider: provider.as_ref(),
-            fail_open: request.fail_open,
-        };
-        let calibration = convert::parse_calibration(request.calibration_json.as_deref())?;
-        let estimator = match &provider {
-            Some(p) => calibration.estimator(CharEstimator, &p.provider, &p.model_id),
-            None => CalibratedEstimator::unit(CharEstimator),
-        };
-        let projection = project(&input, &estimator).map_err(|e| convert::log_error(&e))?;
-        let uncalibrated_tokens = match estimator.ratio_permille {
-            UNIT_RATIO_PERMILLE => projection.estimated_tokens,
-            _ => estimate_messages(&CharEstimator, &projection.messages),
-        };
-        let report = ProjectionReport {
-            projection: &projection,
-            uncalibrated_tokens,
-            ratio_permille: estimator.ratio_permille,
-        };
-        Ok(serde_json::to_string(&report).unwrap_or_default())
+        project_events(&events, &request, &mut FullVerification::default())
     }
 
     fn calibrate(

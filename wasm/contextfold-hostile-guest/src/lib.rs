@@ -65,6 +65,8 @@ fn hoard() -> ! {
 }
 
 impl exports::contextfold::compaction::projection::Guest for Hostile {
+    type EventLog = RefusingLog;
+
     fn project(_: ProjectRequest) -> Result<String, CompactionError> {
         Err(refuse())
     }
@@ -146,6 +148,32 @@ fn forge(session_id: &str, checkpoint: &str) -> CompactionError {
 #[derive(Debug)]
 pub struct IdleSession {
     _state: RefCell<()>,
+}
+
+/// An event log that refuses everything.
+#[derive(Debug)]
+pub struct RefusingLog;
+
+impl exports::contextfold::compaction::projection::GuestEventLog for RefusingLog {
+    fn new() -> Self {
+        RefusingLog
+    }
+
+    fn append(&self, _: String) -> Result<u64, CompactionError> {
+        Err(refuse())
+    }
+
+    fn length(&self) -> u64 {
+        0
+    }
+
+    fn digest(&self) -> String {
+        "sha256:hostile".into()
+    }
+
+    fn project(&self, _: ProjectRequest) -> Result<String, CompactionError> {
+        Err(refuse())
+    }
 }
 
 impl exports::contextfold::compaction::compaction_steps::Guest for Hostile {

@@ -4,10 +4,12 @@
 //! incrementally by the core's [`PrefixHasher`], so [`EventLog::digest`] costs nothing however
 //! long the log, and [`EventLog::project`] sends no events across the boundary. The log only
 //! holds events and hands them to the core: every append is checked by the core's
-//! [`validate_log`] over the whole log (one hash-set pass, like every projection does).
+//! [`LogValidator`] (the rules of `validate_log` over the whole log, checking only the new
+//! events), and a projection verifies only what its [`VerifiedPrefix`] has not seen, so an
+//! agent step costs O(new events) however long the session.
 
 use contextfold_core::digest::PrefixHasher;
-use contextfold_core::event::{RuntimeEvent, validate_log};
+use contextfold_core::event::{LogValidator, RuntimeEvent};
 use contextfold_core::verified_prefix::VerifiedPrefix;
 use wasm_bindgen::prelude::*;
 
@@ -26,6 +28,8 @@ use crate::session::CompactionSession;
 #[derive(Debug)]
 pub struct EventLog {
     events: Vec<RuntimeEvent>,
+    /// The log's structure, checked incrementally.
+    validator: LogValidator,
     hasher: PrefixHasher<BindingEngine>,
     /// What projections have verified of the log (checkpoint prefixes are hashed once).
     verified: VerifiedPrefix<BindingEngine>,
@@ -35,6 +39,7 @@ impl Default for EventLog {
     fn default() -> Self {
         EventLog {
             events: Vec::new(),
+            validator: LogValidator::default(),
             hasher: PrefixHasher::with_engine(BindingEngine::default()),
             verified: VerifiedPrefix::with_engine(),
         }
@@ -64,15 +69,14 @@ impl EventLog {
             None => (events_from_js(events)?, Vec::new()),
         };
         let first_new = self.events.len();
-        self.events.extend(events);
-        if let Err(error) = validate_log(&self.events) {
-            self.events.truncate(first_new);
+        if let Err(error) = self.validator.append(&events) {
             let line_of = |index: usize| lines.get(index.checked_sub(first_new)?).copied();
             return Err(located_log_error(error, line_of).into());
         }
-        for event in &self.events[first_new..] {
+        for event in &events {
             self.hasher.push(event);
         }
+        self.events.extend(events);
         Ok(self.len())
     }
 
