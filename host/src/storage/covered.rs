@@ -166,7 +166,7 @@ impl Store {
             };
             if is_head {
                 head.push(match parsed {
-                    Some(event) => HeadRow::Parsed(event),
+                    Some(event) => HeadRow::Parsed(Box::new(event)),
                     None => HeadRow::Stored { seq, id: id.to_owned(), json: bytes.to_vec() },
                 });
             }
@@ -194,7 +194,7 @@ impl Store {
 /// its run is the last covered one).
 #[derive(Debug)]
 enum HeadRow {
-    Parsed(RuntimeEvent),
+    Parsed(Box<RuntimeEvent>),
     Stored { seq: u64, id: String, json: Vec<u8> },
 }
 
@@ -202,7 +202,7 @@ impl HeadRow {
     /// The event, checked against its key columns like [`read_event_row`].
     fn into_event(self, session_id: &str) -> Result<RuntimeEvent, StoreError> {
         let (seq, id, json) = match self {
-            Self::Parsed(event) => return Ok(event),
+            Self::Parsed(event) => return Ok(*event),
             Self::Stored { seq, id, json } => (seq, id, json),
         };
         let unreadable = |detail: String| StoreError::LedgerUnreadable {

@@ -89,11 +89,14 @@ const V2_TRIGGER: &str = "CREATE TRIGGER runtime_events_no_update
     BEFORE UPDATE OF session_id, seq, runtime_event_id, event_json, canonical ON runtime_events
     BEGIN SELECT RAISE(ABORT, 'runtime_events is append-only'); END;";
 
+/// A migration's pass over the rows.
+type Fill = fn(&Connection) -> Result<(), StoreError>;
+
 /// One schema step: SQL, then (optionally) a pass over the rows in Rust, then more SQL, all in
 /// the transaction that records the new version.
 struct Migration {
     before: &'static str,
-    fill: Option<fn(&Connection) -> Result<(), StoreError>>,
+    fill: Option<Fill>,
     after: &'static str,
 }
 
