@@ -364,8 +364,8 @@ fn real_agent_logs_with_reused_call_ids_import_and_project_unique_pairs() {
 }
 
 /// `verify --deep` parses every row and recomputes its derived columns: a clean ledger passes,
-/// a rebuilt-wrong `tokens` or `turn_id` column is reported with its row, and the checkpoint
-/// check alone (over the stored bytes) does not depend on the token column.
+/// a rewritten `tokens` column is reported with its row, the checkpoint check alone (over the
+/// stored bytes) does not depend on it, and `recover` rebuilds it.
 #[test]
 fn verify_deep_recomputes_every_rows_derived_columns() {
     let session = SessionDb::new("deep.sqlite");
@@ -383,4 +383,9 @@ fn verify_deep_recomputes_every_rows_derived_columns() {
     assert_eq!(run.code, 2, "{}", run.json);
     let message = run.json["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("derived_column_mismatch"), "{message}");
+    // `recover` rebuilds the derived columns from the events; the deep check passes again.
+    let recovered = ok(&["recover", "--db", db, "--session", "s"]);
+    assert_eq!(recovered["derivedRowsRebuilt"], json!(1), "{recovered}");
+    let deep = ok(&["verify", "--db", db, "--session", "s", "--deep"]);
+    assert_eq!(deep["rows"]["mismatchedSeqs"], json!([]), "{deep}");
 }

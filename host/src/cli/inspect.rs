@@ -160,14 +160,15 @@ fn select_tip(store: &Store, session: &str) -> Result<Option<String>, CliError> 
 pub(crate) fn recover(target: &Target) -> Result<Output, CliError> {
     let store = open_session(target)?;
     let lookup = store.rebuild_projection(&target.session)?;
+    let rebuilt = store.rebuild_derived(&target.session)?;
     let id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
     let text = format!(
-        "projection of {} rebuilt: {} ({} recovery note(s))\n",
+        "projection of {} rebuilt: {} ({} recovery note(s)); derived columns of {rebuilt} row(s) rebuilt\n",
         target.session,
         id.as_deref().unwrap_or("no checkpoint"),
         lookup.notes.len()
     );
-    let json = json!({"session": target.session, "checkpointId": id, "eventId": lookup.agent_run_event_id, "notes": lookup.notes});
+    let json = json!({"session": target.session, "checkpointId": id, "eventId": lookup.agent_run_event_id, "notes": lookup.notes, "derivedRowsRebuilt": rebuilt});
     Ok(Output { json, text, exit: 0 })
 }
 

@@ -21,7 +21,8 @@
 //!   runtime's token tally.
 //!
 //! The append path and the schema migration compute them with [`derive`]; `contextfold verify
-//! --deep` recomputes them for every row and reports any that disagree.
+//! --deep` recomputes them for every row and reports any that disagree, and `contextfold recover`
+//! rebuilds them ([`super::Store::rebuild_derived`]).
 
 use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::{PIECE_ESTIMATOR_NAME, PieceEstimator, estimate_event};
@@ -126,6 +127,81 @@ pub(crate) fn fill_v2(conn: &Connection) -> Result<(), super::StoreError> {
                 ])
                 .map_err(StoreError::sqlite("migrating a row"))?;
         }
+    }
+}
+
+impl super::Store {
+    /// Recomputes the derived columns (`turn_id`, `run_id`, `live_head`, `tokens`) of every row
+    /// of `session_id` from the event its `event_json` parses to, in one IMMEDIATE transaction
+    /// (`contextfold recover`). The event columns are never touched. A row that does not parse
+    /// stops it with [`super::StoreError::LedgerUnreadable`] and nothing is written. Returns the
+    /// number of rows whose derived columns changed.
+    pub fn rebuild_derived(&self, session_id: &str) -> Result<u64, super::StoreError> {
+        use super::StoreError;
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("starting a derived-column rebuild"))?;
+        let mut changed = 0u64;
+        {
+            let mut select = tx
+                .prepare(
+                    "SELECT seq, runtime_event_id, event_json, turn_id, run_id, live_head, tokens \
+                     FROM runtime_events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                )
+                .map_err(StoreError::sqlite("reading rows to rebuild"))?;
+            let mut update = tx
+                .prepare(
+                    "UPDATE runtime_events SET turn_id = ?1, run_id = ?2, live_head = ?3, \
+                     tokens = ?4 WHERE session_id = ?5 AND seq = ?6",
+                )
+                .map_err(StoreError::sqlite("preparing the rebuild"))?;
+            let mut after = -1i64;
+            loop {
+                let mut batch = Vec::new();
+                let mut rows = select
+                    .query(params![session_id, after, FILL_BATCH])
+                    .map_err(StoreError::sqlite("reading rows to rebuild"))?;
+                while let Some(row) =
+                    rows.next().map_err(StoreError::sqlite("reading rows to rebuild"))?
+                {
+                    let event = super::stream::read_event_row(row, session_id)?;
+                    let read =
+                        |e| StoreError::Sqlite { operation: "reading rows to rebuild", source: e };
+                    let stored: (String, String, bool, Option<i64>) = (
+                        row.get(3).map_err(read)?,
+                        row.get(4).map_err(read)?,
+                        row.get(5).map_err(read)?,
+                        row.get(6).map_err(read)?,
+                    );
+                    batch.push((event, stored));
+                }
+                drop(rows);
+                let Some((last, _)) = batch.last() else { break };
+                after = last.seq as i64;
+                for (event, stored) in batch {
+                    let live_head = is_live_head_kind(&event.content);
+                    let tokens = estimate_event(&PieceEstimator, &event) as i64;
+                    let fresh =
+                        (event.turn_id.clone(), event.run_id.clone(), live_head, Some(tokens));
+                    if fresh != stored {
+                        changed += 1;
+                        update
+                            .execute(params![
+                                event.turn_id,
+                                event.run_id,
+                                live_head,
+                                tokens,
+                                session_id,
+                                event.seq as i64
+                            ])
+                            .map_err(StoreError::sqlite("rebuilding a row"))?;
+                    }
+                }
+            }
+        }
+        tx.commit().map_err(StoreError::sqlite("committing a derived-column rebuild"))?;
+        Ok(changed)
     }
 }
 
