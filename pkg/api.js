@@ -348,6 +348,7 @@ export function createApi(raw, options = {}) {
     safeBoundaries: guard((events, currentTurnId) => decode(raw.safeBoundaries(encodeEvents(events), currentTurnId ?? undefined))),
     evaluateReplay: guard((input) => decode(raw.evaluateReplay(encode(input)))),
     parseCheckpoint: guard((checkpoint) => decode(raw.parseCheckpoint(encode(checkpoint)))),
+    checkSuccessor: guard((tip, candidate) => raw.checkSuccessor(encode(tip ?? null), encode(candidate))),
     validateSummary: guard((text, finishReason, foldTokens = 0) => decode(raw.validateSummary(text, finishReason ?? 'stop', foldTokens))),
     recoverCheckpoint: guard((sessionId, records) => decode(raw.recoverCheckpoint(sessionId, encode(records)))),
     extractiveSummary: guard((previousSummary, events, targetTokens) =>

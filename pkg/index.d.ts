@@ -482,6 +482,11 @@ export type ReplayDecision =
 export function evaluateReplay(input: ReplayInput): ReplayDecision;
 /** Validates and normalizes checkpoint JSON; throws `checkpoint_*` codes. */
 export function parseCheckpoint(checkpoint: JsonValue): HistoryCompactCheckpoint;
+/**
+ * Throws `successor_conflict` unless `candidate` may follow `tip` (the current checkpoint, or
+ * null): the compare-and-swap rule of every store's checkpoint append, the native ledger's too.
+ */
+export function checkSuccessor(tip: HistoryCompactCheckpoint | null, candidate: HistoryCompactCheckpoint): void;
 /** Validates a summarizer completion; throws `malformed_summary_*` / `empty_summary` codes. */
 export function validateSummary(text: string, finishReason?: string, foldTokens?: number): { text: string; estimatedTokens: Count };
 /** Recorded checkpoint event of a ledger. */

@@ -32,7 +32,9 @@ use contextfold_core::prefix_match::match_checkpoint_prefix_with;
 use contextfold_core::projection::ai_sdk::import_model_messages;
 use contextfold_core::projection::anthropic::import_anthropic as core_import_anthropic;
 use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
-use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
+use contextfold_core::recovery::{
+    RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
+};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -207,6 +209,20 @@ pub fn match_checkpoint(checkpoint: JsValue, events: JsValue) -> Result<JsValue,
 pub fn parse_checkpoint(checkpoint: JsValue) -> Result<JsValue, JsValue> {
     let checkpoint = checkpoint_from_json(json_from_js(checkpoint, "checkpoint")?)?;
     Ok(json_to_js(checkpoint.to_value(), "checkpoint")?)
+}
+
+/// Throws `successor_conflict` unless `candidate` may follow `tip` (the current checkpoint, or
+/// null): the compare-and-swap rule every store applies when it appends a checkpoint, the same
+/// rule as the native ledger's.
+#[wasm_bindgen(js_name = checkSuccessor)]
+pub fn check_successor(tip: JsValue, candidate: JsValue) -> Result<(), JsValue> {
+    let tip = match json_from_js(tip, "tip")? {
+        Value::Null => None,
+        value => Some(checkpoint_from_json(value)?),
+    };
+    let candidate = checkpoint_from_json(json_from_js(candidate, "candidate")?)?;
+    is_valid_successor(tip.as_ref(), &candidate).map_err(|e| BindingError::core(e.code(), e))?;
+    Ok(())
 }
 
 /// Validates a summarizer completion: `{ text, estimatedTokens }`, or throws the defect code

@@ -1,0 +1,55 @@
+// Types of `contextfold/stores/memory` and of the store interface every store implements.
+import type { EventLog, HistoryCompactCheckpoint, JsonValue, RuntimeEvent, Diagnostic } from '../index.js';
+
+/** A recorded checkpoint event, as stores keep them (the native ledger's AgentRun row). */
+export interface CheckpointRecord { eventId: string; sessionId: string; recordedAtMs: number; payload: HistoryCompactCheckpoint }
+
+/**
+ * A session's durable state (docs/npm.md#stores): every store — memory, JSONL file, node:sqlite,
+ * IndexedDB — implements it.
+ */
+export interface SessionStore {
+  /** The session every event and checkpoint of this store belongs to. */
+  readonly sessionId: string;
+  /** Every stored event, in order, validated by the core: project and compact over it. */
+  readonly log: EventLog;
+  /** The current checkpoint (the core's recovery selection over the recorded ones), or null. */
+  readonly checkpoint: HistoryCompactCheckpoint | null;
+  /** The malformed-input circuit last recorded, or null. */
+  readonly circuit: JsonValue | null;
+  /** What the recovery at open reported (recorded checkpoints it skipped, and why). */
+  readonly recoveryDiagnostics: Diagnostic[];
+  /**
+   * Appends events after the stored ones; checked with the whole log (nothing appended on
+   * error); resolves once durable. After a failed write every call throws `store_write_failed`.
+   */
+  appendEvents(events: RuntimeEvent | RuntimeEvent[]): Promise<void>;
+  /**
+   * Compare-and-swap: appends `checkpoint` when it is a valid successor of the current one, else
+   * throws `successor_conflict` with `conflict: true` (what `compact()`'s host expects).
+   */
+  appendCheckpoint(checkpoint: HistoryCompactCheckpoint): Promise<void>;
+  /** Records the session's malformed-input circuit (`compact()`'s `host.recordCircuit`). */
+  recordCircuit(circuit: JsonValue): Promise<void>;
+  /** Waits for pending writes and releases the storage (idempotent). */
+  close(): Promise<void>;
+}
+
+/** What a {@link MemoryStore} holds, as plain JSON. */
+export interface StoreSnapshot { events: RuntimeEvent[]; records: CheckpointRecord[]; circuit: JsonValue | null }
+
+/** A session kept in memory only (no durability). */
+export class MemoryStore implements SessionStore {
+  static open(options: { sessionId: string; snapshot?: StoreSnapshot }): Promise<MemoryStore>;
+  readonly sessionId: string;
+  readonly log: EventLog;
+  readonly checkpoint: HistoryCompactCheckpoint | null;
+  readonly circuit: JsonValue | null;
+  readonly recoveryDiagnostics: Diagnostic[];
+  appendEvents(events: RuntimeEvent | RuntimeEvent[]): Promise<void>;
+  appendCheckpoint(checkpoint: HistoryCompactCheckpoint): Promise<void>;
+  recordCircuit(circuit: JsonValue): Promise<void>;
+  close(): Promise<void>;
+  /** The stored state: events, recorded checkpoint events and circuit. */
+  snapshot(): StoreSnapshot;
+}

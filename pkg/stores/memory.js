@@ -1,0 +1,31 @@
+// A store that keeps a session in memory: the interface of every store, without durability
+// (tests, short-lived agents, and the reference the durable stores are compared with).
+import { SessionStore } from './session-store.js';
+
+/** A session held in memory only; `snapshot()` gives what a durable store would have written. */
+export class MemoryStore extends SessionStore {
+  #records = [];
+
+  /** Opens an empty session, or one restored from `snapshot` (a `snapshot()` of another store). */
+  static async open({ sessionId, snapshot } = {}) {
+    const store = new MemoryStore(sessionId);
+    if (snapshot) {
+      store.#records = [...snapshot.records];
+      store.restore({ events: snapshot.events, records: snapshot.records, circuit: snapshot.circuit });
+    }
+    return store;
+  }
+
+  /** The stored state: events, recorded checkpoint events and circuit, as plain JSON. */
+  snapshot() {
+    return { events: this.log.events(), records: [...this.#records], circuit: this.circuit };
+  }
+
+  async persistEvents() {}
+
+  async persistCheckpoint(record) {
+    this.#records.push(record);
+  }
+
+  async persistCircuit() {}
+}

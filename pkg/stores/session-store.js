@@ -1,0 +1,187 @@
+// The part every store shares: a session's events held in a wasm `EventLog` (each append checked
+// by the core together with the whole log), the current checkpoint recovered from the recorded
+// checkpoints with the core's selection, and the compare-and-swap rule of a checkpoint append
+// (the core's successor rule, the same as the native ledger's). A concrete store only persists:
+// `persistEvents`, `persistCheckpoint`, `persistCircuit` resolve once their write is durable.
+import { ContextfoldError, EventLog, checkSuccessor, recoverCheckpoint } from 'contextfold';
+
+/** The AgentRun kind of a recorded checkpoint (the native ledger's `agent_run_events.kind`). */
+export const CHECKPOINT_RECORDED = 'history_compact_checkpoint_recorded';
+
+/** Throws `invalid_argument` unless `sessionId` is a non-empty string. */
+export function requireSessionId(sessionId) {
+  if (typeof sessionId !== 'string' || sessionId === '') {
+    throw new ContextfoldError('invalid_argument', 'a store needs a non-empty sessionId');
+  }
+  return sessionId;
+}
+
+/**
+ * A session's durable state behind the store interface of `docs/npm.md#stores`. Subclasses
+ * implement the three `persist*` methods and `closeStorage`, and call `restore` once with what
+ * they read at open.
+ */
+export class SessionStore {
+  /** The session every event and checkpoint of this store belongs to. */
+  sessionId;
+  #log = new EventLog();
+  #checkpoint = null;
+  #checkpointEventId = null;
+  #circuit = null;
+  #recoveryDiagnostics = [];
+  #broken = null;
+  #queue = Promise.resolve();
+  #closed = false;
+
+  constructor(sessionId) {
+    this.sessionId = requireSessionId(sessionId);
+  }
+
+  /** Every stored event, in order, validated (a wasm `EventLog`: project and compact over it). */
+  get log() {
+    return this.#log;
+  }
+
+  /** The current checkpoint (the core's recovery selection over the recorded ones), or null. */
+  get checkpoint() {
+    return this.#checkpoint;
+  }
+
+  /** The malformed-input circuit last recorded, or null. */
+  get circuit() {
+    return this.#circuit;
+  }
+
+  /** The recovery's diagnostics at open (recorded checkpoints it skipped, and why). */
+  get recoveryDiagnostics() {
+    return this.#recoveryDiagnostics;
+  }
+
+  /**
+   * Loads what the storage holds: `events` (array or JSONL) into the log, `records` (recorded
+   * checkpoint events `{ eventId, sessionId, recordedAtMs, payload }`) through the core's
+   * recovery, and the last `circuit`. Throws the core's code when the stored events are invalid.
+   */
+  restore({ events, records = [], circuit = null }) {
+    if (events !== undefined && (typeof events === 'string' ? events.length > 0 : events.length > 0)) {
+      this.#log.append(events);
+    }
+    const recovery = recoverCheckpoint(this.sessionId, records);
+    this.#checkpoint = recovery.checkpoint;
+    this.#checkpointEventId = recovery.eventId;
+    this.#recoveryDiagnostics = recovery.diagnostics;
+    this.#circuit = circuit;
+  }
+
+  /**
+   * Appends events after the stored ones: checked by the core with the whole log (nothing is
+   * appended on error), then written; resolves once the write is durable. When the write itself
+   * fails the store refuses every later call (`store_write_failed`): reopen it to read what the
+   * storage holds.
+   */
+  appendEvents(events) {
+    return this.#serialized(async () => {
+      const batch = Array.isArray(events) ? events : [events];
+      if (batch.length === 0) return;
+      for (const event of batch) {
+        if (event?.sessionId !== this.sessionId) {
+          throw new ContextfoldError('store_session_mismatch', `event ${event?.runtimeEventId} belongs to session ${event?.sessionId}, not ${this.sessionId}`);
+        }
+      }
+      const before = this.#log.length;
+      this.#log.append(batch);
+      await this.#durably(() => this.persistEvents(batch, before));
+    });
+  }
+
+  /**
+   * Appends `checkpoint` when it is a valid successor of the current one (compare-and-swap);
+   * otherwise throws `successor_conflict` with `conflict: true`, as `compact()` expects. A
+   * checkpoint of another session or covering more events than the log holds is refused too.
+   */
+  appendCheckpoint(checkpoint) {
+    return this.#serialized(async () => {
+      if (checkpoint?.sessionId !== this.sessionId) {
+        throw new ContextfoldError('store_session_mismatch', `checkpoint ${checkpoint?.checkpointId} belongs to session ${checkpoint?.sessionId}, not ${this.sessionId}`);
+      }
+      if (Number(checkpoint.coverage?.eventCount) > this.#log.length) {
+        throw new ContextfoldError('checkpoint_beyond_log', `checkpoint ${checkpoint.checkpointId} covers ${checkpoint.coverage.eventCount} events; the store holds ${this.#log.length}`);
+      }
+      try {
+        checkSuccessor(this.#checkpoint, checkpoint);
+      } catch (error) {
+        error.conflict = true;
+        throw error;
+      }
+      const record = {
+        eventId: `${CHECKPOINT_RECORDED}:${checkpoint.checkpointId}`,
+        sessionId: this.sessionId,
+        recordedAtMs: Date.now(),
+        payload: checkpoint,
+      };
+      await this.#durably(() => this.persistCheckpoint(record));
+      this.#checkpoint = checkpoint;
+      this.#checkpointEventId = record.eventId;
+    });
+  }
+
+  /** Records the session's malformed-input circuit (`compact()`'s `host.recordCircuit`). */
+  recordCircuit(circuit) {
+    return this.#serialized(async () => {
+      await this.#durably(() => this.persistCircuit(circuit));
+      this.#circuit = circuit;
+    });
+  }
+
+  /** Waits for pending writes, releases the storage and frees the log (idempotent). */
+  close() {
+    if (this.#closed) return this.#queue;
+    this.#closed = true;
+    const closing = this.#queue.then(() => this.closeStorage()).finally(() => this.#log.free());
+    this.#queue = closing;
+    return closing;
+  }
+
+  /** The id of the recorded checkpoint event the current checkpoint came from, or null. */
+  get checkpointEventId() {
+    return this.#checkpointEventId;
+  }
+
+  /** Subclass: durably write `events` (which follow the first `before` stored events). */
+  async persistEvents(_events, _before) {
+    throw new ContextfoldError('not_implemented', 'persistEvents');
+  }
+
+  /** Subclass: durably write one recorded checkpoint event. */
+  async persistCheckpoint(_record) {
+    throw new ContextfoldError('not_implemented', 'persistCheckpoint');
+  }
+
+  /** Subclass: durably write the circuit. */
+  async persistCircuit(_circuit) {
+    throw new ContextfoldError('not_implemented', 'persistCircuit');
+  }
+
+  /** Subclass: release files, locks and connections. */
+  async closeStorage() {}
+
+  /** Runs `fn` after every earlier call of this store, one at a time. */
+  #serialized(fn) {
+    const run = this.#queue.then(() => {
+      if (this.#closed) throw new ContextfoldError('store_closed', 'the store has been closed');
+      if (this.#broken) throw this.#broken;
+      return fn();
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #durably(write) {
+    try {
+      await write();
+    } catch (cause) {
+      this.#broken = new ContextfoldError('store_write_failed', `a write failed; reopen the store: ${cause?.message ?? cause}`, { cause });
+      throw this.#broken;
+    }
+  }
+}
