@@ -20,7 +20,7 @@ use std::marker::PhantomData;
 use crate::budget::{TokenEstimator, estimate_event};
 use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::digest::{HashEngine, PrefixHasher, Sha2Engine};
-use crate::event::{LogError, RuntimeEvent, validate_log};
+use crate::event::{LogError, LogValidator, RuntimeEvent, validate_log};
 use crate::prefix_match::{
     PrefixMismatch, match_checkpoint_prefix_each, match_checkpoint_prefix_from,
 };
@@ -119,8 +119,8 @@ pub struct VerifiedPrefix<E: HashEngine = Sha2Engine> {
     hasher: PrefixHasher<E>,
     /// `(seq, runtime_event_id)` of the last cached event: the cache key.
     last: Option<(u64, String)>,
-    session_id: Option<String>,
-    event_ids: HashSet<String>,
+    /// The structural rules of the cached prefix (session, `seq` order, unique ids).
+    validator: LogValidator,
     turn_ids: HashSet<String>,
     tokens: u64,
 }
@@ -144,8 +144,7 @@ impl<E: HashEngine> VerifiedPrefix<E> {
         Self {
             hasher: PrefixHasher::with_engine(E::default()),
             last: None,
-            session_id: None,
-            event_ids: HashSet::new(),
+            validator: LogValidator::default(),
             turn_ids: HashSet::new(),
             tokens: 0,
         }
@@ -177,32 +176,15 @@ impl<E: HashEngine> VerifiedPrefix<E> {
 
     /// Checks `events[self.len()..end]` against the cached prefix's structure.
     fn check_new(&self, events: &[RuntimeEvent], end: usize) -> Result<(), LogError> {
-        let start = self.len();
-        let mut last_seq = self.last.as_ref().map(|(seq, _)| *seq);
-        let session = self.session_id.as_deref().or(events.first().map(|e| e.session_id.as_str()));
-        let mut ids: HashSet<&str> = HashSet::new();
-        for (index, event) in events.iter().enumerate().take(end).skip(start) {
-            if Some(event.session_id.as_str()) != session {
-                return Err(LogError::MixedSessions { index });
-            }
-            if last_seq.is_some_and(|seq| event.seq <= seq) {
-                return Err(LogError::SeqNotIncreasing { index });
-            }
-            last_seq = Some(event.seq);
-            let id = event.runtime_event_id.as_str();
-            if self.event_ids.contains(id) || !ids.insert(id) {
-                return Err(LogError::DuplicateEventId { index });
-            }
-        }
-        Ok(())
+        self.validator.check(&events[self.len()..end])
     }
 
     /// Extends the cache to cover `events[..end]` (which must already pass [`Self::check_new`]).
     fn advance(&mut self, events: &[RuntimeEvent], end: usize, estimator: &dyn TokenEstimator) {
-        for event in &events[self.len()..end] {
+        let new = &events[self.len()..end];
+        self.validator.accept(new);
+        for event in new {
             self.hasher.push(event);
-            self.session_id.get_or_insert_with(|| event.session_id.clone());
-            self.event_ids.insert(event.runtime_event_id.clone());
             self.turn_ids.insert(event.turn_id.clone());
             self.tokens += estimate_event(estimator.tally_base().unwrap_or(estimator), event);
             self.last = Some((event.seq, event.runtime_event_id.clone()));

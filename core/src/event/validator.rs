@@ -68,13 +68,18 @@ impl LogValidator {
     /// nothing.
     pub fn append(&mut self, events: &[RuntimeEvent]) -> Result<(), LogError> {
         self.check(events)?;
+        self.accept(events);
+        Ok(())
+    }
+
+    /// Accepts `events`, which must have passed [`Self::check`] against this state.
+    pub(crate) fn accept(&mut self, events: &[RuntimeEvent]) {
         for event in events {
             self.session_id.get_or_insert_with(|| event.session_id.clone());
             self.ids.insert(event.runtime_event_id.clone());
             self.last_seq = Some(event.seq);
         }
         self.len += events.len();
-        Ok(())
     }
 }
 
