@@ -39,17 +39,11 @@ export interface SessionStore {
 export interface StoreSnapshot { events: RuntimeEvent[]; records: CheckpointRecord[]; circuit: JsonValue | null }
 
 /** A session kept in memory only (no durability). */
-export class MemoryStore implements SessionStore {
-  static open(options: { sessionId: string; snapshot?: StoreSnapshot }): Promise<MemoryStore>;
-  readonly sessionId: string;
-  readonly log: EventLog;
-  readonly checkpoint: HistoryCompactCheckpoint | null;
-  readonly circuit: JsonValue | null;
-  readonly recoveryDiagnostics: Diagnostic[];
-  appendEvents(events: RuntimeEvent | RuntimeEvent[]): Promise<void>;
-  appendCheckpoint(checkpoint: HistoryCompactCheckpoint): Promise<void>;
-  recordCircuit(circuit: JsonValue): Promise<void>;
-  close(): Promise<void>;
+export interface MemoryStore extends SessionStore {
   /** The stored state: events, recorded checkpoint events and circuit. */
   snapshot(): StoreSnapshot;
 }
+/** Opens a {@link MemoryStore}: empty, or restored from a `snapshot()`. */
+export declare const MemoryStore: {
+  open(options: { sessionId: string; snapshot?: StoreSnapshot }): Promise<MemoryStore>;
+};
