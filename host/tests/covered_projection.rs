@@ -5,8 +5,6 @@
 //! single-turn loops (the live head), with no current turn, the last turn current and a new one.
 //! A checkpoint the rows do not prove falls back to the whole log.
 
-use std::path::{Path, PathBuf};
-
 use contextfold_core::budget::PieceEstimator;
 use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use contextfold_core::prefix_match::coverage_of;
@@ -15,24 +13,9 @@ use contextfold_core::{ModelFacts, RuntimeEvent};
 use contextfold_host::storage::{Store, StreamRequest};
 
 fn trajectories() -> Vec<(String, Vec<RuntimeEvent>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/trajectories");
-    let mut files: Vec<PathBuf> = Vec::new();
-    for agent in ["mini-swe-agent", "moatless", "openhands", "swe-agent"] {
-        let entries = std::fs::read_dir(root.join(agent)).expect("a trajectory folder");
-        files.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
-    }
-    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-    files.sort();
-    files
-        .iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(path).expect("a trajectory");
-            let events: Vec<RuntimeEvent> = text
-                .lines()
-                .map(|line| RuntimeEvent::from_json(line).expect("a RuntimeEvent line"))
-                .collect();
-            (events[0].session_id.clone(), events)
-        })
+    contextfold_conformance::trajectories::all()
+        .into_iter()
+        .map(|t| (t.session_id().to_owned(), t.events))
         .collect()
 }
 

@@ -11,7 +11,7 @@
 
 mod runtime_support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
 use contextfold_core::budget::estimate_events;
@@ -220,22 +220,7 @@ async fn generated_long_turns_fit_every_step_at_every_window() {
 }
 
 fn trajectories() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/trajectories");
-    let mut files = Vec::new();
-    for source in std::fs::read_dir(&root).expect("tests/trajectories") {
-        let source = source.expect("entry").path();
-        if !source.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&source).expect("source dir") {
-            let path = file.expect("entry").path();
-            if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    contextfold_conformance::trajectories::files()
 }
 
 #[tokio::test]

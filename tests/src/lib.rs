@@ -40,6 +40,7 @@ pub mod prng;
 mod random_json;
 pub mod random_sessions;
 mod scenarios;
+pub mod trajectories;
 pub mod transcript;
 
 use std::path::PathBuf;

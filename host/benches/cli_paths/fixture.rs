@@ -10,7 +10,7 @@
 //! naming the previous one; the last covers all but the final turn, so `project` replays it
 //! plus a short raw tail.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use contextfold_core::RuntimeEvent;
 use contextfold_host::storage::Store;
@@ -27,25 +27,7 @@ pub(crate) struct Fixture {
 }
 
 fn trajectories() -> Vec<Vec<RuntimeEvent>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/trajectories");
-    let mut files: Vec<PathBuf> = Vec::new();
-    for dir in std::fs::read_dir(&root).expect("tests/trajectories") {
-        let dir = dir.expect("entry").path();
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            files.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
-        }
-    }
-    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-    files.sort();
-    files
-        .iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(path).expect("a trajectory");
-            text.lines()
-                .map(|line| RuntimeEvent::from_json(line).expect("a RuntimeEvent line"))
-                .collect()
-        })
-        .collect()
+    contextfold_conformance::trajectories::all().into_iter().map(|t| t.events).collect()
 }
 
 /// Writes the fixture into a new store at `db` and its export to `export`.
