@@ -99,9 +99,11 @@ export class Folding {
   finish(result) {
     return this.#serialized(async () => {
       if (!this.#call) return;
-      const response = await result.response;
+      // ai@7: `responseMessages` (all steps; `response.messages` is the last step's); ai@6:
+      // `response.messages` (all steps). streamText results hold promises.
+      const responseMessages = (await result.responseMessages) ?? (await result.response)?.messages ?? [];
       const steps = await result.steps;
-      const conversation = [...this.#call.initial, ...(response?.messages ?? [])];
+      const conversation = [...this.#call.initial, ...responseMessages];
       await this.#history.appendMessages(conversation.slice(this.#call.consumed));
       this.#recordUsage(steps?.at(-1)?.usage);
       this.#call = null;
@@ -132,12 +134,26 @@ export class Folding {
       await this.#history.appendMessages(conversation.slice(this.#call.consumed));
     }
     this.#call.consumed = conversation.length;
-    const overhead = textTokens(this.#textCache, instructionsText(options.instructions));
+    const instructions = v7 ? options.initialInstructions : options.instructions;
+    const overhead = textTokens(this.#textCache, instructionsText(instructions));
     const trigger = options.stepNumber === 0 ? 'pre-turn' : 'mid-turn';
     const sent = await this.#fold(trigger, options.model, overhead, options.abortSignal);
-    const result = { messages: sent.messages };
+    const result = v7 ? this.#withInstructions(sent.messages, instructions) : { messages: sent.messages };
     if (sent.checkpoint?.schemaVersion === 3) result.providerOptions = { openai: { store: false } };
     return result;
+  }
+
+  /**
+   * ai@7 refuses system messages among a step's messages (`streamText` checks every step): the
+   * projection's system messages (a V2 checkpoint, system notes) go after the call's own
+   * instructions instead. The override carries forward, so once set it is set on every step.
+   */
+  #withInstructions(messages, initial) {
+    const system = messages.filter((message) => message.role === 'system');
+    if (system.length === 0 && !this.#call.instructionsSet) return { messages };
+    this.#call.instructionsSet = true;
+    const own = initial === undefined || initial === null ? [] : typeof initial === 'string' ? [{ role: 'system', content: initial }] : [initial].flat();
+    return { messages: messages.filter((message) => message.role !== 'system'), instructions: [...own, ...system] };
   }
 
   #middleware(version) {
