@@ -4,7 +4,7 @@
 // caller's choice (or provider-native compaction for an OpenAI Responses model) when it does not
 // fit, and answers the next request's history with `projectForRequest` (fail-open). The usage
 // each step reports feeds the token calibration the next projection is measured with.
-import { calibrate, compact, estimateEvents, usageFact } from 'contextfold';
+import { calibrate, compact, estimateEvents, providerFailure, usageFact } from 'contextfold';
 import { SessionHistory } from './history.js';
 import { makeHost, nativeCapable, requireSummarizer } from './host.js';
 import { fromProviderPrompt, providerInputTokens, toProviderPrompt } from './prompt.js';
@@ -43,7 +43,7 @@ export class Folding {
   #call = null;
   #queue = Promise.resolve();
   #textCache = new Map();
-  #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, lastOutcome: null };
+  #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, lastOutcome: null };
 
   /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
   constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration = null, onCompaction } = {}) {
@@ -157,27 +157,39 @@ export class Folding {
   }
 
   #middleware(version) {
+    const transform = (params, model, trigger) => this.#serialized(async () => {
+      const before = this.#history.currentTurnId;
+      if (trigger !== 'overflow') await this.#history.appendCallInput(fromProviderPrompt(params.prompt), this.#historyMode);
+      const chosen = trigger ?? (before !== this.#history.currentTurnId ? 'pre-turn' : 'mid-turn');
+      const overhead = textTokens(this.#textCache, params.tools?.length ? JSON.stringify(params.tools) : '');
+      const sent = await this.#fold(chosen, model, overhead, params.abortSignal, trigger === 'overflow');
+      const out = { ...params, prompt: toProviderPrompt(sent.messages, model?.specificationVersion === 'v3' ? 'v3' : 'v4') };
+      if (sent.checkpoint?.schemaVersion === 3) {
+        out.providerOptions = { ...params.providerOptions, openai: { ...params.providerOptions?.openai, store: false } };
+      }
+      return out;
+    });
+    // A request the provider refuses as too long: record the overflow, compact with trigger
+    // `overflow`, and send the new projection once.
+    const retryOnOverflow = async (call, params, model) => {
+      try {
+        return await call(params);
+      } catch (error) {
+        if (providerFailure(error).kind !== 'overflow' || !this.#last) throw error;
+        this.#recordOverflow();
+        return call(await transform(params, model, 'overflow'));
+      }
+    };
     return {
       specificationVersion: version,
-      transformParams: ({ params, model }) => this.#serialized(async () => {
-        const before = this.#history.currentTurnId;
-        await this.#history.appendCallInput(fromProviderPrompt(params.prompt), this.#historyMode);
-        const trigger = before !== this.#history.currentTurnId ? 'pre-turn' : 'mid-turn';
-        const overhead = textTokens(this.#textCache, params.tools?.length ? JSON.stringify(params.tools) : '');
-        const sent = await this.#fold(trigger, model, overhead, params.abortSignal);
-        const out = { ...params, prompt: toProviderPrompt(sent.messages, model?.specificationVersion === 'v3' ? 'v3' : 'v4') };
-        if (sent.checkpoint?.schemaVersion === 3) {
-          out.providerOptions = { ...params.providerOptions, openai: { ...params.providerOptions?.openai, store: false } };
-        }
-        return out;
-      }),
-      wrapGenerate: async ({ doGenerate }) => {
-        const result = await doGenerate();
+      transformParams: ({ params, model }) => transform(params, model),
+      wrapGenerate: async ({ doGenerate, params, model }) => {
+        const result = await retryOnOverflow((p) => (p === params ? doGenerate() : model.doGenerate(p)), params, model);
         this.#recordProviderUsage(result.usage);
         return result;
       },
-      wrapStream: async ({ doStream }) => {
-        const result = await doStream();
+      wrapStream: async ({ doStream, params, model }) => {
+        const result = await retryOnOverflow((p) => (p === params ? doStream() : model.doStream(p)), params, model);
         const record = (usage) => this.#recordProviderUsage(usage);
         const stream = result.stream.pipeThrough(new TransformStream({
           transform(part, controller) {
@@ -199,14 +211,14 @@ export class Folding {
   }
 
   /** Evaluates, compacts when the projection does not fit, and projects the next request. */
-  async #fold(trigger, model, overheadTokens, signal) {
+  async #fold(trigger, model, overheadTokens, signal, force = false) {
     this.#stats.steps += 1;
     const native = this.#native !== false && nativeCapable(model, this.#native);
     const provider = this.#identity(model, native);
     const facts = { ...this.#modelFacts, fixedOverheadTokens: (this.#modelFacts.fixedOverheadTokens ?? 0) + overheadTokens };
     const store = this.#store;
     const measure = { model: facts, provider, currentTurnId: this.#history.currentTurnId, calibration: this.#calibration, countTokens: this.#countTokens };
-    if (!store.log.project({ ...measure, checkpoint: store.checkpoint }).fits) {
+    if (force || !store.log.project({ ...measure, checkpoint: store.checkpoint }).fits) {
       const host = makeHost({ store, summarizer: this.#summarizer, nativeModel: native ? model : null });
       try {
         const outcome = await compact({
@@ -240,6 +252,16 @@ export class Folding {
     if (last.recorded) return;
     this.#calibration = calibrate(this.#calibration, usageFact(last.projection, last.request, usage));
     this.#stats.usageFacts += 1;
+  }
+
+  /** The provider refused the last projection as too long: an overflow fact for the calibration. */
+  #recordOverflow() {
+    const last = this.#last;
+    this.#last = { ...last, recorded: true };
+    if (last.recorded) return;
+    this.#calibration = calibrate(this.#calibration, usageFact(last.projection, last.request, { kind: 'overflow' }));
+    this.#stats.usageFacts += 1;
+    this.#stats.overflows += 1;
   }
 
   #recordProviderUsage(usage) {

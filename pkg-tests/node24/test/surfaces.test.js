@@ -95,6 +95,28 @@ test('the middleware (wrapLanguageModel, no prepareStep)', async () => {
   assert.ok(folding.stats.usageFacts >= 59, 'the middleware records each response usage');
 });
 
+test('the middleware answers a provider overflow: compacts with trigger overflow and retries once', async () => {
+  // The provider's real window (5,000) is smaller than the one declared (8,000).
+  const provider = await startProvider({ window: 5000, task: TASK, agent: scriptedAgent(60) });
+  const store = await MemoryStore.open({ sessionId: 'overflow' });
+  try {
+    const openai = createOpenAI({ baseURL: provider.url, apiKey: 'test-key' });
+    const triggers = [];
+    const folding = contextfold({ store, model: { contextWindow: WINDOW }, summarizer: 'extractive', native: false, onCompaction: (o) => triggers.push(o.checkpoint?.highWater.name) });
+    const model = wrapLanguageModel({ model: openai.responses('gpt-loop'), middleware: folding.middleware });
+    const result = await generateText({ model, tools: agentTools(), stopWhen: stepCountIs(60), maxRetries: 0, messages: [{ role: 'user', content: TASK }] });
+    assert.equal(result.steps.length, 60);
+    assert.ok(provider.state.refused.length > 0, 'the provider refused some requests');
+    assert.equal(folding.stats.overflows, provider.state.refused.length, 'each refusal was answered once');
+    assert.ok(triggers.includes('overflow'), 'a checkpoint records the overflow trigger');
+    const checkpoints = assertCheckpoints(store);
+    console.log(`AISDK_OVERFLOW refused=${provider.state.refused.length} retried=${folding.stats.overflows} checkpoints=${checkpoints.length} accepted=${provider.state.requests.length}`);
+  } finally {
+    await store.close();
+    await provider.close();
+  }
+});
+
 test('two calls of one conversation: the second extends the stored events; a changed history is refused', async () => {
   await run('conversation', 30, async ({ anthropic, store }) => {
     const folding = contextfold({ store, model: { contextWindow: WINDOW }, summarizer: 'extractive' });
