@@ -78,8 +78,16 @@ export interface FoldingStats {
   steps: number;
   compactions: number;
   checkpoints: number;
+  /** Compactions that threw (the request then reuses the last checkpoint: fail-open). */
   failures: number;
   usageFacts: number;
+  /** Provider overflow refusals the middleware answered (compaction with trigger `overflow`, one retry). */
+  overflows: number;
+  /**
+   * Requests sent although their projection did not fit the history budget (the core's
+   * fail-open projection: the live head and newest steps could not shrink further).
+   */
+  overBudget: number;
   /** The reason code of the last compaction (or its error code), or null. */
   lastOutcome: string | null;
 }

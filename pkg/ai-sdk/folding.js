@@ -43,7 +43,7 @@ export class Folding {
   #call = null;
   #queue = Promise.resolve();
   #textCache = new Map();
-  #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, lastOutcome: null };
+  #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, overBudget: 0, lastOutcome: null };
 
   /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
   constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration = null, onCompaction } = {}) {
@@ -73,7 +73,10 @@ export class Folding {
     return this.#calibration;
   }
 
-  /** Counters: steps prepared, compactions run, checkpoints recorded, failures, usage facts. */
+  /**
+   * Counters: steps prepared, compactions run, checkpoints recorded, compaction errors, usage
+   * facts, provider overflows answered, and requests sent over the history budget (fail-open).
+   */
   get stats() {
     return { ...this.#stats };
   }
@@ -240,6 +243,7 @@ export class Folding {
       }
     }
     const sent = store.log.projectForRequest({ ...measure, checkpoint: store.checkpoint });
+    if (!sent.fits) this.#stats.overBudget += 1;
     this.#last = { projection: sent, request: { ...provider, fixedOverheadTokens: facts.fixedOverheadTokens } };
     return sent;
   }
