@@ -112,9 +112,10 @@ function templateSummary(task, texts) {
 /**
  * Starts the server. `window`: the context window in tokens; `task`: the text every agent
  * request must hold; `agent(step, kind)`: the scripted reply of agent step `step` —
- * `{ tool, input }` for a tool call or `{ text }` for the final answer.
+ * `{ tool, input }` for a tool call or `{ text }` for the final answer. `refuseCompaction`:
+ * answer every compaction request with a 400 (a provider without the feature).
  */
-export async function startProvider({ window, task, agent }) {
+export async function startProvider({ window, task, agent, refuseCompaction = false }) {
   const state = {
     requests: [], refused: [], issued: new Map(), agentSteps: 0, compactions: 0, summaries: 0,
   };
@@ -141,6 +142,11 @@ export async function startProvider({ window, task, agent }) {
     const tokens = read.texts.reduce((sum, text) => sum + countText(text), 0) + 3 * read.items + toolTokens;
     const kind = read.trigger ? 'compaction' : String(body.model).includes('cheap') ? 'summarize' : 'agent';
     const record = { protocol: anthropic ? 'anthropic' : 'openai', kind, tokens, items: read.items, unpaired: read.unpaired, badCompaction: read.badCompaction, hasTask: read.texts.some((t) => t.includes(task)), stream: body.stream === true };
+    if (refuseCompaction && read.trigger) {
+      state.refused.push({ ...record, compactionRefused: true });
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Unsupported input item type: compaction_trigger', type: 'invalid_request_error', param: 'input', code: 'invalid_value' } }));
+      return;
+    }
     if (tokens > window) {
       state.refused.push(record);
       const error = anthropic

@@ -95,6 +95,26 @@ test('the middleware (wrapLanguageModel, no prepareStep)', async () => {
   assert.ok(folding.stats.usageFacts >= 59, 'the middleware records each response usage');
 });
 
+test('a provider that refuses native compaction: the core falls back to the text summarizer', async () => {
+  const provider = await startProvider({ window: WINDOW, task: TASK, agent: scriptedAgent(40), refuseCompaction: true });
+  const store = await MemoryStore.open({ sessionId: 'native-refused' });
+  try {
+    const openai = createOpenAI({ baseURL: provider.url, apiKey: 'test-key' });
+    const folding = contextfold({ store, model: { contextWindow: WINDOW }, summarizer: 'extractive' });
+    const result = await generateText({ model: openai.responses('gpt-loop'), tools: agentTools(), stopWhen: stepCountIs(40), maxRetries: 0, messages: [{ role: 'user', content: TASK }], prepareStep: folding.prepareStep });
+    assert.equal(result.steps.length, 40);
+    const refused = provider.state.refused;
+    assert.ok(refused.length > 0 && refused.every((r) => r.compactionRefused), 'only compaction requests were refused');
+    const checkpoints = assertCheckpoints(store);
+    assert.ok(checkpoints.length > 0 && checkpoints.every((cp) => cp.schemaVersion === 2), 'text-summary checkpoints');
+    provider.state.refused = [];
+    assertRequests(provider.state);
+  } finally {
+    await store.close();
+    await provider.close();
+  }
+});
+
 test('the middleware answers a provider overflow: compacts with trigger overflow and retries once', async () => {
   // The provider's real window (5,000) is smaller than the one declared (8,000).
   const provider = await startProvider({ window: 5000, task: TASK, agent: scriptedAgent(60) });
