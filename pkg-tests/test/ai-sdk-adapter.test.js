@@ -120,6 +120,21 @@ test('ai@6 streamText with prepareStep', async () => {
   await store.close();
 });
 
+/** Calls of the Chat Completions request left unanswered, plus tool messages answering none. */
+function unpairedChat(messages) {
+  let open = new Set();
+  let unpaired = 0;
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      if (!open.delete(message.tool_call_id)) unpaired += 1;
+      continue;
+    }
+    unpaired += open.size;
+    open = new Set((message.tool_calls ?? []).map((call) => call.id));
+  }
+  return unpaired + open.size;
+}
+
 /** A Chat Completions server on loopback with a window: refuses larger requests (400). */
 async function chatServer(steps) {
   const state = { requests: [], refused: 0 };
@@ -135,7 +150,7 @@ async function chatServer(steps) {
         return;
       }
       const step = state.requests.length;
-      state.requests.push({ tokens, hasTask: raw.includes('find the type error') });
+      state.requests.push({ tokens, hasTask: raw.includes('find the type error'), unpaired: unpairedChat(body.messages) });
       const last = step >= steps - 1;
       const message = last ? { role: 'assistant', content: 'The build passes.' } : { role: 'assistant', content: null, tool_calls: [{ id: `call_${step}`, type: 'function', function: { name: 'run_shell', arguments: JSON.stringify({ command: `cargo build -p crate_${step}` }) } }] };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `c${step}`, object: 'chat.completion', created: 1, model: body.model, choices: [{ index: 0, message, finish_reason: last ? 'stop' : 'tool_calls' }], usage: { prompt_tokens: tokens, completion_tokens: 9, total_tokens: tokens + 9 } }));
@@ -156,6 +171,7 @@ test('ai@6 middlewareV3 over @ai-sdk/openai-compatible on loopback: 60 steps, no
     assert.equal(result.steps.length, 60);
     assert.equal(server.state.refused, 0);
     assert.ok(server.state.requests.every((r) => r.hasTask));
+    assert.ok(server.state.requests.every((r) => r.unpaired === 0), 'every tool call of every request is answered');
     assert.ok(assertCheckpoints(store).length > 0);
     assert.ok(folding.stats.usageFacts >= 59);
   } finally {
