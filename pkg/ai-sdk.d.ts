@@ -67,8 +67,11 @@ export interface FoldedStep {
    * typed loosely so that ai@6's and ai@7's own `ModelMessage` types both accept it.
    */
   messages: any[];
-  /** ai@7: the call's instructions followed by the projection's system messages (a V2 checkpoint). */
-  instructions?: ({ role: 'system'; content: string } | unknown)[];
+  /**
+   * ai@7: the call's instructions followed by the projection's system messages (a V2
+   * checkpoint) as `SystemModelMessage`s (typed loosely, like `messages`).
+   */
+  instructions?: any[];
   /** `{ openai: { store: false } }` when a V3 checkpoint replays inline. */
   providerOptions?: { openai: { store: false } };
 }

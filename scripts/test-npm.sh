@@ -50,6 +50,7 @@ NODE24_BIN="$(bash scripts/node24.sh)"
   (cd examples/ai-sdk-agent && npm ci --no-audit --no-fund)
   cd pkg-tests/node24
   npm ci --no-audit --no-fund
+  npx tsc -p types
   node --test test/*.test.js
 )
 
