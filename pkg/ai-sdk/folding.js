@@ -4,7 +4,7 @@
 // caller's choice (or provider-native compaction for an OpenAI Responses model) when it does not
 // fit, and answers the next request's history with `projectForRequest` (fail-open). The usage
 // each step reports feeds the token calibration the next projection is measured with.
-import { calibrate, compact, estimateEvents, providerFailure, usageFact } from 'contextfold';
+import { ContextfoldError, calibrate, compact, estimateEvents, providerFailure, usageFact } from 'contextfold';
 import { SessionHistory } from './history.js';
 import { makeHost, nativeCapable, requireSummarizer } from './host.js';
 import { fromProviderPrompt, providerInputTokens, toProviderPrompt } from './prompt.js';
@@ -48,7 +48,7 @@ export class Folding {
   /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
   constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration = null, onCompaction } = {}) {
     if (!store?.log || typeof store.appendEvents !== 'function') {
-      throw new TypeError('contextfold(): `store` must implement the store interface (e.g. await MemoryStore.open({ sessionId }))');
+      throw new ContextfoldError('invalid_argument', 'contextfold(): `store` must implement the store interface (e.g. await MemoryStore.open({ sessionId }))');
     }
     this.#store = store;
     this.#history = new SessionHistory(store);

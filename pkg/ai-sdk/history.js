@@ -21,6 +21,7 @@ export class SessionHistory {
   #store;
   #turn = -1;
   #nextSeq = 1;
+  #firstDigest = null;
 
   /** Continues the events `store` already holds (its last event's turn and `seq`). */
   constructor(store) {
@@ -60,7 +61,8 @@ export class SessionHistory {
     const log = this.#store.log;
     if (log.length === 0 || mode === 'new') return this.appendMessages(messages);
     const whole = importModelMessages(messages, { sessionId: this.#store.sessionId });
-    if (mode === 'auto' && (whole.length === 0 || digestPrefix([whole[0]]) !== digestPrefix([log.events()[0]]))) {
+    this.#firstDigest ??= digestPrefix(log.events().slice(0, 1));
+    if (mode === 'auto' && (whole.length === 0 || digestPrefix([whole[0]]) !== this.#firstDigest)) {
       return this.appendMessages(messages);
     }
     if (whole.length < log.length || digestPrefix(whole.slice(0, log.length)) !== log.digest()) {

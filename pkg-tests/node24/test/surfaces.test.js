@@ -78,6 +78,17 @@ test('the ToolLoopAgent class', async () => {
     });
     const result = await agent.generate({ prompt: TASK });
     assert.equal(result.steps.length, 40);
+    await folding.finish(result);
+    // A second call with only the new message (history 'auto' → 'new'): it opens turn-1 after
+    // the stored answer of the first.
+    const next = await agent.generate({ prompt: 'Now summarize what you changed.' });
+    await folding.finish(next);
+    const events = store.log.events();
+    const answer = events.findIndex((e) => e.content.type === 'assistant_text' && e.content.text.includes('build passes'));
+    const second = events.findIndex((e) => e.content.type === 'user_text' && e.content.text.startsWith('Now summarize'));
+    assert.ok(answer > 0 && second === answer + 1, 'the first answer is stored before the second prompt');
+    assert.equal(events[second].turnId, 'turn-1');
+    assert.equal(events.at(-1).content.type, 'assistant_text');
     return { folding };
   });
   assert.ok(checkpoints.length > 0);
