@@ -43,6 +43,7 @@ export class Folding {
   #call = null;
   #queue = Promise.resolve();
   #textCache = new Map();
+  #middlewares = {};
   #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, overBudget: 0, lastOutcome: null };
 
   /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
@@ -115,12 +116,14 @@ export class Folding {
 
   /** A `LanguageModelV4Middleware` (ai@7's `wrapLanguageModel`) doing the same per request. */
   get middleware() {
-    return this.#middleware('v4');
+    this.#middlewares.v4 ??= this.#middleware('v4');
+    return this.#middlewares.v4;
   }
 
   /** The same middleware for ai@6 (`LanguageModelV3Middleware`). */
   get middlewareV3() {
-    return this.#middleware('v3');
+    this.#middlewares.v3 ??= this.#middleware('v3');
+    return this.#middlewares.v3;
   }
 
   async #prepareStep(options) {
