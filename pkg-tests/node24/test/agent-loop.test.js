@@ -37,8 +37,10 @@ test('200 steps in 8,000 tokens: OpenAI Responses, native compaction, no overflo
     assert.ok(checkpoints.length > 5, `${checkpoints.length} checkpoints`);
     assert.ok(checkpoints.every((cp) => cp.schemaVersion === 3), 'native compaction records V3 checkpoints');
     assert.ok(provider.state.compactions > 0);
+    const replaying = provider.state.requests.filter((r) => r.kind === 'agent' && r.replayed > 0).length;
+    assert.ok(replaying > STEPS / 2, `${replaying} agent requests replay an issued compaction item (openai.compaction part)`);
     assert.ok(folding.calibration.models[0].samplesPermille.length > 0, 'the steps calibrated the estimate');
-    const report = { steps: result.steps.length, ...figures(provider.state, checkpoints), ...folding.stats, events: store.log.length };
+    const report = { steps: result.steps.length, ...figures(provider.state, checkpoints), replayingRequests: replaying, ...folding.stats, events: store.log.length };
     console.log(`AISDK_LOOP protocol=openai-responses compaction=native ${JSON.stringify(report)}`);
   } finally {
     await store.close();

@@ -36,6 +36,7 @@ function readResponsesInput(body, issued) {
   const calls = new Set();
   let unpaired = 0;
   let badCompaction = 0;
+  let replayed = 0;
   let items = 0;
   if (body.instructions) texts.push(body.instructions);
   const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : body.input;
@@ -57,6 +58,7 @@ function readResponsesInput(body, issued) {
       case 'compaction': {
         const state = issued.get(item.id);
         if (!state || state.encrypted !== item.encrypted_content) badCompaction += 1;
+        replayed += 1;
         texts.push(decodeCompaction(item.encrypted_content)?.summary ?? item.encrypted_content);
         break;
       }
@@ -67,7 +69,7 @@ function readResponsesInput(body, issued) {
     }
   }
   unpaired += calls.size;
-  return { texts, unpaired, badCompaction, items, trigger: input.at(-1)?.type === 'compaction_trigger' };
+  return { texts, unpaired, badCompaction, replayed, items, trigger: input.at(-1)?.type === 'compaction_trigger' };
 }
 
 /** The same for an Anthropic Messages request. */
@@ -93,7 +95,7 @@ function readAnthropicInput(body) {
     }
   }
   unpaired += calls.size;
-  return { texts, unpaired, badCompaction: 0, items, trigger: false };
+  return { texts, unpaired, badCompaction: 0, replayed: 0, items, trigger: false };
 }
 
 /** A summary in the core's template, long enough for a large fold, quoting the task. */
@@ -141,7 +143,7 @@ export async function startProvider({ window, task, agent, refuseCompaction = fa
     const toolTokens = body.tools ? countText(JSON.stringify(body.tools)) : 0;
     const tokens = read.texts.reduce((sum, text) => sum + countText(text), 0) + 3 * read.items + toolTokens;
     const kind = read.trigger ? 'compaction' : String(body.model).includes('cheap') ? 'summarize' : 'agent';
-    const record = { protocol: anthropic ? 'anthropic' : 'openai', kind, tokens, items: read.items, unpaired: read.unpaired, badCompaction: read.badCompaction, hasTask: read.texts.some((t) => t.includes(task)), stream: body.stream === true };
+    const record = { protocol: anthropic ? 'anthropic' : 'openai', kind, tokens, items: read.items, unpaired: read.unpaired, badCompaction: read.badCompaction, replayed: read.replayed, hasTask: read.texts.some((t) => t.includes(task)), stream: body.stream === true };
     if (refuseCompaction && read.trigger) {
       state.refused.push({ ...record, compactionRefused: true });
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Unsupported input item type: compaction_trigger', type: 'invalid_request_error', param: 'input', code: 'invalid_value' } }));
