@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package `contextfold` from source and tests it in real runtimes: Node 20
-# (node:test, the real `ai` package, a loopback OpenAI-compatible server) and headless Chromium.
+# (node:test, the real `ai` package, a loopback OpenAI-compatible server), Node 24 with the
+# current AI SDK (pkg-tests/node24: ai@7, @ai-sdk/openai@4, @ai-sdk/anthropic@4 against loopback
+# servers speaking their wire protocols; it also runs examples/ai-sdk-agent) and headless Chromium.
 # Installs what it needs, idempotently: the wasm32 target, wasm-bindgen-cli (pinned to the
 # crate's exact version), Debian's chromium, and the test project's npm packages (npm ci).
 set -euo pipefail
@@ -30,7 +32,7 @@ echo "== build pkg/"
 bash scripts/build-pkg.sh
 
 echo "== TypeScript: pkg/index.d.ts as a user compiles against it"
-(cd pkg-tests && npx tsc -p types)
+(cd pkg-tests && npx tsc -p types && npx tsc -p types/tsconfig.ai.json)
 
 echo "== seeded long-turn sessions for test/long-turns.test.js"
 export LONG_TURN_DIR="$PWD/target/long-turns"
@@ -40,6 +42,17 @@ cargo run -q -p contextfold-conformance --bin gen-long-turn -- \
 
 echo "== node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test test/)
+
+echo "== Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
+NODE24_BIN="$(bash scripts/node24.sh)"
+(
+  export PATH="$NODE24_BIN:$PATH"
+  (cd examples/ai-sdk-agent && npm ci --no-audit --no-fund)
+  cd pkg-tests/node24
+  npm ci --no-audit --no-fund
+  npx tsc -p types
+  node --test test/*.test.js
+)
 
 echo "== headless Chromium (the web build)"
 (cd pkg-tests && node --test browser/)

@@ -1,0 +1,40 @@
+// The guarantees every loopback run must keep, checked on what the server received and on what
+// the store holds.
+import assert from 'node:assert/strict';
+import { digestPrefix, matchCheckpoint } from 'contextfold';
+
+/** Asserts: no refused request, every request paired, the task in every agent request. */
+export function assertRequests(state) {
+  assert.equal(state.refused.length, 0, `the provider refused ${state.refused.length} requests: ${JSON.stringify(state.refused.slice(0, 2))}`);
+  for (const [index, request] of state.requests.entries()) {
+    assert.equal(request.unpaired, 0, `request ${index} (${request.kind}) holds an unpaired tool call or result`);
+    assert.equal(request.badCompaction, 0, `request ${index} replays a compaction item the server never issued`);
+    if (request.kind === 'agent') assert.ok(request.hasTask, `agent request ${index} lost the task`);
+  }
+}
+
+/** Asserts every recorded checkpoint verifies against the stored events; returns them. */
+export function assertCheckpoints(store) {
+  const events = store.log.events();
+  const checkpoints = store.snapshot().records.map((record) => record.payload);
+  for (const checkpoint of checkpoints) {
+    const { covered } = matchCheckpoint(checkpoint, events);
+    assert.equal(covered, checkpoint.coverage.eventCount, `${checkpoint.checkpointId} covers what it says`);
+    assert.equal(checkpoint.coverage.sourceDigest, digestPrefix(events.slice(0, covered)), `${checkpoint.checkpointId} digest`);
+  }
+  return checkpoints;
+}
+
+/** The figures of a run, for the test's report line. */
+export function figures(state, checkpoints) {
+  const agent = state.requests.filter((r) => r.kind === 'agent');
+  return {
+    requests: state.requests.length,
+    agentRequests: agent.length,
+    compactionRequests: state.compactions,
+    summarizeRequests: state.summaries,
+    refused: state.refused.length,
+    checkpoints: checkpoints.length,
+    maxRequestTokens: Math.max(...state.requests.map((r) => r.tokens)),
+  };
+}

@@ -1,0 +1,286 @@
+// `Folding`: one session's compaction driver for the AI SDK. Each step (a `prepareStep` call, or
+// a language-model middleware's `transformParams`) appends the new messages to the store as
+// events, evaluates the projection of the live turn, compacts through the summarizer of the
+// caller's choice (or provider-native compaction for an OpenAI Responses model) when it does not
+// fit, and answers the next request's history with `projectForRequest` (fail-open). The usage
+// each step reports feeds the token calibration the next projection is measured with.
+import { ContextfoldError, calibrate, compact, estimateEvents, providerFailure, usageFact } from 'contextfold';
+import { SessionHistory } from './history.js';
+import { makeHost, nativeCapable, requireSummarizer } from './host.js';
+import { fromProviderPrompt, providerInputTokens, toProviderPrompt } from './prompt.js';
+
+/** Estimated tokens of a text with the core's estimator (cached for the last few texts). */
+function textTokens(cache, text) {
+  if (!text) return 0;
+  let tokens = cache.get(text);
+  if (tokens === undefined) {
+    tokens = estimateEvents([{ sessionId: 's', runId: 'r', turnId: 't', runtimeEventId: 'e', seq: 1, content: { type: 'system_note', text } }]);
+    if (cache.size > 16) cache.clear();
+    cache.set(text, tokens);
+  }
+  return tokens;
+}
+
+function instructionsText(instructions) {
+  if (instructions === undefined || instructions === null) return '';
+  if (typeof instructions === 'string') return instructions;
+  return JSON.stringify(instructions);
+}
+
+/** The compaction driver `contextfold()` returns (docs/npm.md#the-ai-sdk-adapter). */
+export class Folding {
+  #store;
+  #history;
+  #modelFacts;
+  #summarizer;
+  #provider;
+  #historyMode;
+  #native;
+  #countTokens;
+  #onCompaction;
+  #calibration;
+  #last = null;
+  #call = null;
+  #queue = Promise.resolve();
+  #textCache = new Map();
+  #middlewares = {};
+  #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, overBudget: 0, lastOutcome: null };
+
+  /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
+  constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration = null, onCompaction } = {}) {
+    if (!store?.log || typeof store.appendEvents !== 'function') {
+      throw new ContextfoldError('invalid_argument', 'contextfold(): `store` must implement the store interface (e.g. await MemoryStore.open({ sessionId }))');
+    }
+    this.#store = store;
+    this.#history = new SessionHistory(store);
+    this.#modelFacts = model;
+    this.#summarizer = requireSummarizer(summarizer);
+    this.#provider = provider;
+    this.#historyMode = history;
+    this.#native = native;
+    this.#countTokens = countTokens;
+    this.#calibration = calibration;
+    this.#onCompaction = onCompaction;
+    this.prepareStep = this.prepareStep.bind(this);
+  }
+
+  /** The store this driver appends to. */
+  get store() {
+    return this.#store;
+  }
+
+  /** The calibration learned from the steps' usage so far (keep it as JSON with the session). */
+  get calibration() {
+    return this.#calibration;
+  }
+
+  /**
+   * Counters: steps prepared, compactions run, checkpoints recorded, compaction errors, usage
+   * facts, provider overflows answered, and requests sent over the history budget (fail-open).
+   */
+  get stats() {
+    return { ...this.#stats };
+  }
+
+  /** The projection sent with the last request, or null. */
+  get lastProjection() {
+    return this.#last?.projection ?? null;
+  }
+
+  /**
+   * `prepareStep` for `generateText`, `streamText` and `ToolLoopAgent` (ai@6 and ai@7): appends
+   * the step's new messages, compacts when the projection does not fit, and returns
+   * `{ messages }`, the projected history to send.
+   */
+  prepareStep(options) {
+    return this.#serialized(() => this.#prepareStep(options));
+  }
+
+  /**
+   * Appends the call's final response messages (the last step has no `prepareStep` after it)
+   * and records its usage. Optional when the next call passes the whole conversation again.
+   */
+  finish(result) {
+    return this.#serialized(async () => {
+      if (!this.#call) return;
+      // ai@7: `responseMessages` (all steps; `response.messages` is the last step's); ai@6:
+      // `response.messages` (all steps). streamText results hold promises.
+      const responseMessages = (await result.responseMessages) ?? (await result.response)?.messages ?? [];
+      const steps = await result.steps;
+      const conversation = [...this.#call.initial, ...responseMessages];
+      await this.#history.appendMessages(conversation.slice(this.#call.consumed));
+      this.#recordUsage(steps?.at(-1)?.usage);
+      this.#call = null;
+    });
+  }
+
+  /** A `LanguageModelV4Middleware` (ai@7's `wrapLanguageModel`) doing the same per request. */
+  get middleware() {
+    this.#middlewares.v4 ??= this.#middleware('v4');
+    return this.#middlewares.v4;
+  }
+
+  /** The same middleware for ai@6 (`LanguageModelV3Middleware`). */
+  get middlewareV3() {
+    this.#middlewares.v3 ??= this.#middleware('v3');
+    return this.#middlewares.v3;
+  }
+
+  async #prepareStep(options) {
+    const v7 = Array.isArray(options.responseMessages);
+    const conversation = v7 ? [...(options.initialMessages ?? []), ...options.responseMessages] : options.messages;
+    if (options.stepNumber === 0 || !this.#call) {
+      const count = v7 ? (options.initialMessages ?? []).length : options.messages.length;
+      const initial = conversation.slice(0, count);
+      this.#call = { initial, consumed: count };
+      await this.#history.appendCallInput(initial, this.#historyMode);
+      if (count < conversation.length) await this.#history.appendMessages(conversation.slice(count));
+    } else {
+      this.#recordUsage(options.steps?.at(-1)?.usage);
+      await this.#history.appendMessages(conversation.slice(this.#call.consumed));
+    }
+    this.#call.consumed = conversation.length;
+    const instructions = v7 ? options.initialInstructions : options.instructions;
+    const overhead = textTokens(this.#textCache, instructionsText(instructions));
+    const trigger = options.stepNumber === 0 ? 'pre-turn' : 'mid-turn';
+    const sent = await this.#fold(trigger, options.model, overhead, options.abortSignal);
+    const result = v7 ? this.#withInstructions(sent.messages, instructions) : { messages: sent.messages };
+    if (sent.checkpoint?.schemaVersion === 3) result.providerOptions = { openai: { store: false } };
+    return result;
+  }
+
+  /**
+   * ai@7 refuses system messages among a step's messages (`streamText` checks every step): the
+   * projection's system messages (a V2 checkpoint, system notes) go after the call's own
+   * instructions instead. The override carries forward, so once set it is set on every step.
+   */
+  #withInstructions(messages, initial) {
+    const system = messages.filter((message) => message.role === 'system');
+    if (system.length === 0 && !this.#call.instructionsSet) return { messages };
+    this.#call.instructionsSet = true;
+    const own = initial === undefined || initial === null ? [] : typeof initial === 'string' ? [{ role: 'system', content: initial }] : [initial].flat();
+    return { messages: messages.filter((message) => message.role !== 'system'), instructions: [...own, ...system] };
+  }
+
+  #middleware(version) {
+    const transform = (params, model, trigger) => this.#serialized(async () => {
+      const before = this.#history.currentTurnId;
+      if (trigger !== 'overflow') await this.#history.appendCallInput(fromProviderPrompt(params.prompt), this.#historyMode);
+      const chosen = trigger ?? (before !== this.#history.currentTurnId ? 'pre-turn' : 'mid-turn');
+      const overhead = textTokens(this.#textCache, params.tools?.length ? JSON.stringify(params.tools) : '');
+      const sent = await this.#fold(chosen, model, overhead, params.abortSignal, trigger === 'overflow');
+      const out = { ...params, prompt: toProviderPrompt(sent.messages, model?.specificationVersion === 'v3' ? 'v3' : 'v4') };
+      if (sent.checkpoint?.schemaVersion === 3) {
+        out.providerOptions = { ...params.providerOptions, openai: { ...params.providerOptions?.openai, store: false } };
+      }
+      return out;
+    });
+    // A request the provider refuses as too long: record the overflow, compact with trigger
+    // `overflow`, and send the new projection once.
+    const retryOnOverflow = async (call, params, model) => {
+      try {
+        return await call(params);
+      } catch (error) {
+        if (providerFailure(error).kind !== 'overflow' || !this.#last) throw error;
+        this.#recordOverflow();
+        return call(await transform(params, model, 'overflow'));
+      }
+    };
+    return {
+      specificationVersion: version,
+      transformParams: ({ params, model }) => transform(params, model),
+      wrapGenerate: async ({ doGenerate, params, model }) => {
+        const result = await retryOnOverflow((p) => (p === params ? doGenerate() : model.doGenerate(p)), params, model);
+        this.#recordProviderUsage(result.usage);
+        return result;
+      },
+      wrapStream: async ({ doStream, params, model }) => {
+        const result = await retryOnOverflow((p) => (p === params ? doStream() : model.doStream(p)), params, model);
+        const record = (usage) => this.#recordProviderUsage(usage);
+        const stream = result.stream.pipeThrough(new TransformStream({
+          transform(part, controller) {
+            if (part?.type === 'finish') record(part.usage);
+            controller.enqueue(part);
+          },
+        }));
+        return { ...result, stream };
+      },
+    };
+  }
+
+  /** The provider identity a request is measured and checkpointed under. */
+  #identity(model, native) {
+    if (this.#provider) return this.#provider;
+    const connection = typeof model === 'object' && model ? model.provider : String(model ?? 'unknown');
+    const modelId = typeof model === 'object' && model ? model.modelId : String(model ?? 'unknown');
+    return { provider: native ? 'openai-codex' : connection, connectionSlug: connection, modelId };
+  }
+
+  /** Evaluates, compacts when the projection does not fit, and projects the next request. */
+  async #fold(trigger, model, overheadTokens, signal, force = false) {
+    this.#stats.steps += 1;
+    const native = this.#native !== false && nativeCapable(model, this.#native);
+    const provider = this.#identity(model, native);
+    const facts = { ...this.#modelFacts, fixedOverheadTokens: (this.#modelFacts.fixedOverheadTokens ?? 0) + overheadTokens };
+    const store = this.#store;
+    const measure = { model: facts, provider, currentTurnId: this.#history.currentTurnId, calibration: this.#calibration, countTokens: this.#countTokens };
+    if (force || !store.log.project({ ...measure, checkpoint: store.checkpoint }).fits) {
+      const host = makeHost({ store, summarizer: this.#summarizer, nativeModel: native ? model : null });
+      try {
+        const outcome = await compact({
+          events: store.log, ...measure, checkpoint: store.checkpoint, trigger,
+          circuit: store.circuit ?? undefined,
+          summarizerLabel: this.#summarizer.label,
+          compactor: native ? 'openai-codex-native' : 'text-summary',
+          signal,
+        }, host);
+        this.#stats.compactions += 1;
+        if (outcome.outcome === 'recorded') this.#stats.checkpoints += 1;
+        this.#stats.lastOutcome = outcome.reason;
+        this.#onCompaction?.(outcome);
+      } catch (error) {
+        // Fail open: the request below reuses the last source-matched checkpoint.
+        this.#stats.failures += 1;
+        this.#stats.lastOutcome = error?.code ?? 'compaction_error';
+        this.#onCompaction?.({ outcome: 'error', reason: this.#stats.lastOutcome, error, diagnostics: [] });
+      }
+    }
+    const sent = store.log.projectForRequest({ ...measure, checkpoint: store.checkpoint });
+    if (!sent.fits) this.#stats.overBudget += 1;
+    this.#last = { projection: sent, request: { ...provider, fixedOverheadTokens: facts.fixedOverheadTokens } };
+    return sent;
+  }
+
+  /** One usage fact per projection sent: the step's `usage` against the projection's estimate. */
+  #recordUsage(usage) {
+    const last = this.#last;
+    if (!last || usage?.inputTokens === undefined || usage?.inputTokens === null) return;
+    this.#last = { ...last, recorded: true };
+    if (last.recorded) return;
+    this.#calibration = calibrate(this.#calibration, usageFact(last.projection, last.request, usage));
+    this.#stats.usageFacts += 1;
+  }
+
+  /** The provider refused the last projection as too long: an overflow fact for the calibration. */
+  #recordOverflow() {
+    const last = this.#last;
+    this.#last = { ...last, recorded: true };
+    if (last.recorded) return;
+    this.#calibration = calibrate(this.#calibration, usageFact(last.projection, last.request, { kind: 'overflow' }));
+    this.#stats.usageFacts += 1;
+    this.#stats.overflows += 1;
+  }
+
+  #recordProviderUsage(usage) {
+    const inputTokens = providerInputTokens(usage);
+    if (typeof inputTokens !== 'number') return;
+    const cached = typeof usage.inputTokens === 'object' ? usage.inputTokens.cacheRead : undefined;
+    this.#recordUsage({ inputTokens, ...(typeof cached === 'number' ? { cachedInputTokens: cached } : {}) });
+  }
+
+  #serialized(fn) {
+    const run = this.#queue.then(fn);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+}

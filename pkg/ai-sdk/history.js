@@ -1,0 +1,83 @@
+// A session's AI SDK messages as RuntimeEvents in a store, appended incrementally with stable,
+// deterministic ids: every batch is read by the core's `importModelMessages` with `firstSeq` and
+// `firstTurn` continuing the stored log, so importing a conversation in batches gives exactly the
+// events (ids `evt-<seq>`, turns `turn-<n>`, runs `run-<n>`, response ids `resp-<seq>`) that
+// importing it whole gives. A user message starts a turn.
+import { ContextfoldError, digestPrefix, importModelMessages } from 'contextfold';
+
+const TURN = /^turn-(\d+)$/;
+
+/** Whether a batch's first non-system message is a user message (it then opens a new turn). */
+function opensTurn(messages) {
+  const first = messages.find((message) => message.role !== 'system');
+  return first?.role === 'user';
+}
+
+/**
+ * The mapping from AI SDK messages to the events of one store. One call at a time: a
+ * `Folding` serializes its steps.
+ */
+export class SessionHistory {
+  #store;
+  #turn = -1;
+  #nextSeq = 1;
+  #firstDigest = null;
+
+  /** Continues the events `store` already holds (its last event's turn and `seq`). */
+  constructor(store) {
+    this.#store = store;
+    const length = store.log.length;
+    if (length > 0) {
+      const events = store.log.events();
+      const last = events[length - 1];
+      this.#nextSeq = Number(last.seq) + 1;
+      const match = TURN.exec(last.turnId);
+      this.#turn = match ? Number(match[1]) : new Set(events.map((event) => event.turnId)).size - 1;
+    }
+  }
+
+  /** The turn the last stored event belongs to (`turn-<n>`), or null before any event. */
+  get currentTurnId() {
+    return this.#turn < 0 ? null : `turn-${this.#turn}`;
+  }
+
+  /** Appends `messages` (one batch: a step's response messages, or new user input) as events. */
+  async appendMessages(messages) {
+    if (messages.length === 0) return [];
+    const firstTurn = this.#turn < 0 ? 0 : this.#turn + (opensTurn(messages) ? 1 : 0);
+    const events = importModelMessages(messages, { sessionId: this.#store.sessionId, firstSeq: this.#nextSeq, firstTurn });
+    await this.#appendEvents(events);
+    return events;
+  }
+
+  /**
+   * The first messages of a call. `mode` `'full'`: they are the whole conversation so far (the
+   * stored events must be a prefix of their import; the rest is appended); `'new'`: they follow
+   * the stored events; `'auto'` (default): `'full'` when their first event is the stored log's
+   * first event, else `'new'`. Throws `history_diverged` when a full history does not extend
+   * the stored one.
+   */
+  async appendCallInput(messages, mode = 'auto') {
+    const log = this.#store.log;
+    if (log.length === 0 || mode === 'new') return this.appendMessages(messages);
+    const whole = importModelMessages(messages, { sessionId: this.#store.sessionId });
+    this.#firstDigest ??= digestPrefix(log.events().slice(0, 1));
+    if (mode === 'auto' && (whole.length === 0 || digestPrefix([whole[0]]) !== this.#firstDigest)) {
+      return this.appendMessages(messages);
+    }
+    if (whole.length < log.length || digestPrefix(whole.slice(0, log.length)) !== log.digest()) {
+      throw new ContextfoldError('history_diverged', `the call's messages do not extend the ${log.length} stored events of session ${this.#store.sessionId}: pass the conversation unchanged, or only the new messages`);
+    }
+    const rest = whole.slice(log.length);
+    await this.#appendEvents(rest);
+    return rest;
+  }
+
+  async #appendEvents(events) {
+    if (events.length === 0) return;
+    await this.#store.appendEvents(events);
+    const last = events.at(-1);
+    this.#nextSeq = Number(last.seq) + 1;
+    this.#turn = Number(TURN.exec(last.turnId)?.[1] ?? this.#turn + 1);
+  }
+}
