@@ -176,10 +176,17 @@ export class SessionStore {
     return run;
   }
 
+  /**
+   * Runs a subclass write. A failed write breaks the store (`store_write_failed`), except a
+   * refusal the storage made before writing anything: a compare-and-swap the storage itself
+   * checked (`conflict: true`, e.g. another writer's checkpoint in a shared SQLite file) is
+   * thrown as it is and the store stays usable.
+   */
   async #durably(write) {
     try {
       await write();
     } catch (cause) {
+      if (cause?.conflict === true) throw cause;
       this.#broken = new ContextfoldError('store_write_failed', `a write failed; reopen the store: ${cause?.message ?? cause}`, { cause });
       throw this.#broken;
     }
