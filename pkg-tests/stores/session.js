@@ -12,7 +12,7 @@ export function turnEvents(sessionId, turn, seq) {
   const at = (offset) => ({ ...base, runtimeEventId: `e${seq + offset}`, seq: seq + offset, createdAtMs: 1_700_000_000_000 + (seq + offset) * 1000 });
   return [
     { ...at(0), content: { type: 'user_text', text: `Turn ${turn}: fix the failing test in src/module_${turn}.rs` } },
-    { ...at(1), content: { type: 'tool_call', callId: `call-${turn}`, toolName: 'shell', input: { command: ['cargo', 'test', `module_${turn}`], timeout: 30 } } },
+    { ...at(1), content: { type: 'tool_call', callId: `call-${turn}`, toolName: 'shell', input: { timeout: 30, command: ['cargo', 'test', `module_${turn}`] } } },
     { ...at(2), content: { type: 'tool_result', callId: `call-${turn}`, toolName: 'shell', output: `test module_${turn}::works ... FAILED\n`.repeat(60) } },
     { ...at(3), content: { type: 'assistant_text', text: `Fixed src/module_${turn}.rs; tests pass. \u6d4b\u8bd5 \ud83e\udd80` } },
   ];
