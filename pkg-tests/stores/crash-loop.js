@@ -40,8 +40,8 @@ function runAndKill({ kind, location, seed, acks, delayMs }) {
     });
     child.stderr.on('data', (chunk) => { err += chunk; });
     child.on('error', reject);
-    // 'exit' only after the kernel reaped it: its pid is free, so its lock is stale.
-    child.on('exit', (code, signal) => {
+    // 'close': reaped (its pid is free, so its lock is stale) and all its output read.
+    child.on('close', (code, signal) => {
       if (signal !== 'SIGKILL') reject(new Error(`the child ended on its own (${code}): ${err}`));
       else resolve(out.split('\n').slice(0, -1));
     });
