@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the npm package `contextfold` from source and tests it in real runtimes: Node 20
-# (node:test, the real `ai` package, a loopback OpenAI-compatible server) and headless Chromium.
+# (node:test, the real `ai` package, a loopback OpenAI-compatible server), Node 24 (the
+# node:sqlite store, checked by the native `contextfold verify`) and headless Chromium.
 # Installs what it needs, idempotently: the wasm32 target, wasm-bindgen-cli (pinned to the
 # crate's exact version), Debian's chromium, and the test project's npm packages (npm ci).
 set -euo pipefail
@@ -38,8 +39,18 @@ mkdir -p "$LONG_TURN_DIR"
 cargo run -q -p contextfold-conformance --bin gen-long-turn -- \
   --seed 1 --steps 60 --prior-turns 2 --out "$LONG_TURN_DIR/generated-1.jsonl"
 
+echo "== native contextfold binary (debug), for the sqlite store's verify tests"
+cargo build -p contextfold-host --bin contextfold
+target_dir=${CARGO_TARGET_DIR:-target}
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+export CONTEXTFOLD_BIN="$target_dir/debug/contextfold"
+
 echo "== node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test test/)
+
+echo "== Node 24: the node:sqlite store (stores-sqlite.test.js skips itself on Node 20)"
+node24_bin="$(bash scripts/node24.sh)"
+(cd pkg-tests && PATH="$node24_bin:$PATH" node --test test/stores-sqlite.test.js)
 
 echo "== headless Chromium (the web build)"
 (cd pkg-tests && node --test browser/)
