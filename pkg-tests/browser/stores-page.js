@@ -7,7 +7,7 @@ import { matchCheckpoint } from 'contextfold';
 import { IndexedDbStore } from 'contextfold/stores/indexeddb';
 import { storeCases } from '../stores/conformance.js';
 import { sessionEvents, compactStore } from '../stores/session.js';
-import { generator } from './stores-random.js';
+import { generator } from '../stores/random.js';
 
 const params = new URL(location.href).searchParams;
 

@@ -3,22 +3,11 @@
 // `begin events <n>` before an append that will make the log `n` events long and `ack events <n>`
 // once it resolved; `begin checkpoint <id>` / `ack checkpoint <id>` likewise around a compaction
 // that records a checkpoint. Usage: node crash-child.js <jsonl|sqlite> <location> <seed>
+import { generator } from './random.js';
 import { sessionEvents, compactStore } from './session.js';
 
 const [kind, location, seedText] = process.argv.slice(2);
 const SESSION = 's';
-
-/** mulberry32: a small seeded generator (the batch sizes of a run are reproducible). */
-function generator(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function openStore() {
   if (kind === 'jsonl') {

@@ -5,21 +5,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { matchCheckpoint } from 'contextfold';
+import { generator } from './random.js';
 import { sessionEvents } from './session.js';
 
 const CHILD = fileURLToPath(new URL('./crash-child.js', import.meta.url));
-
-/** mulberry32 (the same generator as the child's). */
-export function generator(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Runs the child until `acks` acknowledgements plus `delayMs`, kills it; resolves its log. */
 function runAndKill({ kind, location, seed, acks, delayMs }) {

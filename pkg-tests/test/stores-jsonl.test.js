@@ -86,6 +86,13 @@ test('JSONL store: damage before the last line is store_corrupt and nothing is c
   await truncate(events, original.lastIndexOf('\n', original.length - 2) + 1);
   await rejectsWith(assert, JsonlFileStore.open({ directory, sessionId: 's' }), 'store_corrupt');
   await writeFile(events, original);
+  // A recorded checkpoint over more events than the file holds.
+  const cp = JSON.parse(recordsText.split('\n').find((line) => line.includes('"checkpoint"'))).record;
+  const beyond = { ...cp, eventId: 'x', payload: { ...cp.payload, checkpointId: 'cp-beyond', previousCheckpointId: 'cp-1', coverage: { ...cp.payload.coverage, eventCount: 999 } } };
+  await writeFile(records, `${recordsText}${JSON.stringify({ type: 'checkpoint', record: beyond })}\n`);
+  const beyondError = await rejectsWith(assert, JsonlFileStore.open({ directory, sessionId: 's' }), 'store_corrupt');
+  assert.match(beyondError.message, /cp-beyond covers 999 events/);
+  await writeFile(records, recordsText);
   const store = await JsonlFileStore.open({ directory, sessionId: 's' });
   assert.equal(store.log.length, 24);
   await store.close();

@@ -1,4 +1,4 @@
-// mulberry32, a small seeded generator (the page's batch sizes and the test's reload moments).
+// mulberry32, a small seeded generator (batch sizes, kill and reload moments of the store tests).
 
 /** A generator of numbers in [0, 1) from `seed`. */
 export function generator(seed) {
