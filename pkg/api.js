@@ -338,6 +338,8 @@ export function createApi(raw, options = {}) {
     )),
     prefixDigests: guard((events) => raw.prefixDigests(encodeEvents(events))),
     canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
+    ledgerRows: guard((events) => decode(raw.ledgerRows(encodeEvents(events)))),
+    ledgerTokensEstimator: () => raw.ledgerTokensEstimator(),
     validateLog: guard((events) => raw.validateLog(encodeEvents(events))),
     importModelMessages: guard((messages, options) => decode(raw.importModelMessages(encode(messages), encode(options)))),
     importOpenAIChat: guard((messages, options) => decode(raw.importOpenAIChat(encode(messages), encode(options)))),

@@ -416,6 +416,17 @@ export function digestPrefix(events: EventsInput): string;
 export function prefixDigests(events: EventsInput): string[];
 /** The canonical JSON text of one event. */
 export function canonicalEventJson(event: RuntimeEvent): string;
+/**
+ * What a ledger stores for one event (the core's `LedgerRow::of`, byte-identical to the native
+ * host's SQLite rows): `json` is the canonical JSON when it parses back to exactly the same
+ * event, else the serde JSON (`canonical: false`); `liveHead`, and `tokens` by the estimator
+ * {@link ledgerTokensEstimator} names.
+ */
+export interface LedgerRow { json: string; canonical: boolean; liveHead: boolean; tokens: number }
+/** The ledger row of each event, in order. */
+export function ledgerRows(events: EventsInput): LedgerRow[];
+/** The name of the estimator whose estimates {@link LedgerRow.tokens} holds (`pieces-v1`). */
+export function ledgerTokensEstimator(): string;
 /** Throws `log_*` codes when a log breaks a structural rule. */
 export function validateLog(events: EventsInput): void;
 /** AI SDK `ModelMessage[]` (v5/v6) → RuntimeEvents. */

@@ -2,7 +2,8 @@
 # Builds the npm package `contextfold` from source and tests it in real runtimes: Node 20
 # (node:test, the real `ai` package, a loopback OpenAI-compatible server), Node 24 with the
 # current AI SDK (pkg-tests/node24: ai@7, @ai-sdk/openai@4, @ai-sdk/anthropic@4 against loopback
-# servers speaking their wire protocols; it also runs examples/ai-sdk-agent) and headless Chromium.
+# servers speaking their wire protocols; it also runs examples/ai-sdk-agent), the node:sqlite
+# store on Node 24 (checked by the native `contextfold verify`) and headless Chromium.
 # Installs what it needs, idempotently: the wasm32 target, wasm-bindgen-cli (pinned to the
 # crate's exact version), Debian's chromium, and the test project's npm packages (npm ci).
 set -euo pipefail
@@ -40,11 +41,20 @@ mkdir -p "$LONG_TURN_DIR"
 cargo run -q -p contextfold-conformance --bin gen-long-turn -- \
   --seed 1 --steps 60 --prior-turns 2 --out "$LONG_TURN_DIR/generated-1.jsonl"
 
+echo "== native contextfold binary (debug), for the sqlite store's verify tests"
+cargo build -p contextfold-host --bin contextfold
+target_dir=${CARGO_TARGET_DIR:-target}
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+export CONTEXTFOLD_BIN="$target_dir/debug/contextfold"
+
 echo "== node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test test/)
 
-echo "== Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
 NODE24_BIN="$(bash scripts/node24.sh)"
+echo "== Node 24: the node:sqlite store (stores-sqlite.test.js skips itself on Node 20)"
+(cd pkg-tests && PATH="$NODE24_BIN:$PATH" node --test test/stores-sqlite.test.js)
+
+echo "== Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
 (
   export PATH="$NODE24_BIN:$PATH"
   (cd examples/ai-sdk-agent && npm ci --no-audit --no-fund)

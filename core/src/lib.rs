@@ -83,6 +83,7 @@
 //!
 //! Module map:
 //! - [`event`]: the log model; [`log_builder`]: a helper to write well-formed logs.
+//! - [`ledger_row`]: what a ledger stores for each event (every ledger writer computes it).
 //! - [`digest`]: canonical serialization and the streaming SHA-256 source digest.
 //! - [`checkpoint`]: V2/V3 checkpoints; [`prefix_match`]: coverage proof and successor rules.
 //! - [`budget`]: capacity from model facts and token estimation.
@@ -104,6 +105,7 @@ pub mod compaction;
 pub mod diagnostics;
 pub mod digest;
 pub mod event;
+pub mod ledger_row;
 pub mod log_builder;
 pub mod prefix_match;
 pub mod projection;

@@ -60,13 +60,18 @@ export class SessionStore {
   /**
    * Loads what the storage holds: `events` (array or JSONL) into the log, `records` (recorded
    * checkpoint events `{ eventId, sessionId, recordedAtMs, payload }`) through the core's
-   * recovery, and the last `circuit`. Throws the core's code when the stored events are invalid.
+   * recovery, and the last `circuit`. Throws the core's code when the stored events are invalid,
+   * and `store_corrupt` when the current checkpoint covers more events than were stored.
    */
   restore({ events, records = [], circuit = null }) {
     if (events !== undefined && (typeof events === 'string' ? events.length > 0 : events.length > 0)) {
       this.#log.append(events);
     }
     const recovery = recoverCheckpoint(this.sessionId, records);
+    const covered = Number(recovery.checkpoint?.coverage?.eventCount ?? 0);
+    if (covered > this.#log.length) {
+      throw new ContextfoldError('store_corrupt', `the current checkpoint ${recovery.checkpoint.checkpointId} covers ${covered} events; the storage holds ${this.#log.length}`);
+    }
     this.#checkpoint = recovery.checkpoint;
     this.#checkpointEventId = recovery.eventId;
     this.#recoveryDiagnostics = recovery.diagnostics;
@@ -176,10 +181,17 @@ export class SessionStore {
     return run;
   }
 
+  /**
+   * Runs a subclass write. A failed write breaks the store (`store_write_failed`), except a
+   * refusal the storage made before writing anything: a compare-and-swap the storage itself
+   * checked (`conflict: true`, e.g. another writer's checkpoint in a shared SQLite file) is
+   * thrown as it is and the store stays usable.
+   */
   async #durably(write) {
     try {
       await write();
     } catch (cause) {
+      if (cause?.conflict === true) throw cause;
       this.#broken = new ContextfoldError('store_write_failed', `a write failed; reopen the store: ${cause?.message ?? cause}`, { cause });
       throw this.#broken;
     }

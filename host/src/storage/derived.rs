@@ -3,30 +3,26 @@
 //!
 //! From schema version 2 a `runtime_events` row holds, besides its key columns:
 //!
-//! - `event_json`: the event's canonical JSON ([`canonical_event_json`], RFC 8785 over the
-//!   event's serde form; itself valid JSON that parses back to the same event), so the prefix
-//!   digest is SHA-256 over the stored bytes. An event whose canonical form would not parse back
-//!   to exactly the same event (object keys not in sorted order, as in most tool-call
-//!   arguments; a number JCS writes as a double, such as `1.0` or an integer above 2^53) keeps
-//!   its serde JSON instead, and its row says so;
-//! - `canonical`: 1 when `event_json` is the canonical form and the derived columns below hold
-//!   the event's facts; 0 when a reader must parse `event_json` (such a row is exactly as exact,
-//!   only slower);
+//! - `event_json`: [`LedgerRow::json`], the event's canonical JSON when it parses back to exactly
+//!   the same event (so the prefix digest is SHA-256 over the stored bytes), else its serde JSON;
+//! - `canonical`: [`LedgerRow::canonical`], 1 when `event_json` is the canonical form and the
+//!   derived columns below hold the event's facts; 0 when a reader must parse `event_json` (such
+//!   a row is exactly as exact, only slower);
 //! - `turn_id`, `run_id`: copies of the event's fields (a checkpoint's through-boundary and turn
 //!   count are checked from them);
-//! - `live_head`: 1 for the kinds a split turn replays verbatim
-//!   ([`contextfold_core::projection::live_head::is_live_head_kind`]);
-//! - `tokens`: the event's estimate by [`PieceEstimator`] (the estimator named
-//!   [`PIECE_ESTIMATOR_NAME`], recorded in `ledger_meta`), the base units of the native
-//!   runtime's token tally.
+//! - `live_head`: [`LedgerRow::live_head`], 1 for the kinds a split turn replays verbatim;
+//! - `tokens`: [`LedgerRow::tokens`], the event's estimate by [`PieceEstimator`] (the estimator
+//!   named in `ledger_meta`), the base units of the native runtime's token tally.
 //!
-//! The append path and the schema migration compute them with [`derive`]; `contextfold verify
-//! --deep` recomputes them for every row and reports any that disagree, and `contextfold recover`
-//! rebuilds them ([`super::Store::rebuild_derived`]).
+//! The append path and the schema migration compute them with the core's [`LedgerRow::of`], the
+//! one computation every ledger writer shares (the npm package's `node:sqlite` store calls it
+//! through the wasm binding); `contextfold verify --deep` recomputes them for every row and
+//! reports any that disagree, and `contextfold recover` rebuilds them
+//! ([`super::Store::rebuild_derived`]).
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::budget::{PIECE_ESTIMATOR_NAME, PieceEstimator, estimate_event};
-use contextfold_core::digest::canonical_event_json;
+use contextfold_core::budget::{PieceEstimator, estimate_event};
+use contextfold_core::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow, LedgerRowError};
 use contextfold_core::projection::live_head::is_live_head_kind;
 use rusqlite::{Connection, params};
 
@@ -34,40 +30,7 @@ use rusqlite::{Connection, params};
 pub(crate) const TOKENS_ESTIMATOR_KEY: &str = "tokens_estimator";
 
 /// The estimator whose estimates the `tokens` column holds.
-pub(crate) const TOKENS_ESTIMATOR: &str = PIECE_ESTIMATOR_NAME;
-
-/// One event's stored form and derived columns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DerivedRow {
-    /// What `event_json` holds.
-    pub(crate) json: String,
-    /// Whether `json` is the canonical form (the `canonical` column).
-    pub(crate) canonical: bool,
-    /// The `live_head` column.
-    pub(crate) live_head: bool,
-    /// The `tokens` column.
-    pub(crate) tokens: u64,
-}
-
-/// The stored form of `event` and its derived columns.
-///
-/// The canonical form is kept only when it parses back to an event whose serde JSON is the same
-/// bytes as `event`'s: equal values are not enough, since JCS sorts object keys and a tool
-/// call's arguments must reach the provider in the order the model wrote them.
-pub(crate) fn derive(event: &RuntimeEvent) -> Result<DerivedRow, serde_json::Error> {
-    let serde = serde_json::to_string(event)?;
-    let canonical = canonical_event_json(event);
-    let round_trips = RuntimeEvent::from_json(&canonical)
-        .ok()
-        .and_then(|back| serde_json::to_string(&back).ok())
-        .is_some_and(|back| back == serde);
-    Ok(DerivedRow {
-        json: if round_trips { canonical } else { serde },
-        canonical: round_trips,
-        live_head: is_live_head_kind(&event.content),
-        tokens: estimate_event(&PieceEstimator, event),
-    })
-}
+pub(crate) const TOKENS_ESTIMATOR: &str = LEDGER_TOKENS_ESTIMATOR;
 
 /// Rows rewritten per statement pass of the migration (memory stays bounded on any ledger).
 const FILL_BATCH: i64 = 2048;
@@ -113,7 +76,7 @@ pub(crate) fn fill_v2(conn: &Connection) -> Result<(), super::StoreError> {
             {
                 continue;
             }
-            let Ok(derived) = derive(&event) else { continue };
+            let Ok(derived) = LedgerRow::of(&event) else { continue };
             let stored = if derived.canonical { derived.json } else { json };
             update
                 .execute(params![
@@ -205,13 +168,13 @@ impl super::Store {
     }
 }
 
-/// Whether the row's derived columns are what [`derive`] gives for the event its `event_json`
+/// Whether the row's derived columns are what [`LedgerRow::of`] gives for the event its `event_json`
 /// parses to (`contextfold verify --deep`).
 pub(crate) fn matches_derived(
     event: &RuntimeEvent,
     stored: &StoredFacts<'_>,
-) -> Result<bool, serde_json::Error> {
-    let expected = derive(event)?;
+) -> Result<bool, LedgerRowError> {
+    let expected = LedgerRow::of(event)?;
     Ok(stored.canonical == expected.canonical
         && (!stored.canonical
             || (stored.json == expected.json.as_bytes()
@@ -230,36 +193,4 @@ pub(crate) struct StoredFacts<'r> {
     pub(crate) run_id: &'r str,
     pub(crate) live_head: bool,
     pub(crate) tokens: Option<u64>,
-}
-
-#[cfg(test)]
-mod tests {
-    use contextfold_core::{EventContent, LogBuilder};
-    use serde_json::json;
-
-    use super::*;
-
-    /// An ordinary event is stored in its canonical form; one whose canonical form loses a
-    /// number keeps its serde JSON, says so, and still parses back to itself.
-    #[test]
-    fn canonical_bytes_are_stored_only_when_they_parse_back_to_the_event() {
-        let mut log = LogBuilder::new("s");
-        log.turn("t").user("fix it");
-        log.tool_call("c1", "shell", json!({"cmd": "ls", "timeout": 30}));
-        log.tool_call("c3", "shell", json!({"timeout": 30, "cmd": "ls"}));
-        log.tool_call("c2", "shell", json!({"ratio": 1.0, "big": 9_007_199_254_740_993u64}));
-        let events = log.build();
-        let plain = derive(&events[1]).expect("derives");
-        assert!(plain.canonical && !plain.live_head);
-        assert_eq!(plain.json, canonical_event_json(&events[1]));
-        for lossy in &events[2..] {
-            let derived = derive(lossy).expect("derives");
-            assert!(!derived.canonical, "{}", derived.json);
-            let back = RuntimeEvent::from_json(&derived.json).expect("parses");
-            assert_eq!(serde_json::to_string(&back).ok(), serde_json::to_string(lossy).ok());
-        }
-        let user = derive(&events[0]).expect("derives");
-        assert!(user.live_head && matches!(events[0].content, EventContent::UserText { .. }));
-        assert_eq!(user.tokens, estimate_event(&PieceEstimator, &events[0]));
-    }
 }

@@ -108,8 +108,8 @@ impl Store {
                     detail: format!("event {index} cannot be serialized: {detail}"),
                 };
                 let event = super::attachments::archive_attachments(&tx, index, event)?;
-                let derived =
-                    super::derived::derive(&event).map_err(|e| unserializable(e.to_string()))?;
+                let derived = contextfold_core::ledger_row::LedgerRow::of(&event)
+                    .map_err(|e| unserializable(e.to_string()))?;
                 insert
                     .execute(params![
                         session_id,

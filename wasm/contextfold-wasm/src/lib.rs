@@ -28,6 +28,7 @@ use contextfold_core::compaction::summary_validation::{
 };
 use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
 use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
+use contextfold_core::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow};
 use contextfold_core::prefix_match::match_checkpoint_prefix_with;
 use contextfold_core::projection::ai_sdk::import_model_messages;
 use contextfold_core::projection::anthropic::import_anthropic as core_import_anthropic;
@@ -114,6 +115,27 @@ pub fn prefix_digests(events: JsValue) -> Result<Vec<String>, JsValue> {
 pub fn canonical_event(event: JsValue) -> Result<String, JsValue> {
     let mut events = events_from_json(vec![convert::json_from_js(event, "event")?])?;
     Ok(canonical_event_json(&events.remove(0)))
+}
+
+/// What a ledger stores for each of `events` (the core's `LedgerRow::of`, the rows the native
+/// host's SQLite ledger holds): `[{ json, canonical, liveHead, tokens }]`.
+#[wasm_bindgen(js_name = ledgerRows)]
+pub fn ledger_rows(events: JsValue) -> Result<JsValue, JsValue> {
+    let rows = events_from_js(events)?
+        .iter()
+        .enumerate()
+        .map(|(index, event)| {
+            LedgerRow::of(event)
+                .map_err(|e| BindingError::core(e.code(), format!("events[{index}]: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(to_js(&rows, "ledger rows")?)
+}
+
+/// The name of the estimator whose estimates a ledger row's `tokens` hold.
+#[wasm_bindgen(js_name = ledgerTokensEstimator)]
+pub fn ledger_tokens_estimator() -> String {
+    LEDGER_TOKENS_ESTIMATOR.to_owned()
 }
 
 /// Checks the structural rules of a log; throws with the core's code when one is broken.

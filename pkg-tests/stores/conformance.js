@@ -1,0 +1,149 @@
+// The conformance suite every store passes (Node: test/stores-*.test.js; Chromium:
+// browser/stores.test.js). `storeCases(kind)` gives named cases; each takes `assert` (node:assert
+// or the page's small equivalent: ok, equal, deepEqual) and `fresh()`, which resolves to a new,
+// empty location `{ open(sessionId) }` of the store under test.
+import { sessionEvents, compactStore } from './session.js';
+
+/** Awaits `promise` and checks that it rejects with a `ContextfoldError` of `code`. */
+export async function rejectsWith(assert, promise, code) {
+  let error = null;
+  try {
+    await promise;
+  } catch (caught) {
+    error = caught;
+  }
+  assert.ok(error, `expected a rejection with ${code}`);
+  assert.equal(error.code, code, `expected ${code}, got ${error?.code}: ${error?.message}`);
+  return error;
+}
+
+/** What a reopened store must hold: the same events, digest, checkpoint and circuit. */
+function stateOf(store) {
+  return {
+    events: store.log.events(),
+    digest: store.log.digest(),
+    checkpoint: store.checkpoint,
+    circuit: store.circuit,
+  };
+}
+
+/**
+ * The cases. `exclusive`: the store refuses a second writer (every durable store);
+ * `durable`: a reopened location holds what was written (not the memory store).
+ */
+export function storeCases({ exclusive = true, durable = true } = {}) {
+  const cases = [];
+  const add = (name, fn) => cases.push({ name, fn });
+
+  add('events, checkpoints and the circuit survive a reopen unchanged', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    const events = sessionEvents('s', 6);
+    await store.appendEvents(events.slice(0, 5));
+    await store.appendEvents(events[5]);
+    await store.appendEvents(events.slice(6));
+    const outcome = await compactStore(store, 'cp-1');
+    assert.equal(outcome.outcome, 'recorded');
+    assert.equal(store.checkpoint.checkpointId, 'cp-1');
+    assert.ok(store.circuit, 'compact() recorded a circuit');
+    const before = stateOf(store);
+    assert.deepEqual(before.events, events);
+    await store.close();
+    if (!durable) return;
+    const again = await at.open('s');
+    assert.deepEqual(stateOf(again), before);
+    assert.deepEqual(again.recoveryDiagnostics, []);
+    await again.appendEvents(sessionEvents('s', 1, 6));
+    assert.equal(again.log.length, events.length + 4);
+    await again.close();
+  });
+
+  add('a checkpoint that is not a successor of the tip is a conflict, and nothing is written', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    await store.appendEvents(sessionEvents('s', 6));
+    assert.equal((await compactStore(store, 'cp-1')).outcome, 'recorded');
+    const first = store.checkpoint;
+    const forged = { ...first, checkpointId: 'cp-forged', previousCheckpointId: null };
+    const error = await rejectsWith(assert, store.appendCheckpoint(forged), 'successor_conflict');
+    assert.equal(error.conflict, true);
+    assert.equal(store.checkpoint.checkpointId, 'cp-1');
+    await store.appendEvents(sessionEvents('s', 4, 6));
+    assert.equal((await compactStore(store, 'cp-2')).outcome, 'recorded');
+    assert.equal(store.checkpoint.previousCheckpointId, 'cp-1');
+    const beyond = { ...store.checkpoint, checkpointId: 'cp-beyond', previousCheckpointId: 'cp-2', coverage: { ...store.checkpoint.coverage, eventCount: 999 } };
+    await rejectsWith(assert, store.appendCheckpoint(beyond), 'checkpoint_beyond_log');
+    const tip = stateOf(store);
+    await store.close();
+    if (!durable) return;
+    const again = await at.open('s');
+    assert.equal(again.checkpoint.checkpointId, 'cp-2');
+    assert.deepEqual(stateOf(again), tip);
+    await again.close();
+  });
+
+  add('invalid events are refused whole, and the store stays usable', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    const events = sessionEvents('s', 3);
+    await store.appendEvents(events.slice(0, 8));
+    const repeat = { ...events[8], seq: 8 };
+    await rejectsWith(assert, store.appendEvents([events[8], repeat]), 'log_seq_not_increasing');
+    await rejectsWith(assert, store.appendEvents([{ ...events[8], runtimeEventId: 'e1' }]), 'log_duplicate_event_id');
+    await rejectsWith(assert, store.appendEvents([{ ...events[8], content: { type: 'no_such_kind' } }]), 'event_unknown_kind');
+    assert.equal(store.log.length, 8);
+    await store.appendEvents(events.slice(8));
+    assert.equal(store.log.length, events.length);
+    await store.close();
+    if (!durable) return;
+    const again = await at.open('s');
+    assert.deepEqual(again.log.events(), events);
+    await again.close();
+  });
+
+  add('events and checkpoints of another session are refused', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    await rejectsWith(assert, store.appendEvents(sessionEvents('other', 1)), 'store_session_mismatch');
+    await store.appendEvents(sessionEvents('s', 6));
+    assert.equal((await compactStore(store, 'cp-1')).outcome, 'recorded');
+    const foreign = { ...store.checkpoint, checkpointId: 'cp-other', sessionId: 'other' };
+    await rejectsWith(assert, store.appendCheckpoint(foreign), 'store_session_mismatch');
+    await store.close();
+    if (!durable) return;
+    const other = await at.open('other');
+    assert.equal(other.log.length, 0);
+    assert.equal(other.checkpoint, null);
+    await other.appendEvents(sessionEvents('other', 1));
+    await other.close();
+    const again = await at.open('s');
+    assert.equal(again.log.length, 24);
+    assert.equal(again.checkpoint.checkpointId, 'cp-1');
+    await again.close();
+  });
+
+  if (exclusive) {
+    add('a second writer of the session is refused while the first has it open', async (assert, fresh) => {
+      const at = await fresh();
+      const store = await at.open('s');
+      await store.appendEvents(sessionEvents('s', 1));
+      await rejectsWith(assert, at.open('s'), 'store_locked');
+      const other = await at.open('other');
+      await other.close();
+      await store.close();
+      const again = await at.open('s');
+      assert.equal(again.log.length, 4);
+      await again.close();
+    });
+  }
+
+  add('a closed store refuses calls', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    await store.close();
+    await store.close();
+    await rejectsWith(assert, store.appendEvents(sessionEvents('s', 1)), 'store_closed');
+  });
+
+  return cases;
+}

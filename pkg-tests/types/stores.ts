@@ -1,0 +1,35 @@
+// Compile-only check of the store declarations (pkg/stores/*.d.ts): every store is a
+// SessionStore, and a store is what compact()'s host needs.
+import { compact, ledgerRows, ledgerTokensEstimator, type LedgerRow, type RuntimeEvent } from 'contextfold';
+import { MemoryStore, type SessionStore } from 'contextfold/stores/memory';
+import { JsonlFileStore, type StorageRepair } from 'contextfold/stores/jsonl';
+import { SqliteStore } from 'contextfold/stores/sqlite';
+import { IndexedDbStore } from 'contextfold/stores/indexeddb';
+
+declare const events: RuntimeEvent[];
+
+export async function useStores(): Promise<number> {
+  const stores: SessionStore[] = [
+    await MemoryStore.open({ sessionId: 's' }),
+    await JsonlFileStore.open({ directory: '/tmp/ledger', sessionId: 's' }),
+    await SqliteStore.open({ path: '/tmp/ledger.sqlite', sessionId: 's' }),
+    await IndexedDbStore.open({ name: 'ledger', sessionId: 's' }),
+  ];
+  const jsonl = await JsonlFileStore.open({ directory: '/tmp/ledger', sessionId: 't' });
+  const repairs: StorageRepair[] = jsonl.storageDiagnostics;
+  const rows: LedgerRow[] = ledgerRows(events);
+  const estimator: string = ledgerTokensEstimator();
+  for (const store of stores) {
+    await store.appendEvents(events);
+    await compact(
+      { events: store.log, checkpoint: store.checkpoint, trigger: 'manual' },
+      {
+        summarize: async () => ({ text: '', finishReason: 'stop' }),
+        appendCheckpoint: (checkpoint) => store.appendCheckpoint(checkpoint),
+        recordCircuit: (circuit) => store.recordCircuit(circuit),
+      },
+    );
+    await store.close();
+  }
+  return repairs.length + rows.length + estimator.length;
+}
