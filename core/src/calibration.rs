@@ -13,7 +13,9 @@
 //!   error is a fact too: with the counted tokens it is an exact sample; without them the
 //!   request is known to exceed the limit, so the sample is the smallest ratio consistent with
 //!   the refusal ([`OVERFLOW_MARGIN_PERMILLE`] above the limit's ratio), or, when neither count
-//!   nor limit is known, the current ratio raised by [`OVERFLOW_STEP_PERMILLE`].
+//!   nor limit is known, the current ratio raised by [`OVERFLOW_STEP_PERMILLE`]. A response to a
+//!   request estimated below [`MIN_SAMPLE_ESTIMATE_TOKENS`] gives no sample: what the estimate
+//!   cannot see (tool schemas, framing) dominates such a request.
 //! - Each provider and model keeps its newest [`CALIBRATION_WINDOW`] samples. The ratio in use
 //!   is an **upper quantile** of them ([`CALIBRATION_QUANTILE_PERCENT`], nearest rank), never a
 //!   mean: with fewer than ten samples it is their maximum, so the pre-turn and mid-turn triggers
@@ -32,6 +34,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::attachment::Attachment;
 use crate::budget::TokenEstimator;
+
+/// Responses to requests estimated below this many tokens give no sample: in so small a request
+/// what the estimate does not see (tool definitions, the provider's message framing: tens to
+/// hundreds of tokens) outweighs what it measures, so its ratio says little about the next,
+/// larger request (an agent's first step, the task alone beside the tool schemas, measures
+/// 3-5x). Such a request is far below any window's limit. Overflow facts always count.
+pub const MIN_SAMPLE_ESTIMATE_TOKENS: u64 = 512;
 
 /// Samples kept per provider and model (newest last).
 pub const CALIBRATION_WINDOW: usize = 16;
@@ -102,7 +111,8 @@ pub enum UsageReport {
 
 impl UsageFact {
     /// The fact's ratio sample in thousandths, given the ratio in use when it arrived; `None`
-    /// when the fact carries no estimate to compare with.
+    /// when the fact carries no estimate to compare with, or is the response to a request
+    /// estimated below [`MIN_SAMPLE_ESTIMATE_TOKENS`].
     ///
     /// ```
     /// use contextfold_core::calibration::{UsageFact, UsageReport};
@@ -119,6 +129,7 @@ impl UsageFact {
         }
         let ratio = |tokens: u64| permille(tokens, estimate);
         Some(match self.report {
+            UsageReport::Response { .. } if estimate < MIN_SAMPLE_ESTIMATE_TOKENS => return None,
             UsageReport::Response { input_tokens, .. } => ratio(input_tokens),
             UsageReport::Overflow { counted_tokens: Some(counted), .. } => ratio(counted),
             UsageReport::Overflow { counted_tokens: None, limit_tokens: Some(limit) } => {

@@ -19,6 +19,8 @@ export class SqliteStore implements SessionStore {
    * and `store_corrupt` when a row disagrees with its keys or the events are not a valid log.
    */
   static open(options: { path: string; sessionId: string }): Promise<SqliteStore>;
+  /** The ledger file. */
+  readonly path: string;
   readonly sessionId: string;
   readonly log: EventLog;
   readonly checkpoint: HistoryCompactCheckpoint | null;

@@ -56,9 +56,13 @@ export class SqliteStore extends SessionStore {
   /** The run of the last event (an AgentRun event's `run_id`). */
   #lastRunId = '';
 
+  /** The ledger file. */
+  path;
+
   /** Use {@link SqliteStore.open}. */
-  constructor(sessionId, db, release) {
+  constructor(sessionId, path, db, release) {
     super(sessionId);
+    this.path = path;
     this.#db = db;
     this.#release = release;
   }
@@ -92,7 +96,7 @@ export class SqliteStore extends SessionStore {
       if (estimator !== undefined && estimator !== ledgerTokensEstimator()) {
         throw new ContextfoldError('store_estimator_mismatch', `the ledger's tokens are by ${estimator}; this package writes ${ledgerTokensEstimator()}`);
       }
-      const store = new SqliteStore(sessionId, db, release);
+      const store = new SqliteStore(sessionId, path, db, release);
       store.#load();
       return store;
     } catch (error) {

@@ -83,9 +83,23 @@ fn ratios_are_clamped_and_empty_estimates_ignored() {
     let mut calibration = Calibration::default();
     assert_eq!(calibration.observe(&reported(0, 5_000)), UNIT_RATIO_PERMILLE);
     assert!(calibration.models.is_empty());
-    assert_eq!(calibration.observe(&reported(10, 1_000_000)), MAX_RATIO_PERMILLE);
+    assert_eq!(calibration.observe(&reported(1_000, 100_000_000)), MAX_RATIO_PERMILLE);
     let mut low = Calibration::default();
     assert_eq!(low.observe(&reported(1_000_000, 10)), MIN_RATIO_PERMILLE);
+}
+
+/// An agent's first step (the task alone, beside tool schemas the estimate cannot see) measures
+/// several times its estimate: it teaches no ratio, and the larger requests after it do.
+#[test]
+fn requests_below_the_sample_floor_teach_no_ratio() {
+    let mut calibration = Calibration::default();
+    let first_step = reported(MIN_SAMPLE_ESTIMATE_TOKENS - 1, 4 * MIN_SAMPLE_ESTIMATE_TOKENS);
+    assert_eq!(calibration.observe(&first_step), UNIT_RATIO_PERMILLE);
+    assert!(calibration.models.is_empty());
+    assert_eq!(calibration.observe(&reported(MIN_SAMPLE_ESTIMATE_TOKENS, 640)), 1_275);
+    let refused =
+        fact(100, UsageReport::Overflow { counted_tokens: Some(150), limit_tokens: None });
+    assert_eq!(calibration.observe(&refused), 1_530, "an overflow counts at any size");
 }
 
 #[test]

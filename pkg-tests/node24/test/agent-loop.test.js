@@ -40,6 +40,7 @@ test('200 steps in 8,000 tokens: OpenAI Responses, native compaction, no overflo
     const replaying = provider.state.requests.filter((r) => r.kind === 'agent' && r.replayed > 0).length;
     assert.ok(replaying > STEPS / 2, `${replaying} agent requests replay an issued compaction item (openai.compaction part)`);
     assert.ok(folding.calibration.models[0].samplesPermille.length > 0, 'the steps calibrated the estimate');
+    assert.equal(folding.stats.overBudget, 0, 'every request fits the history budget');
     const report = { steps: result.steps.length, ...figures(provider.state, checkpoints), replayingRequests: replaying, ...folding.stats, events: store.log.length };
     console.log(`AISDK_LOOP protocol=openai-responses compaction=native ${JSON.stringify(report)}`);
   } finally {

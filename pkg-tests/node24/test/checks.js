@@ -1,6 +1,7 @@
 // The guarantees every loopback run must keep, checked on what the server received and on what
 // the store holds.
 import assert from 'node:assert/strict';
+import { DatabaseSync } from 'node:sqlite';
 import { digestPrefix, matchCheckpoint } from 'contextfold';
 
 /** Asserts: no refused request, every request paired, the task in every agent request. */
@@ -13,10 +14,22 @@ export function assertRequests(state) {
   }
 }
 
+/** Every checkpoint the store recorded: a MemoryStore's snapshot, or a SQLite ledger's rows. */
+function recordedCheckpoints(store) {
+  if (typeof store.snapshot === 'function') return store.snapshot().records.map((record) => record.payload);
+  const db = new DatabaseSync(store.path, { readOnly: true });
+  try {
+    return db.prepare("SELECT payload_json FROM agent_run_events WHERE session_id = ? AND kind = 'history_compact_checkpoint_recorded' ORDER BY ordinal")
+      .all(store.sessionId).map((row) => JSON.parse(row.payload_json));
+  } finally {
+    db.close();
+  }
+}
+
 /** Asserts every recorded checkpoint verifies against the stored events; returns them. */
 export function assertCheckpoints(store) {
   const events = store.log.events();
-  const checkpoints = store.snapshot().records.map((record) => record.payload);
+  const checkpoints = recordedCheckpoints(store);
   for (const checkpoint of checkpoints) {
     const { covered } = matchCheckpoint(checkpoint, events);
     assert.equal(covered, checkpoint.coverage.eventCount, `${checkpoint.checkpointId} covers what it says`);

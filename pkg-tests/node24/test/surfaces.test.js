@@ -8,7 +8,13 @@ import { APICallError, ToolLoopAgent, generateText, stepCountIs, streamText, wra
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { ContextfoldError } from 'contextfold';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MemoryStore } from 'contextfold/stores/memory';
+import { SqliteStore } from 'contextfold/stores/sqlite';
 import { contextfold } from 'contextfold/ai-sdk';
 import { startProvider } from './loopback-provider.js';
 import { agentTools, scriptedAgent } from './agent-tools.js';
@@ -16,11 +22,14 @@ import { assertCheckpoints, assertRequests, figures } from './checks.js';
 
 const TASK = 'Fix the failing build of the workspace: find the type error in the parser and make `cargo build` pass.';
 const WINDOW = 8000;
+/** The native CLI (scripts/test-npm.sh builds it and sets CONTEXTFOLD_BIN). */
+const CONTEXTFOLD_BIN = process.env.CONTEXTFOLD_BIN
+  ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../target/debug/contextfold');
 
-/** Runs `body` with a fresh provider and store; checks and reports the run. */
-async function run(name, steps, body) {
+/** Runs `body` with a fresh provider and store (`openStore`, default in memory); checks and reports the run. */
+async function run(name, steps, body, openStore = (sessionId) => MemoryStore.open({ sessionId })) {
   const provider = await startProvider({ window: WINDOW, task: TASK, agent: scriptedAgent(steps) });
-  const store = await MemoryStore.open({ sessionId: name });
+  const store = await openStore(name);
   try {
     const openai = createOpenAI({ baseURL: provider.url, apiKey: 'test-key' });
     const anthropic = createAnthropic({ baseURL: provider.url, apiKey: 'test-key' });
@@ -28,6 +37,9 @@ async function run(name, steps, body) {
     assertRequests(provider.state);
     const checkpoints = assertCheckpoints(store);
     console.log(`AISDK_RUN ${name} ${JSON.stringify({ ...figures(provider.state, checkpoints), ...out?.folding?.stats })}`);
+    // Every request fits the history budget, not only the window (before the calibration
+    // ignored tiny first requests, the stream run sent 7 of 40 over it).
+    if (out?.folding) assert.equal(out.folding.stats.overBudget, 0, 'requests over the history budget');
     return { checkpoints, state: provider.state, store, ...out };
   } finally {
     await store.close();
@@ -35,7 +47,8 @@ async function run(name, steps, body) {
   }
 }
 
-test('generateText, Anthropic Messages, an LLM summarizer (V2 checkpoints): 200 steps, no overflow', async () => {
+test('generateText, Anthropic Messages, an LLM summarizer (V2 checkpoints), a SQLite ledger: 200 steps, no overflow, verify --deep passes', async () => {
+  const ledger = path.join(mkdtempSync(path.join(tmpdir(), 'cf-agent-')), 'agent.sqlite');
   const { checkpoints, state, folding } = await run('anthropic-llm', 200, async ({ openai, anthropic, store }) => {
     const folding = contextfold({ store, model: { contextWindow: WINDOW }, summarizer: openai.responses('gpt-cheap') });
     const result = await generateText({
@@ -45,8 +58,14 @@ test('generateText, Anthropic Messages, an LLM summarizer (V2 checkpoints): 200 
     });
     assert.equal(result.steps.length, 200);
     return { folding };
-  });
+  }, (sessionId) => SqliteStore.open({ path: ledger, sessionId }));
   assert.ok(checkpoints.length > 5 && checkpoints.every((cp) => cp.schemaVersion === 2 && cp.summary.includes('## Goal')));
+  // The native CLI checks the ledger the agent wrote: every checkpoint's digest and every row.
+  const verified = JSON.parse(execFileSync(CONTEXTFOLD_BIN, ['--json', 'verify', '--deep', '--db', ledger, '--session', 'anthropic-llm'], { encoding: 'utf8' }));
+  assert.equal(verified.events, state.requests.length > 0 ? verified.rows.checked : -1);
+  assert.equal(verified.checkpoints.length, checkpoints.length, 'verify saw every recorded checkpoint');
+  assert.ok(verified.checkpoints.every((c) => c.ok), 'every checkpoint verifies natively');
+  console.log(`AISDK_VERIFY events=${verified.events} rows=${verified.rows.checked} checkpoints=${verified.checkpoints.length} ok=${verified.checkpoints.filter((c) => c.ok).length}`);
   assert.ok(state.summaries > 0 && state.requests.every((r) => r.protocol === 'anthropic' || r.kind === 'summarize'));
   assert.equal(folding.stats.failures, 0);
 });
