@@ -1,5 +1,4 @@
 // Types of `contextfold/stores/jsonl` (Node only).
-import type { EventLog, HistoryCompactCheckpoint, JsonValue, RuntimeEvent, Diagnostic } from '../index.js';
 import type { SessionStore } from './memory.js';
 
 /** What an open repaired: a torn tail (an append a crash interrupted, never acknowledged). */
@@ -18,22 +17,16 @@ export interface StorageRepair {
  * (`datasync`) before it resolves, an event batch is all or nothing, a torn tail is truncated at
  * open, and one process at a time may write a session (`<session>.lock`).
  */
-export class JsonlFileStore implements SessionStore {
+export interface JsonlFileStore extends SessionStore {
+  /** What the open repaired (empty when the files ended on a committed line). */
+  readonly storageDiagnostics: StorageRepair[];
+}
+/** Opens a {@link JsonlFileStore}. */
+export declare const JsonlFileStore: {
   /**
    * Opens (creating them if needed) the files of `sessionId` in `directory`. Throws
    * `store_locked` while another live writer has them open and `store_corrupt` when a committed
    * line does not parse, committed events are missing, or the events are not a valid log.
    */
-  static open(options: { directory: string; sessionId: string }): Promise<JsonlFileStore>;
-  readonly sessionId: string;
-  readonly log: EventLog;
-  readonly checkpoint: HistoryCompactCheckpoint | null;
-  readonly circuit: JsonValue | null;
-  readonly recoveryDiagnostics: Diagnostic[];
-  /** What the open repaired (empty when the files ended on a committed line). */
-  readonly storageDiagnostics: StorageRepair[];
-  appendEvents(events: RuntimeEvent | RuntimeEvent[]): Promise<void>;
-  appendCheckpoint(checkpoint: HistoryCompactCheckpoint): Promise<void>;
-  recordCircuit(circuit: JsonValue): Promise<void>;
-  close(): Promise<void>;
-}
+  open(options: { directory: string; sessionId: string }): Promise<JsonlFileStore>;
+};
