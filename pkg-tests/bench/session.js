@@ -1,18 +1,7 @@
 // A seeded generator of long coding sessions for the benchmark: user requests, tool calls with
 // large unicode outputs (CJK, emoji, accents, quotes, backslashes, control characters) and
 // assistant answers. The same seed gives the same events.
-
-/** Mulberry32: a small seeded PRNG. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { generator } from '../stores/random.js';
 
 const WORDS = [
   'assertion', 'failed', 'left', 'right', 'src/lib.rs', 'ok', 'panicked', 'thread', 'main',
@@ -22,7 +11,7 @@ const WORDS = [
 
 /** `count` events (a multiple of 4: user, tool call, tool result, answer per turn). */
 export function generateSession(count, { seed = 7, outputBytes = 3000, sessionId = 'bench' } = {}) {
-  const random = prng(seed);
+  const random = generator(seed);
   const word = () => WORDS[Math.floor(random() * WORDS.length)];
   const line = () => Array.from({ length: 8 + Math.floor(random() * 8) }, word).join(' ');
   const events = [];

@@ -2,18 +2,10 @@
 // playwright-core) produces the same digests as the native core's vectors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { repoRoot, readRepoJson } from '../test/helpers.js';
+import { CHROMIUM, FLAGS, startServer } from './static-server.js';
+import { readRepoJson } from '../test/helpers.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
-const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.html': 'text/html' };
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>contextfold</title>
 <script type="module">
@@ -51,34 +43,10 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>contextfold</title>
   }
 </script>`;
 
-/** Serves the page, pkg/ and tests/vectors/ on 127.0.0.1. */
-async function startServer() {
-  const allowed = [path.join(repoRoot, 'pkg'), path.join(repoRoot, 'tests', 'vectors')];
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url, 'http://127.0.0.1');
-    if (url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-      return;
-    }
-    const file = path.join(repoRoot, path.normalize(decodeURIComponent(url.pathname)));
-    if (!allowed.some((dir) => file.startsWith(dir + path.sep))) {
-      res.writeHead(404).end();
-      return;
-    }
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, origin: `http://127.0.0.1:${server.address().port}` };
-}
 
 test('the web build in headless Chromium reproduces the digest vectors', { timeout: 120_000 }, async () => {
   const vectors = readRepoJson('tests/vectors/digest.json');
-  const { server, origin } = await startServer();
+  const { server, origin } = await startServer(PAGE, ['pkg', 'tests/vectors']);
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
   try {
     const page = await browser.newPage();

@@ -2,19 +2,10 @@
 // the middle of an append loop (acknowledged appends survive; the store reopens consistent).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { repoRoot } from '../test/helpers.js';
+import { CHROMIUM, FLAGS, startServer } from './static-server.js';
 import { generator } from '../stores/random.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
-const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const IMPORTS = {
   contextfold: '/pkg/browser.js',
   'contextfold/stores/indexeddb': '/pkg/stores/indexeddb.js',
@@ -23,30 +14,6 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>contextfold stores</ti
 <script type="importmap">${JSON.stringify({ imports: IMPORTS })}</script>
 <script type="module" src="/pkg-tests/browser/stores-page.js"></script>`;
 
-/** Serves the page, pkg/ and pkg-tests/{stores,browser}/ on 127.0.0.1. */
-async function startServer() {
-  const allowed = ['pkg', 'pkg-tests/stores', 'pkg-tests/browser'].map((dir) => path.join(repoRoot, dir));
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url, 'http://127.0.0.1');
-    if (url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-      return;
-    }
-    const file = path.join(repoRoot, path.normalize(decodeURIComponent(url.pathname)));
-    if (!allowed.some((dir) => file.startsWith(dir + path.sep))) {
-      res.writeHead(404).end();
-      return;
-    }
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, origin: `http://127.0.0.1:${server.address().port}` };
-}
 
 /** The log lengths after each batch the page appends from `opened` events (its seeded loop). */
 function batchBoundaries(seed, opened, upTo) {
@@ -70,7 +37,7 @@ function within(promise, ms, errors) {
 }
 
 async function withBrowser(fn) {
-  const { server, origin } = await startServer();
+  const { server, origin } = await startServer(PAGE, ['pkg', 'pkg-tests/stores', 'pkg-tests/browser']);
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
   try {
     await fn(browser, origin);

@@ -11,22 +11,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ContextfoldError, EventLog, digestPrefix, project, validateLog } from 'contextfold';
 import { compactionFixture } from './helpers.js';
+import { generator } from '../stores/random.js';
 
 const rolling = compactionFixture().cases.find((c) => c.name === 'rolling_pre_turn');
 const { events, model } = rolling.input;
 const seed = Number(process.env.PROPTEST_RNG_SEED ?? process.env.CONTEXTFOLD_FUZZ_SEED ?? 1) >>> 0;
 const cases = Number(process.env.CONTEXTFOLD_FUZZ_CASES ?? 300);
-
-/** mulberry32: small, seeded, reproducible. */
-function rng(state) {
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const encoder = new TextEncoder();
 const lines = events.map((event) => JSON.stringify(event));
@@ -86,7 +76,7 @@ function typed(fn, what) {
 }
 
 test('the JSONL reader refuses every mutated log with a typed error or reads it exactly', () => {
-  const next = rng(seed);
+  const next = generator(seed);
   let executions = 0;
   let accepted = 0;
   for (let n = 0; n < cases; n++) {
