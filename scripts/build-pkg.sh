@@ -7,7 +7,8 @@
 #   same module, so it is optimized once and copied.
 #
 #   WASM_OPT=none bash scripts/build-pkg.sh    # skip wasm-opt (a quicker local build, not shipped)
-#   WASM_OPT=path/to/wasm-opt ...              # another wasm-opt (binaryen >= 116; never 108)
+#   WASM_OPT=path/to/wasm-opt ...              # another wasm-opt (never Debian's binaryen 108:
+#                                              # its output fails in Node)
 #
 # Needs: rustup target wasm32-unknown-unknown and wasm-bindgen-cli at the exact version of the
 # `wasm-bindgen` crate in Cargo.lock (scripts/test-npm.sh installs both). Prints the module's
