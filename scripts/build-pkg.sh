@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Builds the npm package `contextfold` in pkg/ from source:
-#   contextfold-wasm (release, wasm32-unknown-unknown) → wasm-bindgen (Node ESM + web)
-#   → optional wasm-opt from the npm `binaryen` package (set WASM_OPT=path/to/wasm-opt).
+#   contextfold-wasm (profile `wasm-release`: fat LTO, one codegen unit, no debug info;
+#   wasm32-unknown-unknown) → wasm-bindgen (Node ESM + web; name and producers sections removed)
+#   → wasm-opt -O from the npm `binaryen` package (pkg-tests/node_modules, installed here by
+#   `npm ci` when missing). That optimized module is what ships; the Node and web builds hold the
+#   same module, so it is optimized once and copied.
+#
+#   WASM_OPT=none bash scripts/build-pkg.sh    # skip wasm-opt (a quicker local build, not shipped)
+#   WASM_OPT=path/to/wasm-opt ...              # another wasm-opt (never Debian's binaryen 108:
+#                                              # its output fails in Node)
+#
 # Needs: rustup target wasm32-unknown-unknown and wasm-bindgen-cli at the exact version of the
-# `wasm-bindgen` crate in Cargo.lock (scripts/test-npm.sh installs both).
+# `wasm-bindgen` crate in Cargo.lock (scripts/test-npm.sh installs both). Prints the module's
+# size, raw and gzip -9 (the goal, 250 KB gzipped, is checked by pkg-tests/bench/run.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,22 +23,43 @@ if [ "$lock_version" != "$cli_version" ]; then
   exit 1
 fi
 
-cargo build -p contextfold-wasm --target wasm32-unknown-unknown --release
+wasm_opt=${WASM_OPT:-pkg-tests/node_modules/.bin/wasm-opt}
+if [ "$wasm_opt" != none ] && [ -z "${WASM_OPT:-}" ] && [ ! -x "$wasm_opt" ]; then
+  (cd pkg-tests && npm ci --no-audit --no-fund >/dev/null)
+fi
+
+cargo build -p contextfold-wasm --target wasm32-unknown-unknown --profile wasm-release
 target_dir=${CARGO_TARGET_DIR:-target}
-wasm="$target_dir/wasm32-unknown-unknown/release/contextfold_wasm.wasm"
+wasm="$target_dir/wasm32-unknown-unknown/wasm-release/contextfold_wasm.wasm"
 
 rm -rf pkg/dist
-wasm-bindgen --target experimental-nodejs-module --out-dir pkg/dist/node --out-name contextfold_wasm "$wasm"
-wasm-bindgen --target web --out-dir pkg/dist/web --out-name contextfold_wasm "$wasm"
+strip=(--remove-name-section --remove-producers-section)
+wasm-bindgen --target experimental-nodejs-module "${strip[@]}" --out-dir pkg/dist/node \
+  --out-name contextfold_wasm "$wasm"
+wasm-bindgen --target web "${strip[@]}" --out-dir pkg/dist/web --out-name contextfold_wasm "$wasm"
 
-if [ -n "${WASM_OPT:-}" ]; then
-  for out in pkg/dist/node/contextfold_wasm_bg.wasm pkg/dist/web/contextfold_wasm_bg.wasm; do
-    "$WASM_OPT" -O "$out" -o "$out.opt" --enable-bulk-memory --enable-nontrapping-float-to-int \
-      --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
-      --enable-simd
-    mv "$out.opt" "$out"
-  done
+node_wasm=pkg/dist/node/contextfold_wasm_bg.wasm
+web_wasm=pkg/dist/web/contextfold_wasm_bg.wasm
+optimize() {
+  local start=$SECONDS
+  "$wasm_opt" -O "$1" -o "$1.opt" --enable-bulk-memory --enable-nontrapping-float-to-int \
+    --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    --enable-simd
+  mv "$1.opt" "$1"
+  echo "wasm-opt -O $1: $((SECONDS - start)) s"
+}
+if [ "$wasm_opt" != none ]; then
+  if cmp -s "$node_wasm" "$web_wasm"; then
+    optimize "$web_wasm"
+    cp "$web_wasm" "$node_wasm"
+  else
+    optimize "$node_wasm"
+    optimize "$web_wasm"
+  fi
 fi
 # wasm-bindgen writes its own package.json/.gitignore stubs; the package has one of its own.
 rm -f pkg/dist/*/package.json pkg/dist/*/.gitignore
 ls -l pkg/dist/node pkg/dist/web
+for module in "$node_wasm" "$web_wasm"; do
+  echo "$module: $(wc -c <"$module") bytes, $(gzip -9 -c "$module" | wc -c) gzipped (gzip -9)"
+done

@@ -13,9 +13,11 @@
 // work). `bench/npm.sh` builds everything and runs it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
 import { EventLog, digestPrefix, hashEngine, project } from 'contextfold';
 import { parseJsonl, plainDigest, plainProject } from './plain-js.js';
 import { generateSession } from './session.js';
@@ -149,3 +151,18 @@ console.log(`node vs plain-js projection from jsonl: ${(jsonlProjectMs / plainJs
 console.log(`eventlog vs plain-js project: ${(logProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0; events appended once, projected per request)`);
 console.log(`EventLog vs plain-js: digest() after append ${(logDigestMs / plainDigestMs).toFixed(4)} (kept incrementally)`);
 log.free();
+
+// What a browser or an edge runtime downloads: the module as built into the package, compressed
+// by the `gzip` program (`gzip -9`; Node's zlib at level 9 writes about 1% more) and by brotli.
+const GZIP_GOAL_KB = 250;
+const packageDir = path.dirname(fileURLToPath(import.meta.resolve('contextfold/package.json')));
+for (const target of ['web', 'node']) {
+  const file = path.join(packageDir, 'dist', target, 'contextfold_wasm_bg.wasm');
+  const module = readFileSync(file);
+  const kb = (bytes) => (bytes / 1000).toFixed(1);
+  const gzipped = execFileSync('gzip', ['-9', '-c', file], { maxBuffer: 4 * module.length }).length;
+  const brotli = brotliCompressSync(module, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+  console.log(`${target} wasm gzip: ${kb(gzipped)} KB (goal <= ${GZIP_GOAL_KB} KB; gzip -9 of dist/${target}/contextfold_wasm_bg.wasm, 1 KB = 1000 bytes)`);
+  console.log(`${target} wasm raw: ${kb(module.length)} KB (report)`);
+  console.log(`${target} wasm brotli: ${kb(brotli)} KB (report; quality 11)`);
+}

@@ -137,14 +137,13 @@ pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
     Ok(json)
 }
 
-/// Reads a JS argument as a core type: straight from the JSON text when it parses as one,
-/// else through [`json_from_js`] (integral doubles as integers, BigInts).
+/// Reads a JS argument (options, results: small) as a core type through [`json_from_js`]
+/// (integral doubles as integers, BigInts). Not first straight from the JSON text: each type read
+/// that way as well is a second copy of its deserializer in the wasm module (about 13 KB of the
+/// gzipped module over the binding's argument types, docs/performance.md "Package size"), for
+/// microseconds per call. Events, which are large, are read straight from their text
+/// ([`crate::read_with_events`], [`crate::jsonl`]).
 pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, BindingError> {
-    if let Some(text) = value.as_string()
-        && let Ok(parsed) = serde_json::from_str(&text)
-    {
-        return Ok(parsed);
-    }
     from_json(json_from_js(value, what)?, what)
 }
 
