@@ -103,6 +103,16 @@ export interface FoldingMiddleware<V extends 'v3' | 'v4'> {
   wrapStream(options: { doGenerate: () => PromiseLike<any>; doStream: () => PromiseLike<any>; params: any; model: any }): PromiseLike<any>;
 }
 
+/**
+ * The overflow guard for a model driven by `prepareStep` (no `transformParams`: the request is
+ * sent as `prepareStep` shaped it unless the provider refuses it as too long).
+ */
+export interface OverflowGuard<V extends 'v3' | 'v4'> {
+  readonly specificationVersion: V;
+  wrapGenerate(options: { doGenerate: () => PromiseLike<any>; doStream: () => PromiseLike<any>; params: any; model: any }): PromiseLike<any>;
+  wrapStream(options: { doGenerate: () => PromiseLike<any>; doStream: () => PromiseLike<any>; params: any; model: any }): PromiseLike<any>;
+}
+
 /** One session's compaction driver for the AI SDK. One call at a time per session. */
 export class Folding {
   constructor(options: FoldingOptions);
@@ -138,6 +148,14 @@ export class Folding {
   readonly middleware: FoldingMiddleware<'v4'>;
   /** The same middleware for ai@6 (LanguageModelV3). */
   readonly middlewareV3: FoldingMiddleware<'v3'>;
+  /**
+   * With `prepareStep`: `wrapLanguageModel({ model, middleware: folding.overflowGuard })`. A
+   * request the provider refuses as too long is answered by a compaction with trigger
+   * `overflow` and sent once more (the call's instructions kept); nothing else changes.
+   */
+  readonly overflowGuard: OverflowGuard<'v4'>;
+  /** The same guard for ai@6 (LanguageModelV3). */
+  readonly overflowGuardV3: OverflowGuard<'v3'>;
 }
 
 /** Creates the compaction driver of one session. */

@@ -6,6 +6,7 @@
 //!
 //! The JSON form (camelCase, `content.type` in snake_case) is documented in `docs/events.md`.
 
+mod content_de;
 mod validator;
 
 pub use validator::LogValidator;
@@ -54,8 +55,9 @@ fn is_false(value: &bool) -> bool {
     !*value
 }
 
-/// The payload of a [`RuntimeEvent`], tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The payload of a [`RuntimeEvent`], tagged by `type`. Read by hand (`event/content_de.rs`),
+/// accepting exactly what the derive of this enum would.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum EventContent {

@@ -44,6 +44,7 @@ export class Folding {
   #queue = Promise.resolve();
   #textCache = new Map();
   #middlewares = {};
+  #guards = {};
   #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, overBudget: 0, lastOutcome: null };
 
   /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
@@ -126,13 +127,29 @@ export class Folding {
     return this.#middlewares.v3;
   }
 
+  /**
+   * A `LanguageModelV4Middleware` for a model driven by `prepareStep`: when the provider refuses
+   * a step's request as too long, records the overflow, compacts with trigger `overflow` and
+   * sends the new projection once (the call's own instructions kept). Changes nothing else.
+   */
+  get overflowGuard() {
+    this.#guards.v4 ??= this.#guard('v4');
+    return this.#guards.v4;
+  }
+
+  /** The same guard for ai@6 (`LanguageModelV3Middleware`). */
+  get overflowGuardV3() {
+    this.#guards.v3 ??= this.#guard('v3');
+    return this.#guards.v3;
+  }
+
   async #prepareStep(options) {
     const v7 = Array.isArray(options.responseMessages);
     const conversation = v7 ? [...(options.initialMessages ?? []), ...options.responseMessages] : options.messages;
     if (options.stepNumber === 0 || !this.#call) {
       const count = v7 ? (options.initialMessages ?? []).length : options.messages.length;
       const initial = conversation.slice(0, count);
-      this.#call = { initial, consumed: count };
+      this.#call = { initial, consumed: count, v7 };
       await this.#history.appendCallInput(initial, this.#historyMode);
       if (count < conversation.length) await this.#history.appendMessages(conversation.slice(count));
     } else {
@@ -175,20 +192,58 @@ export class Folding {
       }
       return out;
     });
-    // A request the provider refuses as too long: record the overflow, compact with trigger
-    // `overflow`, and send the new projection once.
+    return {
+      specificationVersion: version,
+      transformParams: ({ params, model }) => transform(params, model),
+      ...this.#overflowRetry((params, model) => transform(params, model, 'overflow')),
+    };
+  }
+
+  #guard(version) {
+    const resend = (params, model) => this.#serialized(async () => {
+      const own = params.prompt.slice(0, this.#ownSystemCount(params.prompt));
+      const overhead = textTokens(this.#textCache, instructionsText(own.map((message) => message.content).join('\n')));
+      const sent = await this.#fold('overflow', model, overhead, params.abortSignal, true);
+      const out = { ...params, prompt: [...own, ...toProviderPrompt(sent.messages, version)] };
+      if (sent.checkpoint?.schemaVersion === 3) {
+        out.providerOptions = { ...params.providerOptions, openai: { ...params.providerOptions?.openai, store: false } };
+      }
+      return out;
+    });
+    return { specificationVersion: version, ...this.#overflowRetry(resend) };
+  }
+
+  /**
+   * How many of the leading system messages of a `prepareStep` request's provider prompt are the
+   * call's own instructions: the rest are the last projection's (ai@7: all its system messages,
+   * moved into the instructions; ai@6: those it starts with).
+   */
+  #ownSystemCount(prompt) {
+    const leading = (messages) => {
+      const index = messages.findIndex((message) => message.role !== 'system');
+      return index === -1 ? messages.length : index;
+    };
+    const projected = this.#last.projection.messages;
+    const fromProjection = this.#call?.v7 ? projected.filter((message) => message.role === 'system').length : leading(projected);
+    return Math.max(0, leading(prompt) - fromProjection);
+  }
+
+  /**
+   * `wrapGenerate` / `wrapStream` recording each response's usage. A request the provider
+   * refuses as too long: record the overflow, build the request again with `resend` (which
+   * compacts with trigger `overflow`), and send it once.
+   */
+  #overflowRetry(resend) {
     const retryOnOverflow = async (call, params, model) => {
       try {
         return await call(params);
       } catch (error) {
         if (providerFailure(error).kind !== 'overflow' || !this.#last) throw error;
         this.#recordOverflow();
-        return call(await transform(params, model, 'overflow'));
+        return call(await resend(params, model));
       }
     };
     return {
-      specificationVersion: version,
-      transformParams: ({ params, model }) => transform(params, model),
       wrapGenerate: async ({ doGenerate, params, model }) => {
         const result = await retryOnOverflow((p) => (p === params ? doGenerate() : model.doGenerate(p)), params, model);
         this.#recordProviderUsage(result.usage);

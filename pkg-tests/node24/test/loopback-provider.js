@@ -117,7 +117,7 @@ function templateSummary(task, texts) {
  * `{ tool, input }` for a tool call or `{ text }` for the final answer. `refuseCompaction`:
  * answer every compaction request with a 400 (a provider without the feature).
  */
-export async function startProvider({ window, task, agent, refuseCompaction = false }) {
+export async function startProvider({ window, task, agent, refuseCompaction = false, instructions = null }) {
   const state = {
     requests: [], refused: [], issued: new Map(), agentSteps: 0, compactions: 0, summaries: 0,
   };
@@ -143,7 +143,7 @@ export async function startProvider({ window, task, agent, refuseCompaction = fa
     const toolTokens = body.tools ? countText(JSON.stringify(body.tools)) : 0;
     const tokens = read.texts.reduce((sum, text) => sum + countText(text), 0) + 3 * read.items + toolTokens;
     const kind = read.trigger ? 'compaction' : String(body.model).includes('cheap') ? 'summarize' : 'agent';
-    const record = { protocol: anthropic ? 'anthropic' : 'openai', kind, tokens, items: read.items, unpaired: read.unpaired, badCompaction: read.badCompaction, replayed: read.replayed, hasTask: read.texts.some((t) => t.includes(task)), stream: body.stream === true };
+    const record = { protocol: anthropic ? 'anthropic' : 'openai', kind, tokens, items: read.items, unpaired: read.unpaired, badCompaction: read.badCompaction, replayed: read.replayed, hasTask: read.texts.some((t) => t.includes(task)), hasInstructions: instructions !== null && read.texts.some((t) => t.includes(instructions)), stream: body.stream === true };
     if (refuseCompaction && read.trigger) {
       state.refused.push({ ...record, compactionRefused: true });
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Unsupported input item type: compaction_trigger', type: 'invalid_request_error', param: 'input', code: 'invalid_value' } }));

@@ -167,6 +167,35 @@ test('the middleware answers a provider overflow: compacts with trigger overflow
   }
 });
 
+test('prepareStep with the overflow guard answers a provider overflow and keeps the instructions', async () => {
+  // The provider's real window (5,000) is smaller than the one declared (8,000).
+  const instructions = 'You are a careful coding agent working in the repository.';
+  const provider = await startProvider({ window: 5000, task: TASK, agent: scriptedAgent(60), instructions });
+  const store = await MemoryStore.open({ sessionId: 'overflow-guard' });
+  try {
+    const openai = createOpenAI({ baseURL: provider.url, apiKey: 'test-key' });
+    const triggers = [];
+    const folding = contextfold({ store, model: { contextWindow: WINDOW }, summarizer: 'extractive', native: false, onCompaction: (o) => triggers.push(o.checkpoint?.highWater.name) });
+    const model = wrapLanguageModel({ model: openai.responses('gpt-loop'), middleware: folding.overflowGuard });
+    const result = await generateText({ model, instructions, tools: agentTools(), stopWhen: stepCountIs(60), maxRetries: 0, messages: [{ role: 'user', content: TASK }], prepareStep: folding.prepareStep });
+    assert.equal(result.steps.length, 60);
+    await folding.finish(result);
+    assert.ok(provider.state.refused.length > 0, 'the provider refused some requests');
+    assert.equal(folding.stats.overflows, provider.state.refused.length, 'each refusal was answered once');
+    assert.ok(triggers.includes('overflow'), 'a checkpoint records the overflow trigger');
+    const agentRequests = provider.state.requests.filter((request) => request.kind === 'agent');
+    assert.equal(agentRequests.length, 60, 'every step was sent and accepted');
+    assert.ok(agentRequests.every((request) => request.hasInstructions), 'every accepted request carries the instructions');
+    const checkpoints = assertCheckpoints(store);
+    console.log(`AISDK_OVERFLOW_GUARD refused=${provider.state.refused.length} retried=${folding.stats.overflows} checkpoints=${checkpoints.length} accepted=${provider.state.requests.length}`);
+    provider.state.refused = [];
+    assertRequests(provider.state);
+  } finally {
+    await store.close();
+    await provider.close();
+  }
+});
+
 test('two calls of one conversation: the second extends the stored events; a changed history is refused', async () => {
   await run('conversation', 30, async ({ anthropic, store }) => {
     const folding = contextfold({ store, model: { contextWindow: WINDOW }, summarizer: 'extractive' });

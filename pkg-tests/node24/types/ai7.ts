@@ -1,6 +1,6 @@
 // Compile-only check of pkg/ai-sdk.d.ts against the real ai@7 types (`npx tsc -p types`):
 // `folding.prepareStep` fits generateText, streamText and ToolLoopAgent; `folding.middleware`
-// is a LanguageModelV4 middleware; an AI SDK model is a summarizer.
+// and `folding.overflowGuard` are LanguageModelV4 middlewares; an AI SDK model is a summarizer.
 import { generateText, streamText, stepCountIs, ToolLoopAgent, wrapLanguageModel, type LanguageModelMiddleware } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
@@ -20,5 +20,8 @@ async function main(): Promise<void> {
   const middleware: LanguageModelMiddleware = folding.middleware;
   const wrapped = wrapLanguageModel({ model: openai.responses('gpt-5'), middleware });
   void wrapped.modelId;
+  const guard: LanguageModelMiddleware = folding.overflowGuard;
+  const guarded = wrapLanguageModel({ model: openai.responses('gpt-5'), middleware: guard });
+  await generateText({ model: guarded, messages: [{ role: 'user', content: 'hi' }], prepareStep: folding.prepareStep });
 }
 void main;
