@@ -189,7 +189,7 @@ impl HistoryCompactCheckpoint {
             previous_checkpoint_id: self.previous_checkpoint_id.clone(),
             produced_by: self.produced_by.clone(),
         };
-        serde_json::to_value(wire).unwrap_or(Value::Null)
+        crate::typed_json::to_value(&wire).unwrap_or(Value::Null)
     }
 
     /// Serializes to compact JSON text.
@@ -213,7 +213,7 @@ impl HistoryCompactCheckpoint {
         if version != u64::from(SCHEMA_V2) && version != u64::from(SCHEMA_V3) {
             return Err(CheckpointParseError::UnsupportedSchemaVersion(version));
         }
-        let wire: CheckpointWire = serde_json::from_value(value)
+        let wire: CheckpointWire = crate::typed_json::from_value(&value)
             .map_err(|e| CheckpointParseError::Invalid(e.to_string()))?;
         let projection = match (wire.schema_version, wire.summary, wire.provider_state) {
             (SCHEMA_V2, Some(summary), None) => CheckpointProjection::Summary(summary),

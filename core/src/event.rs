@@ -317,7 +317,7 @@ impl RuntimeEvent {
         if !EVENT_KINDS.contains(&kind) {
             return Err(EventParseError::UnknownKind(kind.to_owned()));
         }
-        let event: Self = serde_json::from_value(value).map_err(|e| {
+        let event: Self = crate::typed_json::from_value(&value).map_err(|e| {
             let message = e.to_string();
             if message.starts_with("unknown field") {
                 EventParseError::UnknownField(message)

@@ -92,7 +92,7 @@
 //! - [`compaction`]: the compaction transaction (sans-IO) and its parts.
 //! - [`recovery`]: choosing a checkpoint from a ledger; [`prune`]: tool-result pruning.
 //! - [`verified_prefix`]: full or cached (O(tail)) verification of a checkpoint's prefix.
-//! - [`diagnostics`]: stable reason codes.
+//! - [`diagnostics`]: stable reason codes; [`typed_json`]: typed reads of JSON values (through text).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -113,6 +113,7 @@ pub mod prune;
 pub mod recovery;
 pub mod replay;
 pub mod safe_prefix;
+pub mod typed_json;
 pub mod verified_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};

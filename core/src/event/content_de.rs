@@ -142,7 +142,7 @@ impl<'de> Visitor<'de> for ContentVisitor {
         let mut tagged = Map::with_capacity(object.len() + 1);
         tagged.insert("type".to_owned(), kind);
         tagged.extend(object);
-        serde_json::from_value(Value::Object(tagged)).map_err(A::Error::custom)
+        crate::typed_json::from_value(&Value::Object(tagged)).map_err(A::Error::custom)
     }
 }
 

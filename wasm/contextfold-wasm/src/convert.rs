@@ -138,23 +138,22 @@ pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
 }
 
 /// Reads a JS argument (options, results: small) as a core type through [`json_from_js`]
-/// (integral doubles as integers, BigInts). Not first straight from the JSON text: each type read
-/// that way as well is a second copy of its deserializer in the wasm module (about 13 KB of the
-/// gzipped module over the binding's argument types, docs/performance.md "Package size"), for
+/// (integral doubles as integers, BigInts), then [`from_json`]: the typed read is of that
+/// value's text, with the one reader every type has (`contextfold_core::typed_json`), for
 /// microseconds per call. Events, which are large, are read straight from their text
 /// ([`crate::read_with_events`], [`crate::jsonl`]).
 pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, BindingError> {
     from_json(json_from_js(value, what)?, what)
 }
 
-/// Reads a JSON value as a core type.
+/// Reads a JSON value as a core type (through its text: see `contextfold_core::typed_json`).
 pub fn from_json<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, BindingError> {
-    serde_json::from_value(value).map_err(|e| BindingError::invalid(what, e))
+    contextfold_core::typed_json::from_value(&value).map_err(|e| BindingError::invalid(what, e))
 }
 
 /// Writes a core type for the wrapper (JSON text, or a JS value when it holds a large integer).
 pub fn to_js<T: Serialize>(value: &T, what: &str) -> Result<JsValue, BindingError> {
-    let json = serde_json::to_value(value)
+    let json = contextfold_core::typed_json::to_value(value)
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })?;
     json_to_js(json, what)
 }

@@ -300,7 +300,7 @@ fn project_events_with(
             system = Some(history.system);
             Value::Array(history.messages)
         }
-        "neutral" => serde_json::to_value(&projection.messages).map_err(|e| {
+        "neutral" => contextfold_core::typed_json::to_value(&projection.messages).map_err(|e| {
             BindingError::Output { what: "projection".into(), detail: e.to_string() }
         })?,
         other => {
