@@ -3,11 +3,13 @@
 //! A derived internally tagged enum (`#[serde(tag = "type")]`) first copies the whole object
 //! into serde's private `Content` tree to find its tag, then reads the variant from that copy:
 //! every event's content is allocated twice, and the npm package's wasm held one copy of that
-//! machinery per error type (about 100 KB of the module). Here the object is read once into
-//! [`Fields`] (every field of every kind, each optional), then the kind's rules are checked:
-//! its required fields are present and no field of another kind is. The accepted JSON and the
-//! error classes (an `unknown field …` message, a `missing field …` one, a wrong type) are the
-//! derive's; `core/tests/fuzz_parsers.rs` compares both reads of the same text.
+//! machinery per error type (about 100 KB of code). Here, when `type` is the first key (as every
+//! writer of this crate and the package puts it), the fields after it are read straight into
+//! [`Fields`], each refused by name if the kind has no such field, and the kind's required
+//! fields are checked at the end. When `type` comes later, the object is kept as JSON, put in
+//! that order and read again. The accepted JSON, the built values and the error classes (an
+//! `unknown field …` message, a `missing field …` one, a wrong type) are the derive's: the
+//! tests below compare both on every single-field change of every kind.
 
 use std::fmt;
 
