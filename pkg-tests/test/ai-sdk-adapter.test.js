@@ -1,7 +1,8 @@
 // `contextfold/ai-sdk` with ai@6 on Node 20: prepareStep in a tool loop over MockLanguageModelV3
 // (a window enforced by counting each prompt with js-tiktoken and refusing with the provider's
-// overflow error), an LLM summarizer called through its own doGenerate, streamText, and the
-// V3 middleware over @ai-sdk/openai-compatible against a Chat Completions server on loopback.
+// overflow error), an LLM summarizer called through its own doGenerate, the overflow guard over a
+// window smaller than declared, streamText, and the V3 middleware over @ai-sdk/openai-compatible
+// against a Chat Completions server on loopback.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -43,14 +44,17 @@ function promptTokens(prompt) {
 }
 
 /** A scripted V3 model refusing prompts over the window; records each prompt's checks. */
-function windowedModel(steps, { stream = false } = {}) {
+function windowedModel(steps, { stream = false, window = WINDOW, system = null } = {}) {
   const seen = [];
+  const refused = [];
   const respond = (options) => {
     const tokens = promptTokens(options.prompt);
-    if (tokens > WINDOW) throw new APICallError({ message: `This model's maximum context length is ${WINDOW} tokens, your messages resulted in ${tokens} tokens`, url: 'mock', requestBodyValues: {}, statusCode: 400, responseBody: '{"error":{"code":"context_length_exceeded"}}', isRetryable: false });
+    if (tokens > window) refused.push(tokens);
+    if (tokens > window) throw new APICallError({ message: `This model's maximum context length is ${window} tokens, your messages resulted in ${tokens} tokens`, url: 'mock', requestBodyValues: {}, statusCode: 400, responseBody: '{"error":{"code":"context_length_exceeded"}}', isRetryable: false });
     const step = seen.length;
     toolPairs(options.prompt); // throws on an unpaired call or result
-    seen.push({ tokens, hasTask: JSON.stringify(options.prompt).includes(TASK) });
+    const hasSystem = system !== null && options.prompt.some((message) => message.role === 'system' && message.content.includes(system));
+    seen.push({ tokens, hasTask: JSON.stringify(options.prompt).includes(TASK), hasSystem });
     const last = step >= steps - 1;
     const content = last ? [{ type: 'text', text: 'The build passes.' }] : [{ type: 'tool-call', toolCallId: `call_${step}`, toolName: 'run_shell', input: JSON.stringify({ command: `cargo build -p crate_${step}` }) }];
     return { content, finishReason: { unified: last ? 'stop' : 'tool-calls', raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: undefined }, outputTokens: { total: 9, text: 9, reasoning: undefined } }, warnings: [] };
@@ -68,7 +72,7 @@ function windowedModel(steps, { stream = false } = {}) {
       return { stream: simulateReadableStream({ chunks }) };
     },
   });
-  return { model, seen, stream };
+  return { model, seen, refused, stream };
 }
 
 function assertCheckpoints(store) {
@@ -103,6 +107,24 @@ test('ai@6 prepareStep: 120 tool steps in 8,000 tokens, an LLM summarizer, no ov
   assert.equal(store.log.length, 1 + 119 * 2 + 1, 'every step is stored once');
   assert.ok(folding.calibration.models.length === 1);
   console.log(`AISDK_V6 prepareStep steps=120 checkpoints=${checkpoints.length} max_request_tokens=${Math.max(...seen.map((r) => r.tokens))} summaries=${summaries.length}`);
+  await store.close();
+});
+
+test('ai@6 prepareStep with overflowGuardV3: a provider window smaller than declared, every refusal answered once, the system prompt kept', async () => {
+  const system = 'You are a careful coding agent working in the repository.';
+  const { model, seen, refused } = windowedModel(60, { window: 5000, system });
+  const store = await MemoryStore.open({ sessionId: 'v6-guard' });
+  const folding = contextfold({ store, model: { contextWindow: WINDOW }, summarizer: 'extractive' });
+  const guarded = wrapLanguageModel({ model, middleware: folding.overflowGuardV3 });
+  const result = await generateText({ model: guarded, system, tools, stopWhen: stepCountIs(60), maxRetries: 0, messages: [{ role: 'user', content: TASK }], prepareStep: folding.prepareStep });
+  await folding.finish(result);
+  assert.equal(result.steps.length, 60);
+  assert.ok(refused.length > 0, 'the provider refused some requests');
+  assert.equal(folding.stats.overflows, refused.length, 'each refusal was answered once');
+  assert.equal(seen.length, 60, 'every step was accepted');
+  assert.ok(seen.every((request) => request.hasTask && request.hasSystem), 'the task and the system prompt are in every accepted request');
+  assertCheckpoints(store);
+  console.log(`AISDK_V6_OVERFLOW_GUARD refused=${refused.length} retried=${folding.stats.overflows} accepted=${seen.length}`);
   await store.close();
 });
 
