@@ -202,7 +202,7 @@ export class Folding {
   #guard(version) {
     const resend = (params, model) => this.#serialized(async () => {
       const own = params.prompt.slice(0, this.#ownSystemCount(params.prompt));
-      const overhead = textTokens(this.#textCache, instructionsText(own.map((message) => message.content).join('\n')));
+      const overhead = textTokens(this.#textCache, own.map((message) => message.content).join('\n'));
       const sent = await this.#fold('overflow', model, overhead, params.abortSignal, true);
       const out = { ...params, prompt: [...own, ...toProviderPrompt(sent.messages, version)] };
       if (sent.checkpoint?.schemaVersion === 3) {

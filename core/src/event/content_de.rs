@@ -321,19 +321,8 @@ mod tests {
             json!({"type": "system_note", "text": "s"}),
             json!({"type": "runtime_note", "code": "c", "text": "t"}),
         ];
-        let fields = [
-            "type",
-            "text",
-            "attachments",
-            "providerData",
-            "callId",
-            "toolName",
-            "input",
-            "output",
-            "isError",
-            "code",
-            "mood",
-        ];
+        // Every field name of every kind, and one of none.
+        let fields: Vec<&str> = NAMES.iter().copied().chain(["mood"]).collect();
         let shapes = [
             json!("s"),
             json!(null),
@@ -347,7 +336,7 @@ mod tests {
         let mut compared = 0;
         for base in &valid {
             let mut cases = vec![base.clone()];
-            for field in fields {
+            for &field in &fields {
                 let mut removed = base.clone();
                 removed.as_object_mut().expect("object").remove(field);
                 cases.push(removed);
