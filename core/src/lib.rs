@@ -113,6 +113,7 @@ pub mod prune;
 pub mod recovery;
 pub mod replay;
 pub mod safe_prefix;
+pub mod stable_sort;
 pub mod typed_json;
 pub mod verified_prefix;
 

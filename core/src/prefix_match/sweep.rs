@@ -101,8 +101,9 @@ impl<'a> PrefixSweep<'a> {
 impl<'a, E: HashEngine> PrefixSweep<'a, E> {
     /// A sweep over `checkpoints` hashing with a fresh engine `E`.
     pub fn with_engine(checkpoints: &'a [HistoryCompactCheckpoint]) -> Self {
-        let mut order: Vec<usize> = (0..checkpoints.len()).collect();
-        order.sort_by_key(|&i| checkpoints[i].coverage.event_count);
+        let order = crate::stable_sort::stable_order(checkpoints.len(), &mut |a, b| {
+            checkpoints[a].coverage.event_count < checkpoints[b].coverage.event_count
+        });
         let mut sweep = Self {
             checkpoints,
             order,
