@@ -228,6 +228,7 @@ export interface Projection<F extends ProjectionFormat = 'ai-sdk'> {
   /** The calibration ratio `estimatedTokens` was measured with, in thousandths (1000: none). */
   ratioPermille: number;
   historyBudget: Count;
+  /** `estimatedTokens <= historyBudget`; when false, `diagnostics` holds one `projection_over_budget`. */
   fits: boolean;
   checkpoint: { checkpointId: string; schemaVersion: number; coveredEvents: Count } | null;
   omittedEvents: Count;

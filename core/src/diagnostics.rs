@@ -53,6 +53,9 @@ reason_codes! {
     SuccessorConflict = "successor_conflict",
     /// A source-matched checkpoint was replayed.
     CheckpointReplayed = "checkpoint_replayed",
+    /// The projection is over the history budget: sent as it is, a provider is likely to
+    /// refuse it. Reported on every projection that does not fit (`fits: false`).
+    ProjectionOverBudget = "projection_over_budget",
     // Planning.
     /// History fits the budget; nothing was compacted.
     BelowHighWater = "below_high_water",

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use contextfold_core::budget::ContextBudget;
 use contextfold_core::checkpoint::HighWater;
+use contextfold_core::diagnostics::ReasonCode;
 use contextfold_core::prefix_match::coverage_of;
 use contextfold_core::projection::materialize::{estimate_messages, materialize};
 use contextfold_core::projection::{Message, Part, ProjectInput, Projection, project};
@@ -205,6 +206,14 @@ proptest! {
 
         prop_assert_eq!(projection.estimated_tokens, estimate_messages(&CharEstimator, &projection.messages));
         prop_assert_eq!(projection.fits, projection.estimated_tokens <= budget.history_budget);
+        // A projection that does not fit says so, once, with its figures; one that fits never.
+        let over: Vec<_> = projection.diagnostics.iter()
+            .filter(|d| d.code == ReasonCode::ProjectionOverBudget)
+            .collect();
+        prop_assert_eq!(over.len(), usize::from(!projection.fits));
+        if let Some(diagnostic) = over.first() {
+            prop_assert_eq!(diagnostic.tokens.map(|t| (t.after, t.budget)), Some((projection.estimated_tokens, budget.history_budget)));
+        }
         let prior_end = split_current_turn(&events, Some(&current)).expect("suffix");
         let (prior, now) = events.split_at(prior_end);
         let raw = estimate_messages(&CharEstimator, &materialize(None, prior, now).messages);

@@ -55,6 +55,11 @@ test('a recorded checkpoint shrinks the projection under the budget', async () =
   });
   assert.equal(without.fits, false);
   assert.equal(withCheckpoint.fits, true);
+  // Over the budget, the projection says so with its figures; within it, it does not.
+  const over = without.diagnostics.filter((d) => d.code === 'projection_over_budget');
+  assert.equal(over.length, 1);
+  assert.deepEqual(over[0].tokens, { before: without.estimatedTokens, after: without.estimatedTokens, budget: without.historyBudget });
+  assert.equal(withCheckpoint.diagnostics.some((d) => d.code === 'projection_over_budget'), false);
   assert.equal(withCheckpoint.checkpoint.checkpointId, rolling.expected.checkpoint.checkpointId);
   assert.ok(withCheckpoint.estimatedTokens < without.estimatedTokens);
 });

@@ -195,6 +195,21 @@ pub fn project_with(
     let estimated_tokens = estimate_messages(estimator, &materialized.messages);
     diagnostics.extend(materialized.repairs.iter().map(|repair| repair.to_diagnostic()));
     let fits = estimated_tokens <= budget.history_budget;
+    if !fits {
+        diagnostics.push(Diagnostic::with_tokens(
+            ReasonCode::ProjectionOverBudget,
+            format!(
+                "the projection is about {estimated_tokens} estimated tokens, over the history \
+                 budget of {}: compact before the request, or the provider is likely to refuse it",
+                budget.history_budget
+            ),
+            TokenFigures {
+                before: estimated_tokens,
+                after: estimated_tokens,
+                budget: budget.history_budget,
+            },
+        ));
+    }
     Ok(Projection {
         messages: materialized.messages,
         estimated_tokens,
