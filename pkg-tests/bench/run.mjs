@@ -10,7 +10,8 @@
 // sessions never seen before (report: every long string crosses into wasm, pkg/interned.js) —
 // and from the same JSONL bytes on every side (package: the bytes passed in; plain JS: checked
 // UTF-8 decoding, line split, JSON.parse, then the same work; native: parse then the same
-// work). `bench/npm.sh` builds everything and runs it.
+// work). Each row's two sides are timed in alternation and its ratio is the median over the
+// pairs of calls (`paired`, `pairedSteps`). `bench/npm.sh` builds everything and runs it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -41,12 +42,59 @@ function timeIt(fn, minMs = 1500) {
   return Number(elapsed) / runs / 1e6;
 }
 
-/** Milliseconds per call of `fn(i)` for i in 0..calls, after one untimed warm-up call `fn(calls)`. */
-function meanOf(calls, fn) {
-  fn(calls);
+/** Milliseconds `fn(...args)` takes. */
+function elapsedMs(fn, ...args) {
   const start = process.hrtime.bigint();
-  for (let i = 0; i < calls; i += 1) fn(i);
-  return Number(process.hrtime.bigint() - start) / calls / 1e6;
+  fn(...args);
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** The median of `values` (the mean of the middle two when their number is even). */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/**
+ * A paired comparison of the package's side with its baseline: calls in alternation (package,
+ * baseline, baseline, package, …) after one warm-up call each, for at least `minMs` in all and 6
+ * calls each. Returns the mean milliseconds per call of each side and `ratio`, the median over
+ * the pairs of package / baseline: a burst of load on the machine lands on both calls of a pair
+ * and leaves the median alone, where two means measured seconds apart would each carry it.
+ */
+function paired(ours, baseline, minMs = 3000) {
+  ours();
+  baseline();
+  const times = [[], []];
+  const start = process.hrtime.bigint();
+  while (times[0].length < 6 || Number(process.hrtime.bigint() - start) < minMs * 1e6) {
+    const first = times[0].length % 2;
+    times[first].push(elapsedMs(first === 0 ? ours : baseline));
+    times[1 - first].push(elapsedMs(first === 0 ? baseline : ours));
+  }
+  return summary(times);
+}
+
+/**
+ * [`paired`] over steps: `ours(i)` and `baseline(i)` for i in 0..calls, each `i` by both sides
+ * (the first side alternating), after one untimed warm-up call of each with `calls`.
+ */
+function pairedSteps(calls, ours, baseline) {
+  ours(calls);
+  baseline(calls);
+  const times = [[], []];
+  for (let i = 0; i < calls; i += 1) {
+    const first = i % 2;
+    times[first].push(elapsedMs(first === 0 ? ours : baseline, i));
+    times[1 - first].push(elapsedMs(first === 0 ? baseline : ours, i));
+  }
+  return summary(times);
+}
+
+function summary([ours, baseline]) {
+  const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+  return { ours: mean(ours), baseline: mean(baseline), ratio: median(ours.map((t, i) => t / baseline[i])) };
 }
 
 const count = Number(option('--events', '10000'));
@@ -81,7 +129,7 @@ log.append(events);
 assert.equal(log.digest(), digest, 'EventLog digest agrees');
 assert.deepEqual(log.project({ model: { contextWindow }, format: 'ai-sdk' }).messages, projected.messages, 'EventLog projection agrees');
 
-const wasmDigestMs = timeIt(() => digestPrefix(events));
+const digestRow = paired(() => digestPrefix(events), () => plainDigest(events));
 const appendDigestMs = timeIt(() => {
   const fresh = new EventLog();
   fresh.append(events);
@@ -89,33 +137,54 @@ const appendDigestMs = timeIt(() => {
   fresh.free();
 });
 const logDigestMs = timeIt(() => log.digest(), 200);
-const logProjectMs = timeIt(() => log.project({ model: { contextWindow }, format: 'ai-sdk' }));
-const plainDigestMs = timeIt(() => plainDigest(events));
-const wasmProjectMs = timeIt(() => project({ events, model: { contextWindow }, format: 'ai-sdk' }));
-const plainProjectMs = timeIt(() => plainProject(events, contextWindow));
+const projectRow = paired(
+  () => project({ events, model: { contextWindow }, format: 'ai-sdk' }),
+  () => plainProject(events, contextWindow),
+);
+// An agent appends each event to an EventLog once, as it happens, and projects every request; the
+// plain-JS equivalent keeps its array of objects and projects it.
+const logRow = paired(
+  () => log.project({ model: { contextWindow }, format: 'ai-sdk' }),
+  () => plainProject(events, contextWindow),
+);
 // An agent's loop: the array grows by one turn (4 events) before each projection.
 const extra = generateSession(count + 4 * GROWING_CALLS).slice(count);
 const growing = [...events];
 const plainGrowing = [...events];
-const growingMs = meanOf(GROWING_CALLS, (i) => {
-  growing.push(...extra.slice(4 * i, 4 * i + 4));
-  project({ events: growing, ...projectInput });
-});
-const plainGrowingMs = meanOf(GROWING_CALLS, (i) => {
-  plainGrowing.push(...extra.slice(4 * i, 4 * i + 4));
-  plainProject(plainGrowing, contextWindow);
-});
+const growingRow = pairedSteps(
+  GROWING_CALLS,
+  (i) => {
+    growing.push(...extra.slice(4 * i, 4 * i + 4));
+    project({ events: growing, ...projectInput });
+  },
+  (i) => {
+    plainGrowing.push(...extra.slice(4 * i, 4 * i + 4));
+    plainProject(plainGrowing, contextWindow);
+  },
+);
 assert.deepEqual(plainProject(plainGrowing, contextWindow), withoutMeasure(project({ events: growing, ...projectInput })), 'grown projections agree');
 // Every call a session the package has not seen: its long strings all cross into wasm. Read
 // back from JSON, as events usually arrive (the generator's strings are ropes, which the first
 // side to read them would pay to flatten).
 const fresh = Array.from({ length: FRESH_SESSIONS + 1 }, (_, i) => JSON.parse(JSON.stringify(generateSession(count, { seed: 1000 + i }))));
-const freshMs = meanOf(FRESH_SESSIONS, (i) => project({ events: fresh[i], ...projectInput }));
-const plainFreshMs = meanOf(FRESH_SESSIONS, (i) => plainProject(fresh[i], contextWindow));
-const jsonlDigestMs = timeIt(() => digestPrefix(jsonl));
-const plainJsonlDigestMs = timeIt(() => plainDigest(parseJsonl(jsonl)));
-const jsonlProjectMs = timeIt(() => project({ events: jsonl, ...projectInput }));
-const plainJsonlProjectMs = timeIt(() => plainProject(parseJsonl(jsonl), contextWindow));
+const freshRow = pairedSteps(
+  FRESH_SESSIONS,
+  (i) => project({ events: fresh[i], ...projectInput }),
+  (i) => plainProject(fresh[i], contextWindow),
+);
+const jsonlDigestRow = paired(() => digestPrefix(jsonl), () => plainDigest(parseJsonl(jsonl)));
+const jsonlProjectRow = paired(
+  () => project({ events: jsonl, ...projectInput }),
+  () => plainProject(parseJsonl(jsonl), contextWindow),
+);
+
+const { ours: wasmDigestMs, baseline: plainDigestMs } = digestRow;
+const { ours: wasmProjectMs, baseline: plainProjectMs } = projectRow;
+const { ours: logProjectMs } = logRow;
+const { ours: growingMs, baseline: plainGrowingMs } = growingRow;
+const { ours: freshMs, baseline: plainFreshMs } = freshRow;
+const { ours: jsonlDigestMs, baseline: plainJsonlDigestMs } = jsonlDigestRow;
+const { ours: jsonlProjectMs, baseline: plainJsonlProjectMs } = jsonlProjectRow;
 
 console.log(`digest:     node(wasm) ${wasmDigestMs.toFixed(1)} ms   plain JS ${plainDigestMs.toFixed(1)} ms`);
 console.log(`projection: node(wasm) ${wasmProjectMs.toFixed(1)} ms   plain JS ${plainProjectMs.toFixed(1)} ms`);
@@ -140,15 +209,13 @@ if (nativeBin) {
   console.log(`node/native digest ratio from jsonl: ${(jsonlDigestMs / n('parse_digest_ms')).toFixed(2)} (goal <= 2.5; both parse the same JSONL bytes)`);
   console.log(`node/native projection ratio from jsonl: ${(jsonlProjectMs / n('parse_project_ms')).toFixed(2)} (goal <= 2.5; both parse the same JSONL bytes)`);
 }
-console.log(`node vs plain-js digest: ${(wasmDigestMs / plainDigestMs).toFixed(2)} (goal < 1.0)`);
-console.log(`node vs plain-js projection: ${(wasmProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0)`);
-console.log(`node vs plain-js projection growing: ${(growingMs / plainGrowingMs).toFixed(2)} (goal < 1.0; one turn appended before each projection)`);
-console.log(`node vs plain-js projection unseen: ${(freshMs / plainFreshMs).toFixed(2)} (report; every long string crosses into wasm)`);
-console.log(`node vs plain-js digest from jsonl: ${(jsonlDigestMs / plainJsonlDigestMs).toFixed(2)} (goal < 1.0)`);
-console.log(`node vs plain-js projection from jsonl: ${(jsonlProjectMs / plainJsonlProjectMs).toFixed(2)} (goal < 1.0)`);
-// An agent appends each event to an EventLog once, as it happens, and projects every request; the
-// plain-JS equivalent keeps its array of objects and projects it.
-console.log(`eventlog vs plain-js project: ${(logProjectMs / plainProjectMs).toFixed(2)} (goal < 1.0; events appended once, projected per request)`);
+console.log(`node vs plain-js digest: ${digestRow.ratio.toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js projection: ${projectRow.ratio.toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js projection growing: ${growingRow.ratio.toFixed(2)} (goal < 1.0; one turn appended before each projection)`);
+console.log(`node vs plain-js projection unseen: ${freshRow.ratio.toFixed(2)} (report; every long string crosses into wasm)`);
+console.log(`node vs plain-js digest from jsonl: ${jsonlDigestRow.ratio.toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js projection from jsonl: ${jsonlProjectRow.ratio.toFixed(2)} (goal < 1.0)`);
+console.log(`eventlog vs plain-js project: ${logRow.ratio.toFixed(2)} (goal < 1.0; events appended once, projected per request)`);
 console.log(`EventLog vs plain-js: digest() after append ${(logDigestMs / plainDigestMs).toFixed(4)} (kept incrementally)`);
 log.free();
 
