@@ -3,8 +3,9 @@
 #   contextfold-wasm (profile `wasm-release`: fat LTO, one codegen unit, no debug info;
 #   wasm32-unknown-unknown) → wasm-bindgen (Node ESM + web; name and producers sections removed)
 #   → wasm-opt -O from the npm `binaryen` package (pkg-tests/node_modules, installed here by
-#   `npm ci` when missing). That optimized module is what ships; the Node and web builds hold the
-#   same module, so it is optimized once and copied.
+#   `npm ci` when missing) → its functions laid out for gzip (scripts/wasm_layout.py, then
+#   wasm-opt --reorder-functions-by-name --strip-debug). That module is what ships; the Node and
+#   web builds hold the same module, so it is optimized once and copied.
 #
 #   WASM_OPT=none bash scripts/build-pkg.sh    # skip wasm-opt (a quicker local build, not shipped)
 #   WASM_OPT=path/to/wasm-opt ...              # another wasm-opt (never Debian's binaryen 108:
@@ -40,13 +41,18 @@ wasm-bindgen --target web "${strip[@]}" --out-dir pkg/dist/web --out-name contex
 
 node_wasm=pkg/dist/node/contextfold_wasm_bg.wasm
 web_wasm=pkg/dist/web/contextfold_wasm_bg.wasm
+features=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+  --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd)
 optimize() {
   local start=$SECONDS
-  "$wasm_opt" -O "$1" -o "$1.opt" --enable-bulk-memory --enable-nontrapping-float-to-int \
-    --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    --enable-simd
-  mv "$1.opt" "$1"
+  "$wasm_opt" -O "$1" -o "$1.opt" "${features[@]}"
   echo "wasm-opt -O $1: $((SECONDS - start)) s"
+  # Like functions next to each other: 3.6% smaller gzipped, the same code (docs/performance.md).
+  python3 scripts/wasm_layout.py "$1.opt" "$1.named"
+  "$wasm_opt" "$1.named" --reorder-functions-by-name --strip-debug --strip-producers \
+    -o "$1" "${features[@]}"
+  rm "$1.opt" "$1.named"
+  echo "wasm-opt -O and layout $1: $((SECONDS - start)) s"
 }
 if [ "$wasm_opt" != none ]; then
   if cmp -s "$node_wasm" "$web_wasm"; then

@@ -105,6 +105,7 @@ pub mod compaction;
 pub mod diagnostics;
 pub mod digest;
 pub mod event;
+pub mod json_read;
 pub mod ledger_row;
 pub mod log_builder;
 pub mod prefix_match;

@@ -185,7 +185,7 @@ impl Facts {
                 }
                 EventContent::AssistantText { text } => {
                     for sentence in text.split_inclusive(['.', '\n']) {
-                        let lower = sentence.to_lowercase();
+                        let lower = sentence.to_ascii_lowercase();
                         if ["decided", "instead", "we will", "i will", "chose", "going with"]
                             .iter()
                             .any(|cue| lower.contains(cue))
@@ -308,7 +308,7 @@ fn command_of(input: &Value) -> Option<String> {
 }
 
 fn is_error_line(line: &str) -> bool {
-    let lower = line.to_lowercase();
+    let lower = line.to_ascii_lowercase();
     ["error", "failed", "panicked", "exception", "traceback"].iter().any(|cue| lower.contains(cue))
 }
 

@@ -185,7 +185,7 @@ pub(super) fn is_substantive(line: &(&str, bool)) -> bool {
 ///   cut mid-word). `C:\dir\\` (even run) and `a \` (after a space) are not matched.
 pub(super) fn trailing_truncation_marker(text: &str) -> Option<&'static str> {
     let end = text.trim_end();
-    let lowered = end.to_lowercase();
+    let lowered = end.to_ascii_lowercase();
     for (index, marker) in TRUNCATION_MARKERS.iter().enumerate() {
         if lowered.ends_with(marker) {
             return Some(TRUNCATION_DESCRIPTIONS[index]);
@@ -229,7 +229,7 @@ pub(super) fn error_sign(text: &str) -> Option<ErrorSign> {
     {
         return Some(ErrorSign::JsonError);
     }
-    let lowered = trimmed.to_lowercase().replace('\u{2019}', "'");
+    let lowered = trimmed.to_ascii_lowercase().replace('\u{2019}', "'");
     let first_line = lowered.lines().next().unwrap_or("").trim_start_matches(['*', '#', ' ']);
     if let Some(prefix) = ERROR_PREFIXES.iter().find(|prefix| first_line.starts_with(*prefix)) {
         return Some(ErrorSign::Prefix(prefix));

@@ -135,8 +135,9 @@ pub(super) struct Marker<'a> {
 
 /// Normalizes a title for comparison: surrounding characters that are neither letters nor
 /// digits are removed (emphasis, colons, `#`, emoji), then a leading `1.`/`1)` number and
-/// what surrounds it; `&` reads as `and`, whitespace runs become one space, and the result is
-/// lowercased.
+/// what surrounds it; `&` reads as `and`, whitespace runs become one space, and ASCII letters
+/// are lowercased (every name it is compared with is ASCII; other letters stay as written, so
+/// the module carries no Unicode case tables).
 pub(super) fn normalize_title(raw: &str) -> String {
     let trim = |text: &str| text.trim_matches(|c: char| !c.is_alphanumeric()).to_owned();
     let mut title = trim(raw);
@@ -144,7 +145,12 @@ pub(super) fn normalize_title(raw: &str) -> String {
     if digits > 0 && title[digits..].starts_with(['.', ')']) {
         title = trim(&title[digits + 1..]);
     }
-    title.replace('&', " and ").split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    title
+        .replace('&', " and ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase()
 }
 
 /// The template section a title names (canonical or synonym), if any.

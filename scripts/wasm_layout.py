@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Orders a wasm module's functions so that gzip compresses it better (issue 21, point 5).
+
+    python3 scripts/wasm_layout.py in.wasm out.wasm
+    wasm-opt out.wasm --reorder-functions-by-name --strip-debug -o shipped.wasm
+
+gzip finds repeats only within its last 32 KB, and the linker lays functions out in an order
+that has nothing to do with their likeness: the many instantiations of one generic function
+(one per type) and the visitors serde derives for each type end up far apart. This script
+chooses an order in which each function follows the one most like it, then writes that order
+as the module's function names (`f000000`, `f000001`, ...), which replace the name section;
+binaryen's `--reorder-functions-by-name` then lays the functions out in that order (renumbering
+every call, table entry and export) and `--strip-debug` drops the names again. The order
+changes neither what the module does nor how fast it runs.
+
+Likeness: the Jaccard similarity of the sets of 4-byte substrings of two function bodies.
+Order: greedy, from the largest function, each next function the one most like the last
+placed (ties to the lower index, so the output is the same on every run). Quadratic in the
+number of functions: about 3 s for the package's ~1,500. Standard library only.
+"""
+
+import sys
+
+SHINGLE = 4
+
+
+def leb(data, at):
+    """Reads an unsigned LEB128 at `at`: (value, position after it)."""
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def uleb(value):
+    """Writes an unsigned LEB128."""
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def read_module(data):
+    """The sections (id, start, payload start, end), the imported function count, the bodies."""
+    if data[:4] != b"\0asm":
+        sys.exit("not a wasm module")
+    at, sections, imported, bodies = 8, [], 0, []
+    while at < len(data):
+        section_id, start = data[at], at
+        size, payload = leb(data, at + 1)
+        end = payload + size
+        sections.append((section_id, start, payload, end))
+        if section_id == 2:  # imports: count the functions among them
+            count, p = leb(data, payload)
+            for _ in range(count):
+                for _name in range(2):
+                    length, p = leb(data, p)
+                    p += length
+                kind, p = data[p], p + 1
+                if kind == 0:  # function: type index
+                    _, p = leb(data, p)
+                    imported += 1
+                elif kind == 1:  # table: reftype, limits
+                    flags, p = leb(data, p + 1)
+                    _, p = leb(data, p)
+                    if flags & 1:
+                        _, p = leb(data, p)
+                elif kind == 2:  # memory: limits
+                    flags, p = leb(data, p)
+                    _, p = leb(data, p)
+                    if flags & 1:
+                        _, p = leb(data, p)
+                elif kind == 3:  # global: valtype, mutability
+                    p += 2
+                else:
+                    sys.exit(f"import kind {kind} not understood")
+        elif section_id == 10:  # code: the bodies
+            count, p = leb(data, payload)
+            for _ in range(count):
+                length, p = leb(data, p)
+                bodies.append(bytes(data[p:p + length]))
+                p += length
+        at = end
+    return sections, imported, bodies
+
+
+def shingles(body):
+    """The set of the body's 4-byte substrings, as integers."""
+    return {int.from_bytes(body[i:i + SHINGLE], "little") for i in range(max(1, len(body) - SHINGLE + 1))}
+
+
+def greedy_order(bodies):
+    """Indices of `bodies`, each next one the most like the last (see the module doc)."""
+    sets = [shingles(body) for body in bodies]
+    remaining = list(range(len(bodies)))
+    current = max(remaining, key=lambda k: (len(bodies[k]), -k))
+    order = []
+    while True:
+        order.append(current)
+        remaining.remove(current)
+        if not remaining:
+            return order
+        last = sets[current]
+        best, best_score = remaining[0], -1.0
+        for k in remaining:
+            shared = len(last & sets[k])
+            score = shared / (len(last) + len(sets[k]) - shared + 1)
+            if score > best_score:
+                best, best_score = k, score
+        current = best
+
+
+def with_order_as_names(data, sections, imported, order):
+    """The module with its name section replaced by one naming function `order[r]` `f{r:06}`."""
+    names = bytearray(uleb(len(order)))
+    for rank, body_index in sorted(enumerate(order), key=lambda pair: pair[1]):
+        name = b"f%06d" % rank
+        names += uleb(imported + body_index) + uleb(len(name)) + name
+    function_names = bytes([1]) + uleb(len(names)) + names
+    payload = uleb(4) + b"name" + function_names
+    out = bytearray(data[:8])
+    for section_id, start, payload_start, end in sections:
+        if section_id == 0:
+            length, p = leb(data, payload_start)
+            if data[p:p + length] == b"name":
+                continue
+        out += data[start:end]
+    out += bytes([0]) + uleb(len(payload)) + payload
+    return bytes(out)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.split("\n\n")[1])
+    source, target = sys.argv[1], sys.argv[2]
+    data = open(source, "rb").read()
+    sections, imported, bodies = read_module(data)
+    order = greedy_order(bodies)
+    assert sorted(order) == list(range(len(bodies)))
+    open(target, "wb").write(with_order_as_names(data, sections, imported, order))
+
+
+if __name__ == "__main__":
+    main()
