@@ -9,14 +9,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod json;
+
 /// Schema version of text-summary checkpoints.
 pub const SCHEMA_V2: u32 = 2;
 /// Schema version of provider-state checkpoints.
 pub const SCHEMA_V3: u32 = 3;
 
 /// The identity of one event, used as a checkpoint's `through` boundary.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Boundary {
     /// Run id of the last covered event.
     pub run_id: String,
@@ -27,8 +28,7 @@ pub struct Boundary {
 }
 
 /// Which ordered prefix of the log a checkpoint covers, and the proof.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Coverage {
     /// Number of events in the covered prefix.
     pub event_count: u64,
@@ -41,8 +41,7 @@ pub struct Coverage {
 }
 
 /// Which high-water decision produced a checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HighWater {
     /// The trigger that crossed it: `manual`, `pre_turn`, `mid_turn` or `overflow`.
     pub name: String,
@@ -52,12 +51,12 @@ pub struct HighWater {
 
 /// Provider-native compact state (schema V3). A closed union: a new provider needs a new,
 /// validated variant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// JSON: `{ "kind": "openai_codex_remote_v2", "connectionSlug", "modelId", "itemId",
+/// "encryptedContent" }`, no other keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProviderState {
     /// One OpenAI Codex remote compaction (v2) output item.
-    #[serde(rename_all = "camelCase")]
     OpenaiCodexRemoteV2 {
         /// Connection the state was produced on.
         connection_slug: String,
@@ -122,28 +121,6 @@ pub struct HistoryCompactCheckpoint {
     pub produced_by: Option<String>,
 }
 
-/// The JSON shape shared by V2 and V3 (the projection field differs).
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CheckpointWire {
-    schema_version: u32,
-    checkpoint_id: String,
-    session_id: String,
-    created_at_ms: u64,
-    high_water: HighWater,
-    coverage: Coverage,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    summary: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    provider_state: Option<ProviderState>,
-    limitations: Vec<String>,
-    estimated_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    previous_checkpoint_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    produced_by: Option<String>,
-}
-
 impl HistoryCompactCheckpoint {
     /// Schema version implied by the projection value.
     pub fn schema_version(&self) -> u32 {
@@ -169,27 +146,11 @@ impl HistoryCompactCheckpoint {
         }
     }
 
-    /// Serializes to the documented JSON value.
+    /// Serializes to the documented JSON value (see `docs/events.md`): `schemaVersion`,
+    /// identity, `highWater`, `coverage`, `summary` (V2) or `providerState` (V3),
+    /// `limitations`, `estimatedTokens`, then the optional lineage fields when set.
     pub fn to_value(&self) -> Value {
-        let (summary, provider_state) = match &self.projection {
-            CheckpointProjection::Summary(text) => (Some(text.clone()), None),
-            CheckpointProjection::ProviderState(state) => (None, Some(state.clone())),
-        };
-        let wire = CheckpointWire {
-            schema_version: self.schema_version(),
-            checkpoint_id: self.checkpoint_id.clone(),
-            session_id: self.session_id.clone(),
-            created_at_ms: self.created_at_ms,
-            high_water: self.high_water.clone(),
-            coverage: self.coverage.clone(),
-            summary,
-            provider_state,
-            limitations: self.limitations.clone(),
-            estimated_tokens: self.estimated_tokens,
-            previous_checkpoint_id: self.previous_checkpoint_id.clone(),
-            produced_by: self.produced_by.clone(),
-        };
-        crate::typed_json::to_value(&wire).unwrap_or(Value::Null)
+        json::checkpoint_to_json(self)
     }
 
     /// Serializes to compact JSON text.
@@ -213,7 +174,7 @@ impl HistoryCompactCheckpoint {
         if version != u64::from(SCHEMA_V2) && version != u64::from(SCHEMA_V3) {
             return Err(CheckpointParseError::UnsupportedSchemaVersion(version));
         }
-        let wire: CheckpointWire = crate::typed_json::from_value(&value)
+        let wire = json::wire_from_json(&value)
             .map_err(|e| CheckpointParseError::Invalid(e.to_string()))?;
         let projection = match (wire.schema_version, wire.summary, wire.provider_state) {
             (SCHEMA_V2, Some(summary), None) => CheckpointProjection::Summary(summary),

@@ -196,6 +196,53 @@ macro_rules! serde_via_value {
     };
 }
 
+/// Inputs for tests that compare a hand-written reader with the derive it replaced.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use serde_json::{Value, json};
+
+    /// `base` as it is, then with each key removed, each key set to each of `values` and an
+    /// unknown key added, and the same again inside every object `base` holds.
+    pub(crate) fn variants(base: &Value, values: &[Value]) -> Vec<Value> {
+        let Value::Object(map) = base else { return vec![base.clone()] };
+        let mut out = vec![base.clone()];
+        for (key, field) in map {
+            let mut removed = map.clone();
+            removed.remove(key);
+            out.push(Value::Object(removed));
+            let nested = if field.is_object() { variants(field, values) } else { Vec::new() };
+            for value in values.iter().chain(nested.iter().skip(1)) {
+                let mut set = map.clone();
+                set.insert(key.clone(), value.clone());
+                out.push(Value::Object(set));
+            }
+        }
+        let mut extra = map.clone();
+        extra.insert("extra".into(), json!(1));
+        out.push(Value::Object(extra));
+        out
+    }
+
+    /// One value of each JSON shape, and a few of the strings and numbers readers look for.
+    pub(crate) fn sample_values(strings: &[&str]) -> Vec<Value> {
+        let mut values = vec![
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(7),
+            json!(-1),
+            json!(1.5),
+            json!(4294967296u64),
+            json!("x"),
+            json!([]),
+            json!(["a", 2]),
+            json!({}),
+        ];
+        values.extend(strings.iter().map(|s| json!(s)));
+        values
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,6 +117,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::json_read::test_support::{sample_values, variants};
 
     #[derive(Debug, Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -167,42 +168,8 @@ mod tests {
         samples_permille: Vec<u32>,
     }
 
-    /// Each field of `base` removed, and set to each of `values`, plus an unknown key.
-    fn variants(base: &Value, values: &[Value]) -> Vec<Value> {
-        let mut out = vec![base.clone()];
-        let Value::Object(map) = base else { unreachable!() };
-        for key in map.keys() {
-            let mut removed = map.clone();
-            removed.remove(key);
-            out.push(Value::Object(removed));
-            for value in values {
-                let mut set = map.clone();
-                set.insert(key.clone(), value.clone());
-                out.push(Value::Object(set));
-            }
-        }
-        let mut extra = map.clone();
-        extra.insert("extra".into(), json!(1));
-        out.push(Value::Object(extra));
-        out
-    }
-
     fn values() -> Vec<Value> {
-        vec![
-            json!(null),
-            json!(true),
-            json!(0),
-            json!(7),
-            json!(-1),
-            json!(1.5),
-            json!(4294967296u64),
-            json!("response"),
-            json!("overflow"),
-            json!("x"),
-            json!([]),
-            json!([1, 2]),
-            json!({}),
-        ]
+        sample_values(&["response", "overflow"])
     }
 
     #[test]
