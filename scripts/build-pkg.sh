@@ -51,6 +51,7 @@ optimize() {
   python3 scripts/wasm_layout.py "$1.opt" "$1.named"
   "$wasm_opt" "$1.named" --reorder-functions-by-name --strip-debug --strip-producers \
     -o "$1" "${features[@]}"
+  echo "layout: $(gzip -9 -c "$1.opt" | wc -c) -> $(gzip -9 -c "$1" | wc -c) bytes gzipped"
   rm "$1.opt" "$1.named"
   echo "wasm-opt -O and layout $1: $((SECONDS - start)) s"
 }

@@ -15,13 +15,17 @@ changes neither what the module does nor how fast it runs.
 
 Likeness: the Jaccard similarity of the sets of 4-byte substrings of two function bodies.
 Order: greedy, from the largest function, each next function the one most like the last
-placed (ties to the lower index, so the output is the same on every run). Quadratic in the
+placed (and, a quarter as much, the one before it; ties to the lower index, so the output is
+the same on every run). Quadratic in the
 number of functions: about 3 s for the package's ~1,500. Standard library only.
 """
 
 import sys
 
 SHINGLE = 4
+# How much the function before the last one counts in choosing the next (measured on the
+# package's module: 0 gives 352.8 KB gzipped, 0.25 gives 351.5, 0.5 352.2, 1.0 352.2).
+BEFORE_LAST_WEIGHT = 0.25
 
 
 def leb(data, at):
@@ -98,6 +102,12 @@ def shingles(body):
     return {int.from_bytes(body[i:i + SHINGLE], "little") for i in range(max(1, len(body) - SHINGLE + 1))}
 
 
+def similarity(a, b):
+    """Jaccard similarity of two shingle sets (0 when either is empty)."""
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared + 1)
+
+
 def greedy_order(bodies):
     """Indices of `bodies`, each next one the most like the last (see the module doc)."""
     sets = [shingles(body) for body in bodies]
@@ -110,10 +120,10 @@ def greedy_order(bodies):
         if not remaining:
             return order
         last = sets[current]
+        before = sets[order[-2]] if len(order) > 1 else set()
         best, best_score = remaining[0], -1.0
         for k in remaining:
-            shared = len(last & sets[k])
-            score = shared / (len(last) + len(sets[k]) - shared + 1)
+            score = similarity(last, sets[k]) + BEFORE_LAST_WEIGHT * similarity(before, sets[k])
             if score > best_score:
                 best, best_score = k, score
         current = best

@@ -26,6 +26,7 @@ pub struct JsonReadError(pub String);
 
 impl JsonReadError {
     /// `value` is not what was `expected` (`u64`, `a string`, `struct Calibration`).
+    #[inline(never)]
     pub fn invalid_type(value: &Value, expected: &str) -> Self {
         let found = match value {
             Value::Null => "null".to_owned(),
@@ -49,6 +50,7 @@ pub struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// `value` as the object of `expecting` (`struct Calibration`). With `known`, a key not in
     /// it is refused, as `#[serde(deny_unknown_fields)]` refuses it.
+    #[inline(never)]
     pub fn of(
         value: &'a Value,
         expecting: &str,
@@ -71,6 +73,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Field `name`, which must be present.
+    #[inline(never)]
     pub fn required<T>(
         &self,
         name: &str,
@@ -83,6 +86,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Field `name`: absent or `null` is `None`.
+    #[inline(never)]
     pub fn optional<T>(
         &self,
         name: &str,
@@ -96,6 +100,7 @@ impl<'a> Fields<'a> {
 
     /// Field `name`, its type's default when absent (`#[serde(default)]`: a `null` is read, so
     /// refused by a reader that does not take it).
+    #[inline(never)]
     pub fn or_default<T: Default>(
         &self,
         name: &str,
@@ -109,6 +114,7 @@ impl<'a> Fields<'a> {
 }
 
 /// `unknown field `key`, expected one of `a`, `b``, as serde words it.
+#[inline(never)]
 pub fn unknown_field(key: &str, known: &[&str]) -> JsonReadError {
     let expected = match known {
         [] => "there are no fields".to_owned(),
@@ -123,12 +129,14 @@ pub fn unknown_field(key: &str, known: &[&str]) -> JsonReadError {
 }
 
 /// `unknown variant `tag`, expected one of `a`, `b``, as serde words it.
+#[inline(never)]
 pub fn unknown_variant(tag: &str, known: &[&str]) -> JsonReadError {
     let names: Vec<String> = known.iter().map(|name| format!("`{name}`")).collect();
     JsonReadError(format!("unknown variant `{tag}`, expected one of {}", names.join(", ")))
 }
 
 /// A JSON string.
+#[inline(never)]
 pub fn string(value: &Value) -> Result<String, JsonReadError> {
     match value {
         Value::String(text) => Ok(text.clone()),
@@ -137,6 +145,7 @@ pub fn string(value: &Value) -> Result<String, JsonReadError> {
 }
 
 /// A JSON integer in `u64`'s range.
+#[inline(never)]
 pub fn u64(value: &Value) -> Result<u64, JsonReadError> {
     match value {
         Value::Number(number) => match (number.as_u64(), number.as_i64()) {
@@ -151,6 +160,7 @@ pub fn u64(value: &Value) -> Result<u64, JsonReadError> {
 }
 
 /// A JSON integer in `u32`'s range.
+#[inline(never)]
 pub fn u32(value: &Value) -> Result<u32, JsonReadError> {
     let n = u64(value).map_err(|JsonReadError(m)| JsonReadError(m.replace("u64", "u32")))?;
     u32::try_from(n)
@@ -158,6 +168,7 @@ pub fn u32(value: &Value) -> Result<u32, JsonReadError> {
 }
 
 /// A JSON array, each item read by `read`.
+#[inline(never)]
 pub fn vec<T>(
     value: &Value,
     read: fn(&Value) -> Result<T, JsonReadError>,
