@@ -142,4 +142,11 @@ test('64-bit counts never lose precision: BigInt in, BigInt out beyond 2^53', ()
   assert.equal(parseCheckpoint(huge).createdAtMs, 2n ** 63n + 5n);
   // The digest writes numbers as doubles (docs/digest.md), so it equals the rounded number's.
   assert.equal(canonicalEventJson(event), canonicalEventJson({ ...event, seq: Number(big) }));
+  // The value walk beside the BigInt: u64::MAX exactly, nested arrays and objects, and a BigInt
+  // no JSON integer holds refused with a typed error.
+  assert.equal(parseCheckpoint({ ...checkpoint, createdAtMs: 2n ** 64n - 1n }).createdAtMs, 2n ** 64n - 1n);
+  const nested = parseCheckpoint({ ...checkpoint, createdAtMs: 5n, limitations: ['a', 'b'] });
+  assert.deepEqual([nested.createdAtMs, nested.limitations], [5, ['a', 'b']]);
+  assert.throws(() => parseCheckpoint({ ...checkpoint, createdAtMs: 2n ** 64n }), { code: 'invalid_argument' });
+  assert.throws(() => parseCheckpoint({ ...checkpoint, createdAtMs: -1n }), { code: 'checkpoint_invalid' });
 });

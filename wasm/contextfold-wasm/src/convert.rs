@@ -6,9 +6,9 @@
 //! than building or walking a JS object graph field by field.
 //!
 //! Exact path: `JSON.stringify` cannot write a `BigInt`, so an argument holding one is passed as
-//! the JS value itself and read through `serde-wasm-bindgen` (BigInts exactly). Results holding an
-//! integer beyond 2^53 come back as JS objects with that integer as a `BigInt` instead of JSON
-//! text, so 64-bit counts never lose precision. Every other number is a plain JS number.
+//! the JS value itself and read by a walk of it (BigInts exactly). Results holding an integer
+//! beyond 2^53 come back as JS objects with that integer as a `BigInt` instead of JSON text, so
+//! 64-bit counts never lose precision. Every other number is a plain JS number.
 //!
 //! On the way in, every integral number is read as an integer, so a `seq` or `createdAtMs`
 //! beyond 2^53 written as a double (`1e21`, or `2^64` rounded by `JSON.parse`) still fits the
@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Number, Value};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// 2^53: the largest integer below which every integer is a double.
 const MAX_SAFE: u64 = 1 << 53;
@@ -129,9 +129,7 @@ impl From<BindingError> for JsValue {
 pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
     let mut json: Value = match value.as_string() {
         Some(text) => serde_json::from_str(&text).map_err(|e| BindingError::invalid(what, e))?,
-        None => {
-            serde_wasm_bindgen::from_value(value).map_err(|e| BindingError::invalid(what, e))?
-        }
+        None => json_from_exact_js(&value).map_err(|detail| BindingError::invalid(what, detail))?,
     };
     integral_numbers_as_integers(&mut json);
     Ok(json)
@@ -162,8 +160,10 @@ pub fn to_js<T: Serialize>(value: &T, what: &str) -> Result<JsValue, BindingErro
 /// a plain JS value with that integer as a `BigInt` (objects, never `Map`s).
 pub fn json_to_js(json: Value, what: &str) -> Result<JsValue, BindingError> {
     if has_large_integer(&json) {
-        return exact_js(&json)
-            .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() });
+        return exact_js(&json).map_err(|e| BindingError::Output {
+            what: what.to_owned(),
+            detail: e.as_string().unwrap_or_else(|| "a property could not be set".to_owned()),
+        });
     }
     serde_json::to_string(&json)
         .map(json_text_to_js)
@@ -203,11 +203,14 @@ pub fn json_text_to_js(text: String) -> JsValue {
 }
 
 /// Builds the JS value of `json` with integers beyond 2^53 as `BigInt`s.
-fn exact_js(json: &Value) -> Result<JsValue, serde_wasm_bindgen::Error> {
+fn exact_js(json: &Value) -> Result<JsValue, JsValue> {
     Ok(match json {
-        Value::Number(number) if is_large(number) => match (number.as_u64(), number.as_i64()) {
-            (Some(n), _) => js_sys::BigInt::from(n).into(),
-            (None, Some(n)) => js_sys::BigInt::from(n).into(),
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::String(text) => JsValue::from_str(text),
+        Value::Number(number) => match (number.as_u64(), number.as_i64()) {
+            (Some(n), _) if n > MAX_SAFE => js_sys::BigInt::from(n).into(),
+            (None, Some(n)) if n.unsigned_abs() > MAX_SAFE => js_sys::BigInt::from(n).into(),
             _ => JsValue::from_f64(number.as_f64().unwrap_or(f64::NAN)),
         },
         Value::Array(items) => {
@@ -220,13 +223,65 @@ fn exact_js(json: &Value) -> Result<JsValue, serde_wasm_bindgen::Error> {
         Value::Object(map) => {
             let object = js_sys::Object::new();
             for (key, item) in map {
-                js_sys::Reflect::set(&object, &key.into(), &exact_js(item)?)
-                    .map_err(serde_wasm_bindgen::Error::from)?;
+                js_sys::Reflect::set(&object, &key.into(), &exact_js(item)?)?;
             }
             object.into()
         }
-        other => other.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?,
     })
+}
+
+/// Reads a JS value the wrapper could not write as JSON text (it holds a `BigInt`) as JSON:
+/// `null` and `undefined` are null, a safe integer an integer, a `BigInt` an integer in
+/// `i64::MIN..=u64::MAX`, NaN and the infinities null (as `JSON.stringify` writes them), arrays
+/// and plain objects (or `Map`s with string keys) their items; anything else is refused.
+fn json_from_exact_js(value: &JsValue) -> Result<Value, String> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(Value::Null);
+    }
+    if let Some(b) = value.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if value.is_bigint() {
+        return match i64::try_from(value.clone()) {
+            Ok(n) => Ok(n.into()),
+            Err(value) => u64::try_from(value).map(Value::from).map_err(|_| {
+                "a BigInt outside i64::MIN..=u64::MAX bounds is not a JSON integer".to_owned()
+            }),
+        };
+    }
+    if let Some(x) = value.as_f64() {
+        if js_sys::Number::is_safe_integer(value) {
+            return Ok((x as i64).into());
+        }
+        return Ok(Number::from_f64(x).map_or(Value::Null, Value::Number));
+    }
+    if let Some(text) = value.as_string() {
+        return Ok(Value::String(text));
+    }
+    if js_sys::Array::is_array(value) {
+        let items = js_sys::Array::from(value);
+        return items.iter().map(|item| json_from_exact_js(&item)).collect();
+    }
+    let entries = if let Some(map) = value.dyn_ref::<js_sys::Map>() {
+        js_sys::Array::from(&map.entries())
+    } else if value.is_object()
+        && !js_sys::Symbol::iterator().js_in(value)
+        && !value.is_instance_of::<js_sys::ArrayBuffer>()
+    {
+        js_sys::Object::entries(value.unchecked_ref())
+    } else {
+        return Err(format!(
+            "invalid type: {}, expected a JSON value",
+            value.js_typeof().as_string().unwrap_or_default()
+        ));
+    };
+    let mut object = serde_json::Map::new();
+    for entry in entries.iter() {
+        let entry = js_sys::Array::from(&entry);
+        let key = entry.get(0).as_string().ok_or("a map key that is not a string")?;
+        object.insert(key, json_from_exact_js(&entry.get(1))?);
+    }
+    Ok(Value::Object(object))
 }
 
 fn is_large(number: &Number) -> bool {
