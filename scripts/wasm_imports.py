@@ -24,6 +24,13 @@ def name(data, pos):
 
 
 def imports(data):
+    """`module.name` of each import."""
+    for module, field, _kind in import_entries(data):
+        yield f"{module}.{field}"
+
+
+def import_entries(data):
+    """(module, name, kind) of each import; kind 0 is a function."""
     assert data[:4] == b"\0asm", "not a wasm module"
     pos = 8
     while pos < len(data):
@@ -34,8 +41,8 @@ def imports(data):
             for _ in range(count):
                 module, p = name(data, p)
                 field, p = name(data, p)
-                yield f"{module}.{field}"
                 kind = data[p]
+                yield module, field, kind
                 p += 1
                 if kind == 0:  # function: type index
                     _, p = leb(data, p)

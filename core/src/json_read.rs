@@ -6,9 +6,9 @@
 //! logic it reads for (docs/performance.md, "Package size (issue 21)"). A type read only now
 //! and then (options, usage facts, calibrations) is read here instead, from a parsed
 //! `serde_json::Value`, by plain functions over [`Fields`], and written by building a `Value`.
-//! Its serde impls are the two adapters [`serde_via_value!`] writes, so every caller (the host,
-//! the component, the npm binding) still reads and writes it through serde, with one generated
-//! parser (`Value`'s) behind them all.
+//! Its serde impls are the two adapters [`serde_via_value!`](crate::serde_via_value) writes,
+//! so every caller (the host, the component, the npm binding) still reads and writes it through
+//! serde, with one generated parser (`Value`'s) behind them all.
 //!
 //! The readers keep the derive's rules: a missing field is an error unless it has a default, a
 //! `null` is `None` for an optional field and an error elsewhere, and a type that refused
@@ -65,6 +65,16 @@ impl<'a> Fields<'a> {
             return Err(unknown_field(key, known));
         }
         Ok(Fields { map })
+    }
+
+    /// The string of tag field `name` (`kind`, `type`) of an internally tagged enum.
+    #[inline(never)]
+    pub fn tag(&self, name: &str) -> Result<&'a str, JsonReadError> {
+        match self.map.get(name) {
+            Some(Value::String(tag)) => Ok(tag),
+            Some(other) => Err(JsonReadError::invalid_type(other, "variant identifier")),
+            None => Err(JsonReadError(format!("missing field `{name}`"))),
+        }
     }
 
     /// The value of field `name`, `null` included; `None` when absent.

@@ -12,11 +12,7 @@ impl UsageFact {
     /// Keys it does not know are ignored.
     pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
         let fields = Fields::of(value, "struct UsageFact", None)?;
-        let kind = match fields.get("kind") {
-            Some(Value::String(kind)) => kind.as_str(),
-            Some(other) => return Err(JsonReadError::invalid_type(other, "variant identifier")),
-            None => return Err(JsonReadError("missing field `kind`".to_owned())),
-        };
+        let kind = fields.tag("kind")?;
         let report = match kind {
             "response" => UsageReport::Response {
                 input_tokens: fields.required("inputTokens", u64)?,

@@ -160,11 +160,7 @@ impl ProviderState {
     /// Reads provider state: `kind` names the variant, whose fields sit beside it.
     pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
         let fields = Fields::of(value, "internally tagged enum ProviderState", None)?;
-        let kind = match fields.get("kind") {
-            Some(Value::String(kind)) => kind.as_str(),
-            Some(other) => return Err(JsonReadError::invalid_type(other, "variant identifier")),
-            None => return Err(JsonReadError("missing field `kind`".to_owned())),
-        };
+        let kind = fields.tag("kind")?;
         if kind != PROVIDER_STATE_KINDS[0] {
             return Err(unknown_variant(kind, PROVIDER_STATE_KINDS));
         }
