@@ -217,6 +217,9 @@ macro_rules! serde_via_value {
     };
 }
 
+#[cfg(test)]
+mod migrated_types;
+
 /// Inputs for tests that compare a hand-written reader with the derive it replaced.
 #[cfg(test)]
 pub(crate) mod test_support {
