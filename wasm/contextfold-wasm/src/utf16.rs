@@ -93,11 +93,18 @@ pub fn write_utf16(text: &str, out: &mut [u16]) -> usize {
 }
 
 /// The 16 bytes of the block of `window` (its bytes 1 to 16) when they are all ASCII.
+#[inline(always)]
 fn ascii_block(window: &[u8; BLOCK + 3]) -> Option<&[u8]> {
     let block = &window[1..=BLOCK];
-    let (low, high) = block.split_at(BLOCK / 2);
-    let word = |half: &[u8]| u64::from_le_bytes(half.try_into().unwrap_or([0x80; 8]));
-    ((word(low) | word(high)) & HIGH_BITS == 0).then_some(block)
+    ((le_word(block, 0) | le_word(block, 8)) & HIGH_BITS == 0).then_some(block)
+}
+
+/// The 8 bytes of `bytes` from `start` as a little-endian `u64` (all high bits set when there
+/// are fewer, which never happens for the fixed-size windows it is given).
+#[inline(always)]
+fn le_word(bytes: &[u8], start: usize) -> u64 {
+    let word = bytes.get(start..start + 8).and_then(|word| word.try_into().ok());
+    u64::from_le_bytes(word.unwrap_or([0x80; 8]))
 }
 
 /// Transcodes the block of `window` (its bytes 1 to 16; byte 0 is the byte before the block,
@@ -107,6 +114,7 @@ fn ascii_block(window: &[u8; BLOCK + 3]) -> Option<&[u8]> {
 /// lead gives its low surrogate; the other continuation bytes give nothing. `out` has room for
 /// 16 units, all of which may be written.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
 fn transcode_block(window: &[u8; BLOCK + 3], out: &mut [u16]) -> usize {
     let mut written = 0;
     for k in 0..BLOCK {
@@ -151,21 +159,27 @@ trait Lanes: Copy {
 }
 
 impl Lanes for u16 {
+    #[inline(always)]
     fn and(self, mask: u16) -> Self {
         self & mask
     }
+    #[inline(always)]
     fn or(self, other: Self) -> Self {
         self | other
     }
+    #[inline(always)]
     fn or_const(self, bits: u16) -> Self {
         self | bits
     }
+    #[inline(always)]
     fn shl(self, by: u32) -> Self {
         self << by
     }
+    #[inline(always)]
     fn shr(self, by: u32) -> Self {
         self >> by
     }
+    #[inline(always)]
     fn add(self, value: u16) -> Self {
         self.wrapping_add(value)
     }
@@ -181,21 +195,27 @@ mod simd {
     use super::{BLOCK, Lanes, high_surrogate, low_surrogate};
 
     impl Lanes for v128 {
+        #[inline(always)]
         fn and(self, mask: u16) -> Self {
             v128_and(self, u16x8_splat(mask))
         }
+        #[inline(always)]
         fn or(self, other: Self) -> Self {
             v128_or(self, other)
         }
+        #[inline(always)]
         fn or_const(self, bits: u16) -> Self {
             v128_or(self, u16x8_splat(bits))
         }
+        #[inline(always)]
         fn shl(self, by: u32) -> Self {
             u16x8_shl(self, by)
         }
+        #[inline(always)]
         fn shr(self, by: u32) -> Self {
             u16x8_shr(self, by)
         }
+        #[inline(always)]
         fn add(self, value: u16) -> Self {
             u16x8_add(self, u16x8_splat(value))
         }
@@ -223,12 +243,12 @@ mod simd {
         table
     }
 
+    #[inline(always)]
     fn load(bytes: &[u8]) -> v128 {
-        let word =
-            |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().unwrap_or([0; 8]));
-        u64x2(word(0), word(1))
+        u64x2(super::le_word(bytes, 0), super::le_word(bytes, 8))
     }
 
+    #[inline(always)]
     fn store(units: v128, out: &mut [u16]) {
         for (half, lanes) in [u64x2_extract_lane::<0>(units), u64x2_extract_lane::<1>(units)]
             .into_iter()
@@ -242,6 +262,7 @@ mod simd {
 
     /// The units of 8 lanes: `before`, `b0`, `b1`, `b2` widened to `u16` (so below 256, where
     /// signed comparisons, single instructions, order them as bytes).
+    #[inline(always)]
     fn lane_units(before: v128, b0: v128, b1: v128, b2: v128) -> v128 {
         let b1_bits = b1.and(0x3f);
         let two = b0.and(0x1f).shl(6).or(b1_bits);
@@ -260,6 +281,7 @@ mod simd {
     }
 
     /// See [`super::transcode_block`].
+    #[inline(always)]
     pub(super) fn transcode_block(window: &[u8; BLOCK + 3], out: &mut [u16]) -> usize {
         let before = load(&window[0..]);
         let b0 = load(&window[1..]);
@@ -299,6 +321,7 @@ enum Units {
 
 impl Units {
     /// Writes the units at the start of `out` and returns their number.
+    #[inline(always)]
     fn write(self, out: &mut [u16]) -> usize {
         match self {
             Units::One(unit) => {
@@ -316,6 +339,7 @@ impl Units {
 
 /// Decodes the character starting `rest` (whose first byte is `lead`): its UTF-8 length and
 /// its code units. `rest` starts at a character boundary of a `str`, so it is well formed.
+#[inline(always)]
 fn decode_char(lead: u8, rest: &[u8]) -> (usize, Units) {
     let tail = |k: usize| u32::from(rest.get(k).copied().unwrap_or(0) & 0x3f);
     match lead {
