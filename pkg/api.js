@@ -7,6 +7,7 @@ import {
 } from './values.js';
 import { usageFact } from './usage.js';
 import { StringInterner, withInternedEvents } from './interned.js';
+import { HeldStrings } from './held-strings.js';
 
 export { ContextfoldError };
 
@@ -165,6 +166,7 @@ export function createApi(raw, options = {}) {
    */
   class EventLog {
     #raw = new raw.EventLog();
+    #held = new HeldStrings();
 
     constructor() {
       rawLogs.set(this, () => this.#raw);
@@ -175,7 +177,19 @@ export function createApi(raw, options = {}) {
      * log; nothing is appended on error.
      */
     append(events) {
-      return this.#call(() => this.#raw.append(jsonlBytes(events) ?? encode(Array.isArray(events) ? events : [events])));
+      return this.#call(() => {
+        const bytes = jsonlBytes(events);
+        if (bytes !== undefined) {
+          const length = this.#raw.append(bytes, false);
+          this.#held.appended(null, length);
+          return length;
+        }
+        const list = Array.isArray(events) ? events : [events];
+        const held = HeldStrings.collect(list);
+        const length = this.#raw.append(encode(list), held !== null);
+        this.#held.appended(held, length);
+        return length;
+      });
     }
 
     /** The number of events. */
@@ -193,11 +207,20 @@ export function createApi(raw, options = {}) {
       return this.#call(() => decode(this.#raw.events()));
     }
 
-    /** `project()` over the log: the same options, without `events`. */
+    /**
+     * `project()` over the log: the same options, without `events`. The long strings of events
+     * appended as objects come back as references to the caller's strings (held-strings.js).
+     */
     project(options = {}) {
       return this.#call(() => {
         const [plain, count] = withoutCounter(options);
-        return decodeProjection(this.#raw.project(encode(plain), count));
+        const text = encode(plain);
+        const result = decodeProjection(this.#raw.project(text, count, this.#held.any));
+        const shared = result.sharedStrings;
+        if (shared === undefined) return result;
+        delete result.sharedStrings;
+        if (this.#held.restore(result.messages, shared)) return result;
+        return decodeProjection(this.#raw.project(text, count, false));
       });
     }
 

@@ -1,4 +1,4 @@
-// The long strings of a projection that JS does not hold (EventLog, JSONL events) come back
+// The long strings of a projection that JS does not hold (JSONL events, in an EventLog or not) come back
 // through a table of UTF-16 code units transcoded in wasm 16 bytes at a time: every UTF-8
 // length class at every offset around a block edge, at the start and end of a string, and
 // strings of nothing else must come back unchanged, and the table's reused buffer must never
@@ -41,6 +41,9 @@ function session(texts, sessionId = 's') {
   return events;
 }
 
+/** The events as JSONL bytes: strings JS does not hold, so they come back through the table. */
+const jsonlOf = (events) => Buffer.from(events.map((event) => JSON.stringify(event)).join('\n'));
+
 const options = { model: { contextWindow: 100_000_000 }, format: 'ai-sdk' };
 
 test('every UTF-8 length class at every block offset comes back through the table unchanged', () => {
@@ -48,12 +51,12 @@ test('every UTF-8 length class at every block offset comes back through the tabl
     const texts = textsAround(char);
     const events = session(texts);
     const expected = project({ events, ...options });
+    const jsonl = jsonlOf(events);
     const log = new EventLog();
-    log.append(events);
+    log.append(jsonl);
     const fromLog = log.project(options);
     log.free();
     assert.deepEqual(fromLog, expected, JSON.stringify(char));
-    const jsonl = Buffer.from(events.map((event) => JSON.stringify(event)).join('\n'));
     assert.deepEqual(project({ events: jsonl, ...options }), expected, JSON.stringify(char));
     const users = fromLog.messages.filter((message) => message.role === 'user').map((message) => message.content);
     assert.deepEqual(users, texts);
@@ -64,9 +67,9 @@ test('the reused table buffer never carries strings from one projection into the
   const big = session(CHARS.flatMap(textsAround), 'big');
   const small = session(['🦀'.repeat(TABLE_BYTES), 'short', `${'q'.repeat(TABLE_BYTES)}é`], 'small');
   const bigLog = new EventLog();
-  bigLog.append(big);
+  bigLog.append(jsonlOf(big));
   const smallLog = new EventLog();
-  smallLog.append(small);
+  smallLog.append(jsonlOf(small));
   const bigFirst = bigLog.project(options);
   const smallAfterBig = smallLog.project(options);
   const bigAgain = bigLog.project(options);

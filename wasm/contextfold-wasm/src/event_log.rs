@@ -28,6 +28,9 @@ use crate::session::CompactionSession;
 #[derive(Debug)]
 pub struct EventLog {
     events: Vec<RuntimeEvent>,
+    /// Per event: whether the wrapper holds its JS copy (appended as objects, not JSONL), so a
+    /// projection may leave its long strings out for the wrapper to put back.
+    held: Vec<bool>,
     /// The log's structure, checked incrementally.
     validator: LogValidator,
     hasher: PrefixHasher<BindingEngine>,
@@ -39,6 +42,7 @@ impl Default for EventLog {
     fn default() -> Self {
         EventLog {
             events: Vec::new(),
+            held: Vec::new(),
             validator: LogValidator::default(),
             hasher: PrefixHasher::with_engine(BindingEngine::default()),
             verified: VerifiedPrefix::with_engine(),
@@ -56,11 +60,12 @@ impl EventLog {
 
     /// Appends events (JSON text of an array, from the wrapper). The whole log must stay valid
     /// (`validateLog`'s rules); otherwise nothing is appended and the core's code is thrown.
-    /// Returns the new length.
+    /// Returns the new length. `held`: the wrapper keeps the long strings of these events (the
+    /// JS objects the text was written from), see [`EventLog::project`].
     ///
     /// JSONL events (a `Uint8Array`, see [`crate::jsonl`]) are appended the same way; an error
     /// about one of them names its line.
-    pub fn append(&mut self, events: JsValue) -> Result<u32, JsValue> {
+    pub fn append(&mut self, events: JsValue, held: bool) -> Result<u32, JsValue> {
         let (events, lines) = match events_from_jsonl_js(&events) {
             Some(parsed) => {
                 let parsed = parsed?;
@@ -76,6 +81,7 @@ impl EventLog {
         for event in &events {
             self.hasher.push(event);
         }
+        self.held.resize(self.held.len() + events.len(), held);
         self.events.extend(events);
         Ok(self.len())
     }
@@ -114,11 +120,14 @@ impl EventLog {
     }
 
     /// Projects the log: the options of `project()` without `events`; `count_tokens`: the
-    /// caller's counter (see [`crate::measure`]).
+    /// caller's counter (see [`crate::measure`]). With `share`, the long strings of events the
+    /// wrapper holds are left out and listed (`sharedStrings`, see [`crate::shared_strings`]),
+    /// the others moved into the UTF-16 table (see [`crate::string_table`]).
     pub fn project(
         &mut self,
         options: JsValue,
         count_tokens: Option<js_sys::Function>,
+        share: bool,
     ) -> Result<JsValue, JsValue> {
         let exact = !options.is_string();
         let args: ProjectArgs<Value> = from_js(options, "project options")?;
@@ -126,10 +135,14 @@ impl EventLog {
             let detail = "an EventLog projects its own events; leave `events` out";
             return Err(BindingError::invalid("project options", detail).into());
         }
-        let strings = LongStrings::for_output(exact);
+        let strings = match LongStrings::for_output(exact) {
+            LongStrings::Table if share && self.held.contains(&true) => LongStrings::ShareElseTable,
+            strings => strings,
+        };
         let args = args.with_events(Vec::new());
         let counter = count_tokens.map(JsCounter::new);
         let verified = &mut self.verified;
-        Ok(project_events_cached(&self.events, args, exact, strings, verified, counter.as_ref())?)
+        let (events, held) = (&self.events, &self.held);
+        Ok(project_events_cached(events, args, exact, strings, verified, counter.as_ref(), held)?)
     }
 }

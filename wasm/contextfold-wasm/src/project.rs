@@ -158,6 +158,7 @@ fn project_interned(
                     references,
                     None,
                     None,
+                    None,
                 )
             })
         });
@@ -218,11 +219,14 @@ pub(crate) fn project_events(
     jsonl: Option<&JsonlEvents>,
     counter: Option<&JsCounter>,
 ) -> Result<JsValue, BindingError> {
-    project_events_with(events, args, exact, strings, jsonl, None, None, counter)
+    project_events_with(events, args, exact, strings, jsonl, None, None, counter, None)
 }
 
 /// [`project_events`] with the caller's verified-prefix cache (an `EventLog`'s): a checkpoint's
-/// covered prefix is hashed once, later projections verify only what was appended.
+/// covered prefix is hashed once, later projections verify only what was appended. `held[i]`:
+/// whether the caller holds a JS copy of event `i` to share strings from
+/// ([`LongStrings::ShareElseTable`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn project_events_cached(
     events: &[RuntimeEvent],
     args: ProjectArgs<RuntimeEvent>,
@@ -230,8 +234,19 @@ pub(crate) fn project_events_cached(
     strings: LongStrings,
     verifier: &mut dyn PrefixVerifier,
     counter: Option<&JsCounter>,
+    held: &[bool],
 ) -> Result<JsValue, BindingError> {
-    project_events_with(events, args, exact, strings, None, None, Some(verifier), counter)
+    project_events_with(
+        events,
+        args,
+        exact,
+        strings,
+        None,
+        None,
+        Some(verifier),
+        counter,
+        Some(held),
+    )
 }
 
 /// The kept references of events read by [`crate::kept_events`], with the
@@ -253,6 +268,7 @@ fn project_events_with(
     references: Option<ReferenceLookup<'_>>,
     verifier: Option<&mut dyn PrefixVerifier>,
     counter: Option<&JsCounter>,
+    held: Option<&[bool]>,
 ) -> Result<JsValue, BindingError> {
     let base: &dyn TokenEstimator = match (references, counter) {
         (Some((estimator, _)), _) => estimator,
@@ -312,13 +328,19 @@ fn project_events_with(
             ));
         }
     };
-    let shared_strings = (strings == LongStrings::Share).then(|| match references {
-        Some((estimator, sources)) => {
-            StringSources::of(events).with_references(estimator, sources).share(&mut messages)
+    let shared_strings = strings.shares().then(|| {
+        let sources = match held {
+            Some(held) => StringSources::of_held(events, |index| held.get(index) == Some(&true)),
+            None => StringSources::of(events),
+        };
+        match references {
+            Some((estimator, references)) => {
+                sources.with_references(estimator, references).share(&mut messages)
+            }
+            None => sources.share(&mut messages),
         }
-        None => StringSources::of(events).share(&mut messages),
     });
-    let mut table = (strings == LongStrings::Table).then(OutputTable::reuse);
+    let mut table = strings.tables().then(OutputTable::reuse);
     let table_strings = table
         .as_mut()
         .map(|table| table.move_long_strings(&mut messages))

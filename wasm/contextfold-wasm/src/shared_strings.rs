@@ -119,8 +119,14 @@ impl std::fmt::Debug for StringSources<'_> {
 impl<'a> StringSources<'a> {
     /// Indexes the long texts, inputs and outputs of `events` (the first place of each wins).
     pub fn of(events: &'a [RuntimeEvent]) -> Self {
+        Self::of_held(events, |_| true)
+    }
+
+    /// [`Self::of`] over the events for which `held(index)` says the caller holds a JS copy
+    /// (an `EventLog`'s events appended as objects, not as JSONL).
+    pub fn of_held(events: &'a [RuntimeEvent], held: impl Fn(usize) -> bool) -> Self {
         let mut sources = StringSources::default();
-        for (index, event) in events.iter().enumerate() {
+        for (index, event) in events.iter().enumerate().filter(|(index, _)| held(*index)) {
             let mut path = vec![StepRef::Key("content")];
             match &event.content {
                 EventContent::UserText { text, .. }

@@ -136,6 +136,9 @@ pub(crate) enum LongStrings {
     /// In a UTF-16 table with the JSON text after it (see this module) when any
     /// string moved: the result is then `[memory, address, tableUnits, totalUnits]`.
     Table,
+    /// Left out where the caller holds the same string (an `EventLog`'s events appended as
+    /// JS objects), the other long strings in the table.
+    ShareElseTable,
 }
 
 impl LongStrings {
@@ -143,6 +146,16 @@ impl LongStrings {
     /// `BigInt`s (`exact`), which only the plain JS value path carries.
     pub(crate) fn for_output(exact: bool) -> Self {
         if exact { LongStrings::InText } else { LongStrings::Table }
+    }
+
+    /// Whether long strings found in the caller's events are left out for it to put back.
+    pub(crate) fn shares(self) -> bool {
+        matches!(self, LongStrings::Share | LongStrings::ShareElseTable)
+    }
+
+    /// Whether the other long strings move into the UTF-16 table.
+    pub(crate) fn tables(self) -> bool {
+        matches!(self, LongStrings::Table | LongStrings::ShareElseTable)
     }
 }
 
