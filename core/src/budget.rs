@@ -213,20 +213,20 @@ impl TokenEstimator for CharEstimator {
         // vectorization or inlining (the npm module is built for size).
         let bytes = text.as_bytes();
         let (mut high, mut lead) = (0u64, 0u64);
-        for run in bytes.chunks(8 * 255) {
+        let (words, tail) = bytes.as_chunks::<8>();
+        for run in words.chunks(255) {
             let (mut high_lanes, mut lead_lanes) = (0u64, 0u64);
-            let mut words = run.chunks_exact(8);
-            for word in &mut words {
-                let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            for word in run {
+                let word = u64::from_le_bytes(*word);
                 high_lanes += (word >> 7) & LOW_BITS;
                 lead_lanes += ((word & (word << 1)) >> 7) & LOW_BITS;
             }
             high += sum_byte_lanes(high_lanes);
             lead += sum_byte_lanes(lead_lanes);
-            for &byte in words.remainder() {
-                high += u64::from(byte >> 7);
-                lead += u64::from(byte >= 0xc0);
-            }
+        }
+        for &byte in tail {
+            high += u64::from(byte >> 7);
+            lead += u64::from(byte >= 0xc0);
         }
         (bytes.len() as u64 - high).div_ceil(4) + lead
     }
