@@ -287,7 +287,7 @@ pub fn estimate_events(estimator: &dyn TokenEstimator, events: &[RuntimeEvent]) 
 pub fn estimate_value(estimator: &dyn TokenEstimator, value: &Value) -> u64 {
     match value {
         Value::String(text) => estimator.estimate_text(text),
-        other => estimator.estimate_text(&other.to_string()),
+        other => estimator.estimate_text(&crate::json_text::json_text(other)),
     }
 }
 

@@ -155,7 +155,7 @@ impl HistoryCompactCheckpoint {
 
     /// Serializes to compact JSON text.
     pub fn to_json(&self) -> String {
-        self.to_value().to_string()
+        crate::json_text::json_text(&self.to_value())
     }
 
     /// Parses the documented JSON text.

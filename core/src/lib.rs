@@ -106,6 +106,7 @@ pub mod diagnostics;
 pub mod digest;
 pub mod event;
 pub mod json_read;
+pub mod json_text;
 pub mod ledger_row;
 pub mod log_builder;
 pub mod prefix_match;

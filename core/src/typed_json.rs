@@ -16,7 +16,7 @@ use serde_json::Value;
 
 /// Reads `value` as a `T`, exactly as `serde_json::from_str` reads the value's text.
 pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, serde_json::Error> {
-    serde_json::from_str(&value.to_string()).map_err(without_position)
+    serde_json::from_str(&crate::json_text::json_text(value)).map_err(without_position)
 }
 
 /// Writes `value` as a JSON value, exactly as `serde_json::to_string` writes it.

@@ -6,6 +6,7 @@
 //! to. It is pure and deterministic: the same fold gives the same bytes. Every summary it writes
 //! says it is extractive, and checkpoints record `produced_by: "extractive"`.
 
+use crate::json_text::json_text;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -283,12 +284,12 @@ fn clip(text: &str, max_chars: usize) -> String {
 fn value_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => json_text(other),
     }
 }
 
 fn compact_json(value: &Value) -> String {
-    value.to_string()
+    json_text(value)
 }
 
 fn first_line(value: &Value) -> String {

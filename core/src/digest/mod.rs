@@ -20,7 +20,7 @@
 
 mod event_writer;
 mod hash_sink;
-mod jcs;
+pub(crate) mod jcs;
 mod reference;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -228,6 +228,15 @@ proptest! {
         prop_assert_eq!(digest_prefix(&events), format!("sha256:{hex}"));
     }
 
+    /// `json_text::json_text` writes serde_json's compact text byte for byte.
+    #[test]
+    fn json_text_is_serde_json_text(value in json_value()) {
+        prop_assert_eq!(
+            crate::json_text::json_text(&value),
+            serde_json::to_string(&value).expect("json")
+        );
+    }
+
     /// The digest survives the event's trip through `serde_json::Value` and back.
     #[test]
     fn digest_is_stable_across_a_value_round_trip(event in runtime_event()) {

@@ -23,6 +23,7 @@
 //! assert_eq!(messages[0], serde_json::json!({ "role": "user", "content": "hi" }));
 //! ```
 
+use crate::json_text::json_text;
 use serde_json::{Map, Value, json};
 
 use crate::attachment::Attachment;
@@ -162,13 +163,13 @@ fn with_media(output: Value, attachments: &[Attachment]) -> Value {
         Value::Object(map) => {
             let text = match map.get("value") {
                 Some(Value::String(text)) => text.clone(),
-                Some(other) => other.to_string(),
-                None => Value::Object(map.clone()).to_string(),
+                Some(other) => json_text(other),
+                None => json_text(&Value::Object(map.clone())),
             };
             vec![object([("type", "text".into()), ("text", Value::String(text))])]
         }
         other => {
-            vec![object([("type", "text".into()), ("text", Value::String(other.to_string()))])]
+            vec![object([("type", "text".into()), ("text", Value::String(json_text(&other)))])]
         }
     };
     items.retain(|item| item.get("text").is_none_or(|text| text != ""));

@@ -29,6 +29,7 @@ mod import;
 #[cfg(test)]
 mod tests;
 
+use crate::json_text::json_text;
 use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
@@ -187,7 +188,7 @@ pub fn to_openai_chat(messages: &[Message]) -> Result<Vec<Value>, ChatMappingErr
 pub fn tool_result_content(output: &Value, is_error: bool) -> String {
     let body = match output {
         Value::String(text) => text.clone(),
-        other => content_output_text(other).unwrap_or_else(|| other.to_string()),
+        other => content_output_text(other).unwrap_or_else(|| json_text(other)),
     };
     if is_error { format!("{TOOL_ERROR_PREFIX}{body}") } else { body }
 }

@@ -7,6 +7,7 @@
 //! expanded eagerly. The canonical event is unchanged, later history compaction reads the
 //! canonical events (never placeholders), and checkpoints carry no archive roots.
 
+use crate::json_text::json_text;
 use serde_json::{Value, json};
 
 use super::address::{ArchiveAddress, ArchiveError};
@@ -88,7 +89,7 @@ pub fn archive_tool_result(
     };
     let archive_bytes = match output {
         Value::String(text) => text.as_bytes().to_vec(),
-        other => other.to_string().into_bytes(),
+        other => json_text(other).into_bytes(),
     };
     let address = ArchiveAddress::for_content(&event.session_id, &archive_bytes)?;
     let original_tokens = estimate_value(estimator, output);

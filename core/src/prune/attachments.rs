@@ -13,6 +13,7 @@
 //! (Anthropic's computer-use reference loop keeps only the few most recent screenshots for the
 //! same reason.)
 
+use crate::json_text::json_text;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -143,7 +144,7 @@ pub(super) fn strip(
         EventContent::ToolResult { output, .. } => {
             let text = match output {
                 Value::String(text) => joined(text),
-                other => joined(&other.to_string()),
+                other => joined(&json_text(other)),
             };
             let stripped = event.content.with_attachments(Vec::new());
             stripped.with_output(Value::String(text)).unwrap_or(stripped)

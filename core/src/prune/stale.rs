@@ -16,6 +16,7 @@
 //! call/result pair stays intact); only its output becomes [`stale_result_placeholder`], whose
 //! bytes depend on the event alone.
 
+use crate::json_text::json_text;
 use std::ops::Range;
 
 use serde::Serialize;
@@ -78,7 +79,7 @@ pub fn stale_result_placeholder(tool_name: &str, call_id: &str, runtime_event_id
 
 /// JSON-quotes a model- or tool-supplied name so it cannot break the placeholder's text.
 pub(super) fn quote(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
+    json_text(&Value::String(text.to_owned()))
 }
 
 /// The stale oversized results of `request[tail]` as candidates. A candidate's key is the

@@ -7,6 +7,7 @@ use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::RuntimeEvent;
+use contextfold_core::json_text::write_json_text;
 use contextfold_core::projection::ai_sdk::into_model_messages;
 use contextfold_core::projection::anthropic::to_anthropic;
 use contextfold_core::projection::materialize::estimate_messages;
@@ -360,10 +361,7 @@ fn project_events_with(
         table_strings,
     };
     if let Some((estimator, _)) = references {
-        let json = serde_json::to_string(&output).map_err(|e| BindingError::Output {
-            what: "projection".into(),
-            detail: e.to_string(),
-        })?;
+        let json = output.to_json()?;
         // The prefix of a reference, as JSON writes it (escaped once or more).
         if estimator.leaked() || json.contains("u0001cf:") {
             return Err(BindingError::InternedUnreadable("a reference left its text".into()));
@@ -372,14 +370,9 @@ fn project_events_with(
         return Ok(OutputTable::reuse().to_js(&json));
     }
     match table.filter(|_| output.table_strings.is_some()) {
-        None => Ok(convert::output_to_js(&output, exact, "projection")?),
-        Some(table) => {
-            let json = serde_json::to_string(&output).map_err(|e| BindingError::Output {
-                what: "projection".into(),
-                detail: e.to_string(),
-            })?;
-            Ok(table.to_js(&json))
-        }
+        None if exact => Ok(convert::to_js(&output.to_value()?, "projection")?),
+        None => Ok(convert::json_text_to_js(output.to_json()?)),
+        Some(table) => Ok(table.to_js(&output.to_json()?)),
     }
 }
 
@@ -387,6 +380,8 @@ fn project_events_with(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ProjectOutput<'a> {
+    /// Written by [`ProjectOutput::to_json`] (nearly all of the output, and the hot path).
+    #[serde(skip)]
     messages: &'a Value,
     /// Anthropic only: the top-level `system` text, or `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -409,4 +404,34 @@ struct ProjectOutput<'a> {
     /// The strings moved into the UTF-16 table, for the wrapper to put back.
     #[serde(skip_serializing_if = "Option::is_none")]
     table_strings: Option<Vec<TableString>>,
+}
+
+impl ProjectOutput<'_> {
+    /// The output's JSON text: `messages` first, written by the core's non-generic writer
+    /// (fast in a module built for size), the small rest by serde_json.
+    fn to_json(&self) -> Result<String, BindingError> {
+        let rest = serde_json::to_string(self).map_err(Self::error)?;
+        let mut json = String::with_capacity(rest.len() + 64);
+        json.push_str("{\"messages\":");
+        write_json_text(self.messages, &mut json);
+        // `rest` is an object with at least `estimatedTokens`: its members follow.
+        json.push(',');
+        json.push_str(rest.strip_prefix('{').unwrap_or(&rest));
+        Ok(json)
+    }
+
+    /// The output as one JSON value, `messages` first (for results holding `BigInt`s).
+    fn to_value(&self) -> Result<Value, BindingError> {
+        let mut value = serde_json::Map::new();
+        value.insert("messages".into(), self.messages.clone());
+        // A struct serializes to an object: its members follow.
+        if let Value::Object(rest) = serde_json::to_value(self).map_err(Self::error)? {
+            value.extend(rest);
+        }
+        Ok(Value::Object(value))
+    }
+
+    fn error(error: serde_json::Error) -> BindingError {
+        BindingError::Output { what: "projection".into(), detail: error.to_string() }
+    }
 }

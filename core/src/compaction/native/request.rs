@@ -1,6 +1,7 @@
 //! Building the native compaction request: fold → Responses input items, pairing, lowering of
 //! hosted calls, bounded tool-result omission and the terminal trigger.
 
+use crate::json_text::json_text;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
@@ -208,7 +209,7 @@ fn function_call(
     input: &Value,
     estimator: &dyn TokenEstimator,
 ) -> BuiltItem {
-    let arguments = input.to_string();
+    let arguments = json_text(input);
     BuiltItem {
         tokens: estimator.estimate_text(name)
             + estimator.estimate_text(&arguments)
@@ -240,7 +241,7 @@ fn function_output(
 fn output_text(output: &Value, is_error: bool) -> String {
     let text = match output {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => json_text(other),
     };
     if is_error { format!("[error] {text}") } else { text }
 }

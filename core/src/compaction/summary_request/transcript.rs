@@ -25,6 +25,7 @@
 //! the summarizer's window, any other payload, with a marker that names its archive address
 //! ([`payload_marker`]).
 
+use crate::json_text::json_text;
 use serde_json::Value;
 
 use crate::attachment::Attachment;
@@ -105,7 +106,7 @@ pub(super) fn payload_marker(
 fn render_value(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => json_text(other),
     }
 }
 
@@ -159,14 +160,14 @@ fn entry(index: usize, event: &RuntimeEvent) -> Option<Entry> {
             index,
             format!("[tool call {call_id}] {tool_name}"),
             " ",
-            input.to_string(),
+            json_text(input),
             Other("tool-call input"),
         ),
         EventContent::HostedToolCall { call_id, tool_name, input } => Entry::new(
             index,
             format!("[hosted tool call {call_id}] {tool_name}"),
             " ",
-            input.to_string(),
+            json_text(input),
             Other("hosted tool-call input"),
         ),
         EventContent::ToolResult { call_id, tool_name, output, is_error, attachments } => {
