@@ -144,6 +144,29 @@ impl std::fmt::Debug for ReferenceEstimator<'_> {
     }
 }
 
+/// Whether JSON `text` holds a reference, escaped once or more: `\\u0001cf:` (the escape of its
+/// `U+0001`, which JSON writers always escape). Finds each backslash eight bytes at a time.
+pub fn json_holds_reference(text: &str) -> bool {
+    const ESCAPED: &[u8] = b"\\u0001cf:";
+    let bytes = text.as_bytes();
+    let is_reference = |at: usize| bytes.get(at..).is_some_and(|rest| rest.starts_with(ESCAPED));
+    let (words, tail) = bytes.as_chunks::<8>();
+    for (index, word) in words.iter().enumerate() {
+        // A byte of `word` is zero where `word` has a backslash (exact, no carry between bytes).
+        let diff = u64::from_le_bytes(*word) ^ 0x5c5c_5c5c_5c5c_5c5c;
+        const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+        let mut found = !(((diff & LOW).wrapping_add(LOW)) | diff | LOW);
+        while found != 0 {
+            if is_reference(8 * index + (found.trailing_zeros() / 8) as usize) {
+                return true;
+            }
+            found &= found - 1;
+        }
+    }
+    let tail_start = bytes.len() - tail.len();
+    tail.iter().enumerate().any(|(k, &byte)| byte == b'\\' && is_reference(tail_start + k))
+}
+
 impl ReferenceEstimator<'_> {
     /// A reference was estimated inside a longer text: the projection must be redone with the
     /// strings themselves.
@@ -295,6 +318,21 @@ fn each_value_string(value: &mut Value, visit: &mut Visit<'_>) -> Result<(), Bin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reference_is_found_in_json_text_escaped_once_or_more_at_every_offset() {
+        let reference = format!("{REFERENCE_PREFIX}12");
+        for pad in 0..20 {
+            let once =
+                serde_json::to_string(&format!("{}{reference}", "x".repeat(pad))).expect("json");
+            let twice = serde_json::to_string(&once).expect("json");
+            assert!(json_holds_reference(&once), "{pad} {once}");
+            assert!(json_holds_reference(&twice), "{pad} {twice}");
+            let clean = format!(r#"{{"a":"{}\n\u0002cf: u0001cf:","b":"\\"}}"#, "y".repeat(pad));
+            assert!(!json_holds_reference(&clean), "{pad} {clean}");
+        }
+    }
+
     use serde_json::json;
 
     fn reference(id: u32) -> String {

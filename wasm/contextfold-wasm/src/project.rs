@@ -363,7 +363,7 @@ fn project_events_with(
     if let Some((estimator, _)) = references {
         let json = output.to_json()?;
         // The prefix of a reference, as JSON writes it (escaped once or more).
-        if estimator.leaked() || json.contains("u0001cf:") {
+        if estimator.leaked() || crate::interned::json_holds_reference(&json) {
             return Err(BindingError::InternedUnreadable("a reference left its text".into()));
         }
         // The JSON text alone in the reused table (read from wasm memory with one copy).

@@ -20,7 +20,7 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use crate::shared_strings::Step;
-use crate::utf16::{utf16_units_into, write_utf16};
+use crate::utf16::{grow_zeroed, utf16_units_into, write_utf16};
 
 /// Shorter strings stay in the JSON text: each table entry costs a path and a JS assignment.
 pub const MIN_TABLE_BYTES: usize = 256;
@@ -44,7 +44,7 @@ pub fn move_long_strings(value: &mut Value, table: &mut Vec<u16>) -> Vec<TableSt
     take_long_strings(value, &mut Vec::new(), &mut taken);
     let first = table.len();
     // A UTF-8 string never has more UTF-16 code units than bytes.
-    table.resize(first + taken.iter().map(|(_, text)| text.len()).sum::<usize>(), 0);
+    grow_zeroed(table, taken.iter().map(|(_, text)| text.len()).sum::<usize>());
     let mut end = first;
     let moved = taken
         .into_iter()

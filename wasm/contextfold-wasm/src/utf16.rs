@@ -36,9 +36,22 @@ pub fn utf16_units(text: &str) -> Vec<u16> {
 /// appending many strings: this grows `units` by `text.len()` before cutting it back).
 pub fn utf16_units_into(text: &str, units: &mut Vec<u16>) {
     let start = units.len();
-    units.resize(start + text.len(), 0);
+    grow_zeroed(units, text.len());
     let written = write_utf16(text, &mut units[start..]);
     units.truncate(start + written);
+}
+
+/// Appends `count` zero units to `units`, a block copy at a time (`Vec::resize` writes them one
+/// by one where the module is built for size).
+pub fn grow_zeroed(units: &mut Vec<u16>, count: usize) {
+    const ZEROS: [u16; 1024] = [0; 1024];
+    units.reserve(count);
+    let mut left = count;
+    while left > 0 {
+        let step = left.min(ZEROS.len());
+        units.extend_from_slice(&ZEROS[..step]);
+        left -= step;
+    }
 }
 
 /// Writes the UTF-16 code units of `text` at the start of `out` and returns their number.
