@@ -31,6 +31,9 @@ use crate::checkpoint::ProviderState;
 use crate::projection::message::{Message, Part, Role};
 
 pub use crate::projection::ai_sdk_import::{ModelMessageImportError, import_model_messages};
+pub use text::write_model_messages;
+
+mod text;
 
 /// `type` of a tool output kept whole in the log as `{ type: "content", value: [...] }`.
 pub const CONTENT_OUTPUT: &str = "content";
@@ -238,13 +241,18 @@ fn owned_tool_output(output: Value, is_error: bool) -> Value {
     if is_whole_output(&output) {
         return output;
     }
-    let kind = match (&output, is_error) {
+    object([("type", output_kind(&output, is_error).into()), ("value", output)])
+}
+
+/// The `type` of a tool output that is not kept whole: `text` for a string, `json` for any
+/// other JSON, each `error-` for an error.
+fn output_kind(output: &Value, is_error: bool) -> &'static str {
+    match (output, is_error) {
         (Value::String(_), false) => "text",
         (Value::String(_), true) => "error-text",
         (_, false) => "json",
         (_, true) => "error-json",
-    };
-    object([("type", kind.into()), ("value", output)])
+    }
 }
 
 /// Whether a logged output is an AI SDK `content` or `execution-denied` output kept whole.
