@@ -7,8 +7,8 @@ use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::RuntimeEvent;
-use contextfold_core::json_text::write_json_text;
-use contextfold_core::projection::ai_sdk::into_model_messages;
+use contextfold_core::json_text::{JsonWriter, PathStep, StringHook, write_json_text};
+use contextfold_core::projection::ai_sdk::{into_model_messages, write_model_messages};
 use contextfold_core::projection::anthropic::to_anthropic;
 use contextfold_core::projection::materialize::estimate_messages;
 use contextfold_core::projection::openai_chat::to_openai_chat;
@@ -27,9 +27,9 @@ use crate::jsonl::JsonlEvents;
 use crate::kept_events::{KeptInput, kept_text, with_kept_events};
 use crate::measure::{JsCounter, calibrated};
 use crate::session::checkpoint_from_json;
-use crate::shared_strings::{SharedString, StringSources};
+use crate::shared_strings::{SharedString, StringSources, steps_of};
 pub(crate) use crate::string_table::LongStrings;
-use crate::string_table::{OutputTable, TableString};
+use crate::string_table::{MIN_TABLE_BYTES, OutputTable, TableString};
 use crate::{events_from_json, read_with_events};
 
 /// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
@@ -304,48 +304,79 @@ fn project_events_with(
     };
     check()?;
     let format = args.format.as_deref().unwrap_or("ai-sdk");
-    let mut system = None;
-    let mut messages = match format {
-        "ai-sdk" => Value::Array(into_model_messages(std::mem::take(&mut projection.messages))),
-        "openai-chat" => Value::Array(
-            to_openai_chat(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?,
-        ),
-        "openai-responses" => Value::Array(to_openai_responses(&projection.messages)),
-        "anthropic" => {
-            let history =
-                to_anthropic(&projection.messages).map_err(|e| BindingError::core(e.code(), e))?;
-            system = Some(history.system);
-            Value::Array(history.messages)
-        }
-        "neutral" => contextfold_core::typed_json::to_value(&projection.messages).map_err(|e| {
-            BindingError::Output { what: "projection".into(), detail: e.to_string() }
-        })?,
-        other => {
-            return Err(BindingError::invalid(
-                "format",
-                format!(
-                    "`{other}` (expected ai-sdk, openai-chat, openai-responses, anthropic or neutral)"
-                ),
-            ));
-        }
-    };
-    let shared_strings = strings.shares().then(|| {
+    let sources = strings.shares().then(|| {
         let sources = match held {
             Some(held) => StringSources::of_held(events, |index| held.get(index) == Some(&true)),
             None => StringSources::of(events),
         };
         match references {
-            Some((estimator, references)) => {
-                sources.with_references(estimator, references).share(&mut messages)
-            }
-            None => sources.share(&mut messages),
+            Some((estimator, references)) => sources.with_references(estimator, references),
+            None => sources,
         }
     });
     let mut table = strings.tables().then(OutputTable::reuse);
-    let table_strings = table
-        .as_mut()
-        .map(|table| table.move_long_strings(&mut messages))
-        .filter(|moved| !moved.is_empty());
+    let (mut shared, mut moved) = (Vec::new(), Vec::new());
+    let mut system = None;
+    let messages = if format == "ai-sdk" && !exact {
+        // Written straight as text; each long string shared or moved on the way.
+        let hooked = sources.is_some() || table.is_some();
+        let mut take = |path: &[PathStep<'_>], text: &str| {
+            if let Some(found) =
+                sources.as_ref().and_then(|s| s.share_string(text, || steps_of(path)))
+            {
+                shared.push(found);
+                return true;
+            }
+            match table.as_mut() {
+                Some(table) if text.len() >= MIN_TABLE_BYTES => {
+                    moved.push(table.push_string(steps_of(path), text));
+                    true
+                }
+                _ => false,
+            }
+        };
+        let hook: Option<StringHook<'_>> = hooked.then_some(&mut take);
+        let mut writer = JsonWriter::new(String::new(), hook);
+        write_model_messages(&projection.messages, &mut writer);
+        Messages::Text(writer.finish())
+    } else {
+        let mut messages = match format {
+            "ai-sdk" => Value::Array(into_model_messages(std::mem::take(&mut projection.messages))),
+            "openai-chat" => Value::Array(
+                to_openai_chat(&projection.messages)
+                    .map_err(|e| BindingError::core(e.code(), e))?,
+            ),
+            "openai-responses" => Value::Array(to_openai_responses(&projection.messages)),
+            "anthropic" => {
+                let history = to_anthropic(&projection.messages)
+                    .map_err(|e| BindingError::core(e.code(), e))?;
+                system = Some(history.system);
+                Value::Array(history.messages)
+            }
+            "neutral" => {
+                contextfold_core::typed_json::to_value(&projection.messages).map_err(|e| {
+                    BindingError::Output { what: "projection".into(), detail: e.to_string() }
+                })?
+            }
+            other => {
+                return Err(BindingError::invalid(
+                    "format",
+                    format!(
+                        "`{other}` (expected ai-sdk, openai-chat, openai-responses, anthropic or neutral)"
+                    ),
+                ));
+            }
+        };
+        if let Some(sources) = &sources {
+            shared = sources.share(&mut messages);
+        }
+        if let Some(table) = table.as_mut() {
+            moved = table.move_long_strings(&mut messages);
+        }
+        Messages::Value(messages)
+    };
+    let shared_strings = sources.is_some().then_some(shared);
+    let table_strings = Some(moved).filter(|moved| !moved.is_empty());
     let output = ProjectOutput {
         messages: &messages,
         system,
@@ -376,13 +407,20 @@ fn project_events_with(
     }
 }
 
+/// A projection's messages in the requested format: JSON text written straight from the
+/// projected messages (AI SDK messages without `BigInt`s), or a value.
+enum Messages {
+    Text(String),
+    Value(Value),
+}
+
 /// The result of [`project`], borrowing the projection (nothing is copied twice).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ProjectOutput<'a> {
     /// Written by [`ProjectOutput::to_json`] (nearly all of the output, and the hot path).
     #[serde(skip)]
-    messages: &'a Value,
+    messages: &'a Messages,
     /// Anthropic only: the top-level `system` text, or `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<Option<String>>,
@@ -413,7 +451,10 @@ impl ProjectOutput<'_> {
         let rest = serde_json::to_string(self).map_err(Self::error)?;
         let mut json = String::with_capacity(rest.len() + 64);
         json.push_str("{\"messages\":");
-        write_json_text(self.messages, &mut json);
+        match self.messages {
+            Messages::Text(text) => json.push_str(text),
+            Messages::Value(value) => write_json_text(value, &mut json),
+        }
         // `rest` is an object with at least `estimatedTokens`: its members follow.
         json.push(',');
         json.push_str(rest.strip_prefix('{').unwrap_or(&rest));
@@ -423,7 +464,11 @@ impl ProjectOutput<'_> {
     /// The output as one JSON value, `messages` first (for results holding `BigInt`s).
     fn to_value(&self) -> Result<Value, BindingError> {
         let mut value = serde_json::Map::new();
-        value.insert("messages".into(), self.messages.clone());
+        let messages = match self.messages {
+            Messages::Value(value) => value.clone(),
+            Messages::Text(text) => serde_json::from_str(text).map_err(Self::error)?,
+        };
+        value.insert("messages".into(), messages);
         // A struct serializes to an object: its members follow.
         if let Value::Object(rest) = serde_json::to_value(self).map_err(Self::error)? {
             value.extend(rest);

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use contextfold_core::event::{EventContent, RuntimeEvent};
+use contextfold_core::json_text::PathStep;
 
 use crate::interned::{ReferenceEstimator, TextSlot, reference_id};
 use serde::Serialize;
@@ -32,6 +33,16 @@ pub enum Step {
     Key(String),
     /// An array element.
     Index(usize),
+}
+
+/// The owned steps of a path of the core's JSON writer.
+pub fn steps_of(path: &[PathStep<'_>]) -> Vec<Step> {
+    path.iter()
+        .map(|step| match step {
+            PathStep::Key(key) => Step::Key(key.to_string()),
+            PathStep::Index(index) => Step::Index(*index),
+        })
+        .collect()
 }
 
 /// A [`Step`] borrowing its key while a path is walked; owned only for a string that is shared.
@@ -212,19 +223,7 @@ impl<'a> StringSources<'a> {
     ) {
         match value {
             Value::String(text) => {
-                let found = match self.find_reference(text, at) {
-                    Some(found) => Some(found),
-                    None if text.len() >= MIN_SHARED_BYTES => {
-                        self.by_content.get(&ByContent(text)).map(|(event, path)| SharedString {
-                            at: owned(at),
-                            event: *event,
-                            path: owned(path),
-                            length: utf16_length(text),
-                        })
-                    }
-                    None => None,
-                };
-                if let Some(found) = found {
+                if let Some(found) = self.share_string(text, || owned(at)) {
                     shared.push(found);
                     *value = Value::Null;
                 }
@@ -249,15 +248,49 @@ impl<'a> StringSources<'a> {
 }
 
 impl StringSources<'_> {
-    /// The shared string for `text` if it is one of the events' kept references.
-    fn find_reference(&self, text: &str, at: &[StepRef<'_>]) -> Option<SharedString> {
-        let references = self.references.as_ref()?;
-        let (event, slot) = references.sources.get(&reference_id(text)?)?;
+    /// The shared string for `text` (at `at()` in the result) if an event holds it: one of the
+    /// events' kept references, or a long string of theirs.
+    pub fn share_string(&self, text: &str, at: impl FnOnce() -> Vec<Step>) -> Option<SharedString> {
+        if self.references.is_some() {
+            return match self.find_reference(text, at) {
+                Ok(found) => Some(found),
+                Err(at) => self.find_string(text, at),
+            };
+        }
+        self.find_string(text, at)
+    }
+
+    fn find_string(&self, text: &str, at: impl FnOnce() -> Vec<Step>) -> Option<SharedString> {
+        if text.len() < MIN_SHARED_BYTES || self.by_content.is_empty() {
+            return None;
+        }
+        let (event, path) = self.by_content.get(&ByContent(text))?;
         Some(SharedString {
-            at: owned(at),
+            at: at(),
+            event: *event,
+            path: owned(path),
+            length: utf16_length(text),
+        })
+    }
+
+    /// The shared string for `text` if it is one of the events' kept references; else `at`
+    /// back, unused.
+    fn find_reference<F: FnOnce() -> Vec<Step>>(
+        &self,
+        text: &str,
+        at: F,
+    ) -> Result<SharedString, F> {
+        let Some(references) = self.references.as_ref() else { return Err(at) };
+        let Some((event, slot)) = reference_id(text).and_then(|id| references.sources.get(&id))
+        else {
+            return Err(at);
+        };
+        let Some(length) = references.estimator.referenced_length(text) else { return Err(at) };
+        Ok(SharedString {
+            at: at(),
             event: *event,
             path: slot.path().iter().map(|key| Step::Key((*key).to_owned())).collect(),
-            length: references.estimator.referenced_length(text)?,
+            length,
         })
     }
 }

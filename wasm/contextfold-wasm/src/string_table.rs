@@ -108,6 +108,15 @@ impl OutputTable {
         move_long_strings(value, &mut self.units)
     }
 
+    /// Moves `text`, at `at` in the result, into the table (the writer leaves `null` there).
+    pub fn push_string(&mut self, at: Vec<Step>, text: &str) -> TableString {
+        let start = self.units.len();
+        grow_zeroed(&mut self.units, text.len());
+        let end = start + write_utf16(text, &mut self.units[start..]);
+        self.units.truncate(end);
+        TableString { at, start, end }
+    }
+
     /// Hands the table to the wrapper with `json` (the result's JSON text) after its strings:
     /// `[memory, address, tableUnits, totalUnits]`, the units being at `address` in the
     /// module's `memory` until the next call that returns a table.
