@@ -55,11 +55,14 @@ pub fn located_log_error(
 /// Parses UTF-8 JSONL bytes into events (see the module docs); invalid UTF-8 is
 /// [`BindingError::InvalidUtf8`], a bad line [`BindingError::EventLine`].
 pub fn events_from_jsonl(bytes: &[u8]) -> Result<JsonlEvents, BindingError> {
-    let text = std::str::from_utf8(bytes).map_err(|error| {
-        let offset = error.valid_up_to();
-        let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
-        BindingError::InvalidUtf8 { line, offset }
-    })?;
+    // simdutf8 checks 16 bytes per step; std's check, slower, locates an error.
+    let text = simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes)).map_err(
+        |error| {
+            let offset = error.valid_up_to();
+            let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
+            BindingError::InvalidUtf8 { line, offset }
+        },
+    )?;
     parse_jsonl_text(text)
 }
 

@@ -73,10 +73,8 @@ pub fn write_utf16(text: &str, out: &mut [u16]) -> usize {
     {
         let Ok(window) = <&[u8; BLOCK + 3]>::try_from(window) else { break };
         let Some(dst) = out.get_mut(written..written + BLOCK) else { break };
-        if let Some(ascii) = ascii_block(window) {
-            for (unit, &byte) in dst.iter_mut().zip(ascii) {
-                *unit = u16::from(byte);
-            }
+        if is_ascii_block(window) {
+            widen_ascii(window, dst);
             read += BLOCK;
             written += BLOCK;
             continue;
@@ -105,11 +103,10 @@ pub fn write_utf16(text: &str, out: &mut [u16]) -> usize {
     written
 }
 
-/// The 16 bytes of the block of `window` (its bytes 1 to 16) when they are all ASCII.
+/// Whether the 16 bytes of the block of `window` (its bytes 1 to 16) are all ASCII.
 #[inline(always)]
-fn ascii_block(window: &[u8; BLOCK + 3]) -> Option<&[u8]> {
-    let block = &window[1..=BLOCK];
-    ((le_word(block, 0) | le_word(block, 8)) & HIGH_BITS == 0).then_some(block)
+fn is_ascii_block(window: &[u8; BLOCK + 3]) -> bool {
+    (le_word(window, 1) | le_word(window, 9)) & HIGH_BITS == 0
 }
 
 /// The 8 bytes of `bytes` from `start` as a little-endian `u64` (all high bits set when there
@@ -261,16 +258,30 @@ mod simd {
         u64x2(super::le_word(bytes, 0), super::le_word(bytes, 8))
     }
 
+    /// Writes the 8 lanes of `units` at the start of `out` (which has room for them).
     #[inline(always)]
     fn store(units: v128, out: &mut [u16]) {
-        for (half, lanes) in [u64x2_extract_lane::<0>(units), u64x2_extract_lane::<1>(units)]
-            .into_iter()
-            .zip(out.chunks_exact_mut(4))
-        {
-            for (k, unit) in lanes.iter_mut().enumerate() {
-                *unit = (half >> (16 * k)) as u16;
-            }
+        let (low, high) = (u64x2_extract_lane::<0>(units), u64x2_extract_lane::<1>(units));
+        if let Some(out) = out.first_chunk_mut::<8>() {
+            *out = [
+                low as u16,
+                (low >> 16) as u16,
+                (low >> 32) as u16,
+                (low >> 48) as u16,
+                high as u16,
+                (high >> 16) as u16,
+                (high >> 32) as u16,
+                (high >> 48) as u16,
+            ];
         }
+    }
+
+    /// See [`super::widen_ascii`].
+    #[inline(always)]
+    pub(super) fn widen_ascii(window: &[u8; BLOCK + 3], out: &mut [u16]) {
+        let block = load(&window[1..]);
+        store(u16x8_extend_low_u8x16(block), out);
+        store(u16x8_extend_high_u8x16(block), &mut out[8..]);
     }
 
     /// The units of 8 lanes: `before`, `b0`, `b1`, `b2` widened to `u16` (so below 256, where
@@ -324,7 +335,16 @@ mod simd {
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-use simd::transcode_block;
+use simd::{transcode_block, widen_ascii};
+
+/// Widens the 16 bytes of the block of `window` (its bytes 1 to 16, all ASCII) into the first
+/// 16 units of `out`.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn widen_ascii(window: &[u8; BLOCK + 3], out: &mut [u16]) {
+    for (unit, &byte) in out.iter_mut().zip(&window[1..=BLOCK]) {
+        *unit = u16::from(byte);
+    }
+}
 
 /// The code units of one character.
 enum Units {
