@@ -122,6 +122,7 @@ impl<E: HashEngine> HashSink<'_, E> {
 /// U+0000..U+001F. Written so that the compiler checks the block with vector compares; each
 /// eight flags (one per byte) are then gathered into a byte by one multiplication whose
 /// partial products never overlap.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
 fn escape_bits(block: &[u8; BLOCK]) -> u32 {
     let mut flags = [0u8; BLOCK];
@@ -134,6 +135,28 @@ fn escape_bits(block: &[u8; BLOCK]) -> u32 {
         bits |= ((word.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32) << (8 * index);
     }
     bits
+}
+
+/// [`escape_bits`] with `simd128`, written out: a wasm module built for size is not
+/// vectorized by the compiler. Sixteen bytes per compare, their flags gathered by a bitmask.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn escape_bits(block: &[u8; BLOCK]) -> u32 {
+    use core::arch::wasm32::{i8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, u64x2, v128_or};
+    /// The flags of the 16 bytes of `words[first..first + 2]` as bits.
+    #[inline(always)]
+    fn half(words: &[[u8; 8]], first: usize) -> u32 {
+        let word = |k: usize| words.get(k).map_or(0, |w| u64::from_le_bytes(*w));
+        let bytes = u64x2(word(first), word(first + 1));
+        let flags = v128_or(
+            u8x16_lt(bytes, u8x16_splat(0x20)),
+            v128_or(u8x16_eq(bytes, u8x16_splat(b'"')), u8x16_eq(bytes, u8x16_splat(b'\\'))),
+        );
+        u32::from(i8x16_bitmask(flags))
+    }
+    const _: () = assert!(BLOCK == 32);
+    let (words, _) = block.as_chunks::<8>();
+    half(words, 0) | (half(words, 2) << 16)
 }
 
 /// Writes the block `window[..BLOCK]`, escaped, at `out[at..]` and returns the end of what it
