@@ -61,15 +61,7 @@ fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
 fn model_message(message: Message) -> Value {
     let role = match message.role {
         Role::System => {
-            let texts: Vec<&str> = message
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            return object([("role", "system".into()), ("content", texts.join("\n\n").into())]);
+            return object([("role", "system".into()), ("content", system_text(&message).into())]);
         }
         Role::User => {
             let mut parts = message.parts;
@@ -83,6 +75,19 @@ fn model_message(message: Message) -> Value {
         Role::Tool => "tool",
     };
     object([("role", role.into()), ("content", model_parts(message.parts))])
+}
+
+/// A system message's content: its texts joined by a blank line.
+fn system_text(message: &Message) -> String {
+    let texts: Vec<&str> = message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n\n")
 }
 
 fn model_parts(parts: Vec<Part>) -> Value {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{
     compaction_part, is_whole_output, output_kind, owned_tool_output, reasoning_provider_options,
-    user_media_part, with_media,
+    system_text, user_media_part, with_media,
 };
 use crate::json_text::JsonWriter;
 use crate::projection::message::{Message, Part, Role};
@@ -31,17 +31,9 @@ fn write_message<'a>(message: &'a Message, writer: &mut JsonWriter<'a, '_>) {
     writer.key("role");
     match message.role {
         Role::System => {
-            let texts: Vec<&str> = message
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
             writer.string("system");
             writer.key("content");
-            writer.string(&texts.join("\n\n"));
+            writer.string(&system_text(message));
         }
         Role::User => {
             writer.string("user");
