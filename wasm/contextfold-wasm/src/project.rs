@@ -5,17 +5,11 @@ use std::collections::HashMap;
 use contextfold_core::budget::{CharEstimator, ModelFacts, TokenEstimator};
 use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::RuntimeEvent;
-use contextfold_core::json_text::{JsonWriter, PathStep, StringHook, write_json_text};
-use contextfold_core::projection::ai_sdk::{into_model_messages, write_model_messages};
-use contextfold_core::projection::anthropic::to_anthropic;
 use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::openai_chat::to_openai_chat;
-use contextfold_core::projection::openai_responses::to_openai_responses;
-use contextfold_core::projection::{ProjectInput, ReplayedCheckpoint, project_with};
+use contextfold_core::projection::{ProjectInput, project_with};
 use contextfold_core::verified_prefix::{FullVerificationWith, PrefixVerifier};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -27,10 +21,13 @@ use crate::jsonl::JsonlEvents;
 use crate::kept_events::{KeptInput, kept_text, with_kept_events};
 use crate::measure::{JsCounter, calibrated};
 use crate::session::checkpoint_from_json;
-use crate::shared_strings::{SharedString, StringSources, steps_of};
+use crate::shared_strings::StringSources;
 pub(crate) use crate::string_table::LongStrings;
-use crate::string_table::{MIN_TABLE_BYTES, OutputTable, TableString};
+use crate::string_table::OutputTable;
 use crate::{events_from_json, read_with_events};
+use output::{Messages, ProjectOutput, ai_sdk_text, value_messages};
+
+mod output;
 
 /// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
 #[derive(Deserialize)]
@@ -315,58 +312,19 @@ fn project_events_with(
         }
     });
     let mut table = strings.tables().then(OutputTable::reuse);
-    let (mut shared, mut moved) = (Vec::new(), Vec::new());
-    let mut system = None;
+    let (mut shared, mut moved, mut system) = (Vec::new(), Vec::new(), None);
     let messages = if format == "ai-sdk" && !exact {
-        // Written straight as text; each long string shared or moved on the way.
-        let hooked = sources.is_some() || table.is_some();
-        let mut take = |path: &[PathStep<'_>], text: &str| {
-            if let Some(found) =
-                sources.as_ref().and_then(|s| s.share_string(text, || steps_of(path)))
-            {
-                shared.push(found);
-                return true;
-            }
-            match table.as_mut() {
-                Some(table) if text.len() >= MIN_TABLE_BYTES => {
-                    moved.push(table.push_string(steps_of(path), text));
-                    true
-                }
-                _ => false,
-            }
-        };
-        let hook: Option<StringHook<'_>> = hooked.then_some(&mut take);
-        let mut writer = JsonWriter::new(String::new(), hook);
-        write_model_messages(&projection.messages, &mut writer);
-        Messages::Text(writer.finish())
+        let messages = &projection.messages;
+        Messages::Text(ai_sdk_text(
+            messages,
+            sources.as_ref(),
+            table.as_mut(),
+            &mut shared,
+            &mut moved,
+        ))
     } else {
-        let mut messages = match format {
-            "ai-sdk" => Value::Array(into_model_messages(std::mem::take(&mut projection.messages))),
-            "openai-chat" => Value::Array(
-                to_openai_chat(&projection.messages)
-                    .map_err(|e| BindingError::core(e.code(), e))?,
-            ),
-            "openai-responses" => Value::Array(to_openai_responses(&projection.messages)),
-            "anthropic" => {
-                let history = to_anthropic(&projection.messages)
-                    .map_err(|e| BindingError::core(e.code(), e))?;
-                system = Some(history.system);
-                Value::Array(history.messages)
-            }
-            "neutral" => {
-                contextfold_core::typed_json::to_value(&projection.messages).map_err(|e| {
-                    BindingError::Output { what: "projection".into(), detail: e.to_string() }
-                })?
-            }
-            other => {
-                return Err(BindingError::invalid(
-                    "format",
-                    format!(
-                        "`{other}` (expected ai-sdk, openai-chat, openai-responses, anthropic or neutral)"
-                    ),
-                ));
-            }
-        };
+        let mut messages;
+        (messages, system) = value_messages(format, &mut projection.messages)?;
         if let Some(sources) = &sources {
             shared = sources.share(&mut messages);
         }
@@ -404,79 +362,5 @@ fn project_events_with(
         None if exact => Ok(convert::to_js(&output.to_value()?, "projection")?),
         None => Ok(convert::json_text_to_js(output.to_json()?)),
         Some(table) => Ok(table.to_js(&output.to_json()?)),
-    }
-}
-
-/// A projection's messages in the requested format: JSON text written straight from the
-/// projected messages (AI SDK messages without `BigInt`s), or a value.
-enum Messages {
-    Text(String),
-    Value(Value),
-}
-
-/// The result of [`project`], borrowing the projection (nothing is copied twice).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ProjectOutput<'a> {
-    /// Written by [`ProjectOutput::to_json`] (nearly all of the output, and the hot path).
-    #[serde(skip)]
-    messages: &'a Messages,
-    /// Anthropic only: the top-level `system` text, or `null`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<Option<String>>,
-    estimated_tokens: u64,
-    /// `messages` measured without the calibration: the request's own estimate, which a usage
-    /// fact records.
-    uncalibrated_tokens: u64,
-    /// The calibration ratio `estimatedTokens` was measured with, in thousandths.
-    ratio_permille: u32,
-    history_budget: u64,
-    fits: bool,
-    /// `null` when no checkpoint replays.
-    checkpoint: &'a Option<ReplayedCheckpoint>,
-    omitted_events: u64,
-    diagnostics: &'a [Diagnostic],
-    /// The strings left out of `messages`, for the wrapper to put back.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    shared_strings: Option<Vec<SharedString>>,
-    /// The strings moved into the UTF-16 table, for the wrapper to put back.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    table_strings: Option<Vec<TableString>>,
-}
-
-impl ProjectOutput<'_> {
-    /// The output's JSON text: `messages` first, written by the core's non-generic writer
-    /// (fast in a module built for size), the small rest by serde_json.
-    fn to_json(&self) -> Result<String, BindingError> {
-        let rest = serde_json::to_string(self).map_err(Self::error)?;
-        let mut json = String::with_capacity(rest.len() + 64);
-        json.push_str("{\"messages\":");
-        match self.messages {
-            Messages::Text(text) => json.push_str(text),
-            Messages::Value(value) => write_json_text(value, &mut json),
-        }
-        // `rest` is an object with at least `estimatedTokens`: its members follow.
-        json.push(',');
-        json.push_str(rest.strip_prefix('{').unwrap_or(&rest));
-        Ok(json)
-    }
-
-    /// The output as one JSON value, `messages` first (for results holding `BigInt`s).
-    fn to_value(&self) -> Result<Value, BindingError> {
-        let mut value = serde_json::Map::new();
-        let messages = match self.messages {
-            Messages::Value(value) => value.clone(),
-            Messages::Text(text) => serde_json::from_str(text).map_err(Self::error)?,
-        };
-        value.insert("messages".into(), messages);
-        // A struct serializes to an object: its members follow.
-        if let Value::Object(rest) = serde_json::to_value(self).map_err(Self::error)? {
-            value.extend(rest);
-        }
-        Ok(Value::Object(value))
-    }
-
-    fn error(error: serde_json::Error) -> BindingError {
-        BindingError::Output { what: "projection".into(), detail: error.to_string() }
     }
 }
