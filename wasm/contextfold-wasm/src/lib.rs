@@ -28,6 +28,7 @@ use contextfold_core::compaction::summary_validation::{
 };
 use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
 use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
+use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow};
 use contextfold_core::prefix_match::match_checkpoint_prefix_with;
 use contextfold_core::projection::ai_sdk::import_model_messages;
@@ -36,7 +37,6 @@ use contextfold_core::projection::openai_chat::{ImportContext, import_openai_cha
 use contextfold_core::recovery::{
     RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
 };
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
@@ -150,28 +150,38 @@ pub fn validate_log(events: JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// Id options of the import functions.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ImportOptions {
-    session_id: String,
-    run_id_prefix: Option<String>,
-    turn_id_prefix: Option<String>,
-    event_id_prefix: Option<String>,
-    response_id_prefix: Option<String>,
-    first_seq: Option<u64>,
-    first_turn: Option<u64>,
+fn import_context(options: JsValue) -> Result<ImportContext, BindingError> {
+    let value = json_from_js(options, "import options")?;
+    read_import_options(&value).map_err(|e| BindingError::invalid("import options", e))
 }
 
-fn import_context(options: JsValue) -> Result<ImportContext, BindingError> {
-    let options: ImportOptions = from_js(options, "import options")?;
-    let mut ids = ImportContext::new(options.session_id);
-    ids.run_id_prefix = options.run_id_prefix.unwrap_or(ids.run_id_prefix);
-    ids.turn_id_prefix = options.turn_id_prefix.unwrap_or(ids.turn_id_prefix);
-    ids.event_id_prefix = options.event_id_prefix.unwrap_or(ids.event_id_prefix);
-    ids.response_id_prefix = options.response_id_prefix.unwrap_or(ids.response_id_prefix);
-    ids.first_seq = options.first_seq.unwrap_or(ids.first_seq);
-    ids.first_turn = options.first_turn.unwrap_or(ids.first_turn);
+/// The id options of the import functions (`{ sessionId, runIdPrefix?, turnIdPrefix?,
+/// eventIdPrefix?, responseIdPrefix?, firstSeq?, firstTurn? }`, nothing else), read by hand
+/// (`contextfold_core::json_read`): an import is rare, and serde's derive would add a reader.
+fn read_import_options(value: &Value) -> Result<ImportContext, JsonReadError> {
+    const KNOWN: &[&str] = &[
+        "sessionId",
+        "runIdPrefix",
+        "turnIdPrefix",
+        "eventIdPrefix",
+        "responseIdPrefix",
+        "firstSeq",
+        "firstTurn",
+    ];
+    let fields = Fields::of(value, "struct ImportOptions", Some(KNOWN))?;
+    let mut ids = ImportContext::new(fields.required("sessionId", json_read::string)?);
+    for (name, id) in [
+        ("runIdPrefix", &mut ids.run_id_prefix),
+        ("turnIdPrefix", &mut ids.turn_id_prefix),
+        ("eventIdPrefix", &mut ids.event_id_prefix),
+        ("responseIdPrefix", &mut ids.response_id_prefix),
+    ] {
+        if let Some(given) = fields.optional(name, json_read::string)? {
+            *id = given;
+        }
+    }
+    ids.first_seq = fields.optional("firstSeq", json_read::u64)?.unwrap_or(ids.first_seq);
+    ids.first_turn = fields.optional("firstTurn", json_read::u64)?.unwrap_or(ids.first_turn);
     Ok(ids)
 }
 
@@ -299,4 +309,82 @@ pub fn context_budget(model: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = estimateEvents)]
 pub fn estimate(events: JsValue) -> Result<f64, JsValue> {
     Ok(estimate_events(&CharEstimator, &events_from_js(events)?) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The derive `read_import_options` replaced, kept to compare with.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct ImportOptions {
+        session_id: String,
+        run_id_prefix: Option<String>,
+        turn_id_prefix: Option<String>,
+        event_id_prefix: Option<String>,
+        response_id_prefix: Option<String>,
+        first_seq: Option<u64>,
+        first_turn: Option<u64>,
+    }
+
+    fn from_derived(options: ImportOptions) -> ImportContext {
+        let mut ids = ImportContext::new(options.session_id);
+        ids.run_id_prefix = options.run_id_prefix.unwrap_or(ids.run_id_prefix);
+        ids.turn_id_prefix = options.turn_id_prefix.unwrap_or(ids.turn_id_prefix);
+        ids.event_id_prefix = options.event_id_prefix.unwrap_or(ids.event_id_prefix);
+        ids.response_id_prefix = options.response_id_prefix.unwrap_or(ids.response_id_prefix);
+        ids.first_seq = options.first_seq.unwrap_or(ids.first_seq);
+        ids.first_turn = options.first_turn.unwrap_or(ids.first_turn);
+        ids
+    }
+
+    /// Every key removed, set to each sample value, and an unknown key added; not an object.
+    fn variants(base: &Value) -> Vec<Value> {
+        let samples =
+            [json!(null), json!("x"), json!(7), json!(-1), json!(1.5), json!(true), json!([])];
+        let mut cases = vec![base.clone(), json!([]), json!("s"), json!(null)];
+        let map = base.as_object().expect("an object");
+        for key in map.keys() {
+            let mut without = map.clone();
+            without.remove(key);
+            cases.push(Value::Object(without));
+            for sample in &samples {
+                let mut changed = map.clone();
+                changed.insert(key.clone(), sample.clone());
+                cases.push(Value::Object(changed));
+            }
+        }
+        let mut unknown = map.clone();
+        unknown.insert("sessionID".into(), json!("s"));
+        cases.push(Value::Object(unknown));
+        cases
+    }
+
+    #[test]
+    fn import_options_read_as_the_derive_read_them() {
+        let base = json!({
+            "sessionId": "s", "runIdPrefix": "r", "turnIdPrefix": "t", "eventIdPrefix": "e",
+            "responseIdPrefix": "p", "firstSeq": 5, "firstTurn": 2,
+        });
+        let cases = variants(&base);
+        assert!(cases.len() > 50);
+        for case in cases {
+            if case.is_array() {
+                // The derive took a struct written as an array of its fields; refused now.
+                let error = read_import_options(&case).expect_err("an array").to_string();
+                assert_eq!(error, "invalid type: sequence, expected struct ImportOptions");
+                continue;
+            }
+            let derived = serde_json::from_value::<ImportOptions>(case.clone());
+            let read = read_import_options(&case);
+            match (derived, read) {
+                (Ok(derived), Ok(read)) => assert_eq!(read, from_derived(derived), "{case}"),
+                (Err(derived), Err(read)) => {
+                    assert_eq!(read.to_string(), derived.to_string(), "{case}")
+                }
+                (derived, read) => panic!("{case}: derive {:?}, hand {read:?}", derived.is_ok()),
+            }
+        }
+    }
 }
