@@ -8,6 +8,7 @@ use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::{RuntimeEvent, validate_log};
+use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::replay::{ReplayPlan, evaluate_replay_with};
 use contextfold_core::safe_prefix::{
     PrefixOptions, safe_boundaries as core_safe_boundaries,
@@ -18,21 +19,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{BindingError, from_js, json_to_js, to_js};
+use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
 use crate::hash_engine::BindingEngine;
 use crate::session::checkpoint_from_json;
 use crate::{events_from_js, events_from_json, read_with_events};
 
-/// Options of [`select_safe_prefix`] (`{ currentTurnId?, reserveTailTokens?, reserveTailTurns? }`).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PrefixArgs {
-    #[serde(default)]
-    current_turn_id: Option<String>,
-    #[serde(default)]
-    reserve_tail_tokens: Option<u64>,
-    #[serde(default)]
-    reserve_tail_turns: Option<u64>,
+/// Options of [`select_safe_prefix`] (`{ currentTurnId?, reserveTailTokens?, reserveTailTurns? }`,
+/// nothing else), read by hand (`contextfold_core::json_read`).
+fn read_prefix_options(value: &Value) -> Result<PrefixOptions, JsonReadError> {
+    const KNOWN: &[&str] = &["currentTurnId", "reserveTailTokens", "reserveTailTurns"];
+    let fields = Fields::of(value, "struct PrefixArgs", Some(KNOWN))?;
+    let turns = fields.optional("reserveTailTurns", json_read::u64)?.unwrap_or(0);
+    Ok(PrefixOptions {
+        current_turn_id: fields.optional("currentTurnId", json_read::string)?,
+        reserve_tail_tokens: fields.optional("reserveTailTokens", json_read::u64)?.unwrap_or(0),
+        reserve_tail_turns: usize::try_from(turns)
+            .map_err(|_| JsonReadError(format!("reserveTailTurns {turns} is beyond usize")))?,
+    })
 }
 
 /// The largest safe prefix that leaves the reserved tail raw: `{ end, turnCount }` (the
@@ -41,14 +44,8 @@ struct PrefixArgs {
 #[wasm_bindgen(js_name = selectSafePrefix)]
 pub fn select_safe_prefix(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let events = events_from_js(events)?;
-    let args: PrefixArgs = from_js(options, "prefix options")?;
-    let reserve_tail_turns = usize::try_from(args.reserve_tail_turns.unwrap_or(0))
-        .map_err(|e| BindingError::invalid("reserveTailTurns", e))?;
-    let options = PrefixOptions {
-        current_turn_id: args.current_turn_id,
-        reserve_tail_tokens: args.reserve_tail_tokens.unwrap_or(0),
-        reserve_tail_turns,
-    };
+    let options = read_prefix_options(&json_from_js(options, "prefix options")?)
+        .map_err(|e| BindingError::invalid("prefix options", e))?;
     let prefix = core_select_safe_prefix(&events, &options, &CharEstimator)
         .map_err(|e| BindingError::core(e.code(), e))?;
     let value = prefix.map(|p| json!({ "end": p.end, "turnCount": p.turn_count }));
@@ -167,4 +164,48 @@ pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
         },
     };
     Ok(to_js(&decision, "replay decision")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The derive `read_prefix_options` replaced, kept to compare with.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct PrefixArgs {
+        #[serde(default)]
+        current_turn_id: Option<String>,
+        #[serde(default)]
+        reserve_tail_tokens: Option<u64>,
+        #[serde(default)]
+        reserve_tail_turns: Option<u64>,
+    }
+
+    #[test]
+    fn prefix_options_read_as_the_derive_read_them() {
+        let base = json!({ "currentTurnId": "t", "reserveTailTokens": 10, "reserveTailTurns": 2 });
+        for case in crate::test_support::variants(&base, "reserveTail") {
+            let read = read_prefix_options(&case);
+            if case.is_array() {
+                // The derive took a struct written as an array of its fields; refused now.
+                assert!(read.is_err(), "{case}");
+                continue;
+            }
+            match (serde_json::from_value::<PrefixArgs>(case.clone()), read) {
+                (Ok(derived), Ok(read)) => {
+                    let expected = PrefixOptions {
+                        current_turn_id: derived.current_turn_id,
+                        reserve_tail_tokens: derived.reserve_tail_tokens.unwrap_or(0),
+                        reserve_tail_turns: derived.reserve_tail_turns.unwrap_or(0) as usize,
+                    };
+                    assert_eq!(read, expected, "{case}");
+                }
+                (Err(derived), Err(read)) => {
+                    assert_eq!(read.to_string(), derived.to_string(), "{case}")
+                }
+                (derived, read) => panic!("{case}: derive {:?}, hand {read:?}", derived.is_ok()),
+            }
+        }
+    }
 }

@@ -311,6 +311,35 @@ pub fn estimate(events: JsValue) -> Result<f64, JsValue> {
     Ok(estimate_events(&CharEstimator, &events_from_js(events)?) as f64)
 }
 
+/// Inputs for tests comparing a hand-written reader of options with the derive it replaced.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use serde_json::{Value, json};
+
+    /// `base`, then with every key removed, every key set to each sample value, and
+    /// `unknown_key` added; and values that are not objects.
+    pub(crate) fn variants(base: &Value, unknown_key: &str) -> Vec<Value> {
+        let samples =
+            [json!(null), json!("x"), json!(7), json!(-1), json!(1.5), json!(true), json!([])];
+        let mut cases = vec![base.clone(), json!([]), json!("s"), json!(null)];
+        let map = base.as_object().expect("an object");
+        for key in map.keys() {
+            let mut without = map.clone();
+            without.remove(key);
+            cases.push(Value::Object(without));
+            for sample in &samples {
+                let mut changed = map.clone();
+                changed.insert(key.clone(), sample.clone());
+                cases.push(Value::Object(changed));
+            }
+        }
+        let mut unknown = map.clone();
+        unknown.insert(unknown_key.into(), json!("s"));
+        cases.push(Value::Object(unknown));
+        cases
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,35 +368,13 @@ mod tests {
         ids
     }
 
-    /// Every key removed, set to each sample value, and an unknown key added; not an object.
-    fn variants(base: &Value) -> Vec<Value> {
-        let samples =
-            [json!(null), json!("x"), json!(7), json!(-1), json!(1.5), json!(true), json!([])];
-        let mut cases = vec![base.clone(), json!([]), json!("s"), json!(null)];
-        let map = base.as_object().expect("an object");
-        for key in map.keys() {
-            let mut without = map.clone();
-            without.remove(key);
-            cases.push(Value::Object(without));
-            for sample in &samples {
-                let mut changed = map.clone();
-                changed.insert(key.clone(), sample.clone());
-                cases.push(Value::Object(changed));
-            }
-        }
-        let mut unknown = map.clone();
-        unknown.insert("sessionID".into(), json!("s"));
-        cases.push(Value::Object(unknown));
-        cases
-    }
-
     #[test]
     fn import_options_read_as_the_derive_read_them() {
         let base = json!({
             "sessionId": "s", "runIdPrefix": "r", "turnIdPrefix": "t", "eventIdPrefix": "e",
             "responseIdPrefix": "p", "firstSeq": 5, "firstTurn": 2,
         });
-        let cases = variants(&base);
+        let cases = crate::test_support::variants(&base, "sessionID");
         assert!(cases.len() > 50);
         for case in cases {
             if case.is_array() {
