@@ -169,6 +169,12 @@ pub fn u64(value: &Value) -> Result<u64, JsonReadError> {
     }
 }
 
+/// A JSON boolean.
+#[inline(never)]
+pub fn boolean(value: &Value) -> Result<bool, JsonReadError> {
+    value.as_bool().ok_or_else(|| JsonReadError::invalid_type(value, "a boolean"))
+}
+
 /// A JSON integer in `u32`'s range.
 #[inline(never)]
 pub fn u32(value: &Value) -> Result<u32, JsonReadError> {

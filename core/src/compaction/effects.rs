@@ -11,6 +11,8 @@ use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::EventContent;
 use crate::safe_prefix::Fold;
 
+mod json;
+
 /// Who emitted the Compact command. Only the trigger differs between them: they all enter the
 /// same transaction, with no force flag and no policy knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -137,8 +139,7 @@ impl ProviderFailureKind {
 }
 
 /// A failed provider call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderFailure {
     /// The failure class.
     pub kind: ProviderFailureKind,
@@ -147,8 +148,7 @@ pub struct ProviderFailure {
 }
 
 /// A failed durable append.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppendFailure {
     /// Another writer recorded a checkpoint first (the compare-and-swap lost).
     pub conflict: bool,

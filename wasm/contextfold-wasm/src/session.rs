@@ -11,8 +11,7 @@ use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, Compactor, Effect, ProviderFailure, Step,
-    SummaryResponse, Trigger,
+    CompactInput, Compaction, Compactor, Effect, Step, SummaryResponse, Trigger,
 };
 use contextfold_core::projection::ai_sdk::to_model_messages;
 use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
@@ -23,6 +22,9 @@ use wasm_bindgen::prelude::*;
 use crate::convert::{BindingError, from_js, json_to_js, to_js};
 use crate::measure::{BaseEstimator, CounterFailure, calibrated};
 use crate::{events_from_json, read_with_events};
+use results::{AppendResult, NativeResult, SummaryResult, read_answer};
+
+mod results;
 
 /// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time), with
 /// events typed (`E = RuntimeEvent`) or as JSON values.
@@ -69,36 +71,6 @@ impl<E> SessionInput<E> {
             calibration: self.calibration,
         }
     }
-}
-
-/// The host's answer to a `summarize` effect: `{ text, finishReason }` or `{ error }`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SummaryResult {
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    finish_reason: Option<String>,
-    #[serde(default)]
-    error: Option<ProviderFailure>,
-}
-
-/// The host's answer to a `compact-natively` effect: `{ items }` or `{ error }`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct NativeResult {
-    #[serde(default)]
-    items: Option<Vec<Value>>,
-    #[serde(default)]
-    error: Option<ProviderFailure>,
-}
-
-/// The host's answer to an `append-checkpoint` effect: `{}` once durable, or `{ error }`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct AppendResult {
-    #[serde(default)]
-    error: Option<AppendFailure>,
 }
 
 /// One compaction transaction driven from JavaScript.
@@ -254,7 +226,7 @@ impl CompactionSession {
     /// Reports a summary: `{ text, finishReason }` or `{ error: { kind, message } }`.
     #[wasm_bindgen(js_name = handleSummary)]
     pub fn handle_summary(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result: SummaryResult = from_js(result, "summary result")?;
+        let result = read_answer(result, "summary result", SummaryResult::from_json)?;
         let result = match (result.error, result.text) {
             (Some(error), _) => Err(error),
             (None, Some(text)) => Ok(SummaryResponse {
@@ -275,7 +247,7 @@ impl CompactionSession {
     /// Reports native compaction output: `{ items }` or `{ error: { kind, message } }`.
     #[wasm_bindgen(js_name = handleNative)]
     pub fn handle_native(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result: NativeResult = from_js(result, "native result")?;
+        let result = read_answer(result, "native result", NativeResult::from_json)?;
         let result = match (result.error, result.items) {
             (Some(error), _) => Err(error),
             (None, Some(items)) => Ok(items),
@@ -293,7 +265,7 @@ impl CompactionSession {
     /// Reports the append: `{}` once durable, or `{ error: { conflict, message } }`.
     #[wasm_bindgen(js_name = handleAppend)]
     pub fn handle_append(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result: AppendResult = from_js(result, "append result")?;
+        let result = read_answer(result, "append result", AppendResult::from_json)?;
         let tx = self.tx.as_mut().ok_or_else(finished)?;
         let result = match result.error {
             Some(error) => Err(error),
