@@ -7,7 +7,7 @@
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
-use contextfold_core::event::{RuntimeEvent, validate_log};
+use contextfold_core::event::validate_log;
 use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::replay::{ReplayPlan, evaluate_replay_with};
 use contextfold_core::safe_prefix::{
@@ -15,14 +15,14 @@ use contextfold_core::safe_prefix::{
     select_safe_prefix as core_select_safe_prefix, split_current_turn,
 };
 use contextfold_core::verified_prefix::FullVerificationWith;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
 use crate::hash_engine::BindingEngine;
 use crate::session::checkpoint_from_json;
-use crate::{events_from_js, events_from_json, read_with_events};
+use crate::{events_from_js, events_from_json};
 
 /// Options of [`select_safe_prefix`] (`{ currentTurnId?, reserveTailTokens?, reserveTailTurns? }`,
 /// nothing else), read by hand (`contextfold_core::json_read`).
@@ -67,18 +67,30 @@ pub fn safe_boundaries(events: JsValue, current_turn_id: JsValue) -> Result<JsVa
     Ok(json_to_js(json!(cuts), "safe boundaries")?)
 }
 
-/// Input of [`evaluate_replay`], with events typed (`E = RuntimeEvent`) or as JSON values.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ReplayArgs<E> {
-    events: Vec<E>,
+/// Input of [`evaluate_replay`] (`{ events, checkpoint, currentTurnId?, model?, provider? }`,
+/// nothing else), read by hand (`contextfold_core::json_read`), the events as JSON values.
+#[derive(Debug, PartialEq)]
+struct ReplayArgs {
+    events: Vec<Value>,
     checkpoint: Value,
-    #[serde(default)]
     current_turn_id: Option<String>,
-    #[serde(default)]
     model: Option<ModelFacts>,
-    #[serde(default)]
     provider: Option<ProviderIdentity>,
+}
+
+impl ReplayArgs {
+    fn from_json(value: &Value) -> Result<Self, JsonReadError> {
+        const KNOWN: &[&str] = &["events", "checkpoint", "currentTurnId", "model", "provider"];
+        let fields = Fields::of(value, "struct ReplayArgs", Some(KNOWN))?;
+        Ok(ReplayArgs {
+            events: fields
+                .required("events", |events| json_read::vec(events, |e| Ok(e.clone())))?,
+            checkpoint: fields.required("checkpoint", |checkpoint| Ok(checkpoint.clone()))?,
+            current_turn_id: fields.optional("currentTurnId", json_read::string)?,
+            model: fields.optional("model", ModelFacts::from_json)?,
+            provider: fields.optional("provider", ProviderIdentity::from_json)?,
+        })
+    }
 }
 
 /// The result of [`evaluate_replay`].
@@ -125,17 +137,9 @@ impl From<&ReplayPlan> for PlanJson {
 /// checkpoint: `checkpoint_*`, a current turn that is not the log's suffix).
 #[wasm_bindgen(js_name = evaluateReplay)]
 pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
-    let args: ReplayArgs<RuntimeEvent> =
-        read_with_events(input, "replay input", |args: ReplayArgs<Value>| {
-            Ok(ReplayArgs {
-                events: events_from_json(args.events)?,
-                checkpoint: args.checkpoint,
-                current_turn_id: args.current_turn_id,
-                model: args.model,
-                provider: args.provider,
-            })
-        })?;
-    let events = args.events;
+    let args = ReplayArgs::from_json(&json_from_js(input, "replay input")?)
+        .map_err(|e| BindingError::invalid("replay input", e))?;
+    let events = events_from_json(args.events)?;
     validate_log(&events).map_err(|e| BindingError::core(e.code(), e))?;
     let checkpoint = checkpoint_from_json(args.checkpoint)?;
     let prior_end = split_current_turn(&events, args.current_turn_id.as_deref())
@@ -168,7 +172,62 @@ pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
 
 #[cfg(test)]
 mod tests {
+    use serde::Deserialize;
+
     use super::*;
+
+    /// The derive `ReplayArgs::from_json` replaced (with events as values), kept to compare with.
+    mod derived {
+        use super::*;
+
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub(super) struct ReplayArgs {
+            pub(super) events: Vec<Value>,
+            pub(super) checkpoint: Value,
+            #[serde(default)]
+            pub(super) current_turn_id: Option<String>,
+            #[serde(default)]
+            pub(super) model: Option<ModelFacts>,
+            #[serde(default)]
+            pub(super) provider: Option<ProviderIdentity>,
+        }
+    }
+
+    #[test]
+    fn replay_args_read_as_the_derive_read_them() {
+        let base = json!({
+            "events": [{ "seq": 1 }], "checkpoint": { "schemaVersion": 2 }, "currentTurnId": "t",
+            "model": { "contextWindow": 8000 },
+            "provider": { "provider": "openai", "connectionSlug": "c", "modelId": "m" },
+        });
+        let mut accepted = 0;
+        for case in crate::test_support::variants(&base, "event") {
+            let read = ReplayArgs::from_json(&case);
+            if case.is_array() {
+                assert!(read.is_err(), "{case}");
+                continue;
+            }
+            match (serde_json::from_value::<derived::ReplayArgs>(case.clone()), read) {
+                (Ok(d), Ok(read)) => {
+                    let expected = ReplayArgs {
+                        events: d.events,
+                        checkpoint: d.checkpoint,
+                        current_turn_id: d.current_turn_id,
+                        model: d.model,
+                        provider: d.provider,
+                    };
+                    assert_eq!(read, expected, "{case}");
+                    accepted += 1;
+                }
+                (Err(derived), Err(read)) => {
+                    assert_eq!(read.to_string(), derived.to_string(), "{case}")
+                }
+                (derived, read) => panic!("{case}: derive {:?}, hand {read:?}", derived.is_ok()),
+            }
+        }
+        assert!(accepted >= 8, "{accepted}");
+    }
 
     /// The derive `read_prefix_options` replaced, kept to compare with.
     #[derive(Deserialize)]
