@@ -3,7 +3,7 @@
 //! The npm package hands large results to JavaScript as JSON text, and token estimates measure
 //! the JSON text of tool inputs and outputs. serde_json's generic serializer writes that text
 //! through code that is only fast where the compiler inlines it all, and the package's module is
-//! built for size. This writer is one non-generic function over [`Value`], sharing the digest's
+//! built for size. This writer ([`JsonWriter`]) is non-generic over [`Value`], sharing the digest's
 //! string escaping (clean runs found eight bytes at a time, see [`crate::digest`]): objects keep
 //! their key order, there is no whitespace, strings are escaped as serde_json (and
 //! `JSON.stringify`) escape them, and numbers are spelled by serde_json's own `Display`.
@@ -33,36 +33,9 @@ pub fn json_text(value: &Value) -> String {
 
 /// Appends the compact JSON text of `value` to `out` (see [`json_text`]).
 pub fn write_json_text(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        // Writing to a `String` cannot fail.
-        Value::Number(number) => write!(out, "{number}").unwrap_or(()),
-        Value::String(text) => jcs::write_string(out, text),
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                write_json_text(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (index, (key, item)) in map.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                jcs::write_string(out, key);
-                out.push(':');
-                write_json_text(item, out);
-            }
-            out.push('}');
-        }
-    }
+    let mut writer = JsonWriter::new(std::mem::take(out), None);
+    writer.value(value);
+    *out = writer.finish();
 }
 
 /// One step of the path to a value inside the JSON text being written: an object member or an
@@ -183,7 +156,10 @@ impl<'a, 'h> JsonWriter<'a, 'h> {
                 }
                 self.end_object();
             }
-            scalar => write_json_text(scalar, &mut self.out),
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(value) => self.bool(*value),
+            // Writing to a `String` cannot fail.
+            Value::Number(number) => write!(self.out, "{number}").unwrap_or(()),
         }
     }
 
