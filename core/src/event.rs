@@ -6,20 +6,20 @@
 //!
 //! The JSON form (camelCase, `content.type` in snake_case) is documented in `docs/events.md`.
 
-mod content_de;
+mod json;
 mod validator;
 
 pub use validator::LogValidator;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::attachment::Attachment;
 
 /// One ordered, immutable fact of a session: something the user, the model, a tool or the
 /// runtime produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RuntimeEvent {
     /// Session this event belongs to.
     pub session_id: String,
@@ -55,10 +55,10 @@ fn is_false(value: &bool) -> bool {
     !*value
 }
 
-/// The payload of a [`RuntimeEvent`], tagged by `type`. Read by hand (`event/content_de.rs`),
+/// The payload of a [`RuntimeEvent`], tagged by `type`. Read by hand (`event/json.rs`),
 /// accepting exactly what the derive of this enum would.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventContent {
     /// Text the user wrote, with the images and files sent beside it (after the text).
@@ -292,18 +292,18 @@ impl RuntimeEvent {
         }
     }
 
-    /// Parses one event from JSON, with a typed error for unknown kinds and fields.
-    ///
-    /// The text is read straight into the typed event first (no intermediate `Value`); the
-    /// same derive then accepts exactly what [`Self::from_value`] accepts, except a repeated key,
-    /// which the typed read refuses and the `Value` route resolves to its last occurrence. Any
-    /// failure goes through `from_value`, so results and errors are `from_value`'s.
+    /// Parses one event from JSON, with a typed error for unknown kinds and fields: straight from
+    /// the text ([`Self::read_text`]) when it is an event as every writer writes one, else as
+    /// [`Self::from_value`] reads the text's value (which decides every result and error).
     pub fn from_json(json: &str) -> Result<Self, EventParseError> {
-        if let Ok(event) = serde_json::from_str::<Self>(json) {
+        let mut reader = crate::json_read::text::TextReader::new(json);
+        if let Some(event) = Self::read_text(&mut reader)
+            && reader.finish().is_ok()
+        {
             return Ok(event);
         }
-        let value: Value =
-            serde_json::from_str(json).map_err(|e| EventParseError::Syntax(e.to_string()))?;
+        let value = crate::json_read::text::value_from_text(json)
+            .map_err(|e| EventParseError::Syntax(e.to_string()))?;
         Self::from_value(value)
     }
 
@@ -317,8 +317,7 @@ impl RuntimeEvent {
         if !EVENT_KINDS.contains(&kind) {
             return Err(EventParseError::UnknownKind(kind.to_owned()));
         }
-        let event: Self = crate::typed_json::from_value(&value).map_err(|e| {
-            let message = e.to_string();
+        Self::read_json(value).map_err(|crate::json_read::JsonReadError(message)| {
             if message.starts_with("unknown field") {
                 EventParseError::UnknownField(message)
             } else if message.starts_with(crate::attachment::INVALID_ATTACHMENT_PREFIX) {
@@ -326,8 +325,7 @@ impl RuntimeEvent {
             } else {
                 EventParseError::Invalid(message)
             }
-        })?;
-        Ok(event)
+        })
     }
 
     /// The attachments of this event (of a `user_text` or `tool_result`), in order.

@@ -17,6 +17,8 @@
 //! accepted by accident is refused: a struct written as an array of its fields' values, an
 //! enum's tag written as the variant's index.
 
+pub mod text;
+
 use serde_json::{Map, Value};
 
 /// Why a JSON value is not the type it was read as: a message in serde's words.
@@ -154,6 +156,42 @@ pub fn string(value: &Value) -> Result<String, JsonReadError> {
     }
 }
 
+/// `missing field `name``, as serde words it.
+#[inline(never)]
+pub fn missing_field(name: &str) -> JsonReadError {
+    JsonReadError(format!("missing field `{name}`"))
+}
+
+/// `value`'s object, moved out: the entries of a type read from an owned value (events, whose
+/// strings are moved into the typed value rather than copied).
+#[inline(never)]
+pub fn into_object(value: Value, expecting: &str) -> Result<Map<String, Value>, JsonReadError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(JsonReadError::invalid_type(&other, expecting)),
+    }
+}
+
+/// A JSON string, moved out.
+#[inline(never)]
+pub fn into_string(value: Value) -> Result<String, JsonReadError> {
+    match value {
+        Value::String(text) => Ok(text),
+        other => Err(JsonReadError::invalid_type(&other, "a string")),
+    }
+}
+
+/// An optional field's value: `null` is `None`, anything else is read by `read`.
+pub fn nullable<T>(
+    value: Value,
+    read: impl FnOnce(Value) -> Result<T, JsonReadError>,
+) -> Result<Option<T>, JsonReadError> {
+    match value {
+        Value::Null => Ok(None),
+        value => read(value).map(Some),
+    }
+}
+
 /// A JSON integer in `u64`'s range.
 #[inline(never)]
 pub fn u64(value: &Value) -> Result<u64, JsonReadError> {
@@ -202,15 +240,7 @@ pub fn vec<T>(
 #[macro_export]
 macro_rules! serde_via_value {
     ($type:ty) => {
-        impl<'de> ::serde::Deserialize<'de> for $type {
-            fn deserialize<D: ::serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> ::core::result::Result<Self, D::Error> {
-                let value =
-                    <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-                <$type>::from_json(&value).map_err(<D::Error as ::serde::de::Error>::custom)
-            }
-        }
+        $crate::deserialize_via_value!($type, |value| <$type>::from_json(&value));
 
         impl ::serde::Serialize for $type {
             fn serialize<S: ::serde::Serializer>(
@@ -218,6 +248,27 @@ macro_rules! serde_via_value {
                 serializer: S,
             ) -> ::core::result::Result<S::Ok, S::Error> {
                 ::serde::Serialize::serialize(&self.to_json(), serializer)
+            }
+        }
+    };
+}
+
+/// Implements `serde::Deserialize` for a type through a reader of an owned JSON value
+/// (`|value| read(value)`): the value is parsed by `serde_json::Value`'s one generated reader,
+/// then read by hand (see the module documentation).
+#[macro_export]
+macro_rules! deserialize_via_value {
+    ($type:ty, $read:expr) => {
+        impl<'de> ::serde::Deserialize<'de> for $type {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                let value =
+                    <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                let read: fn(
+                    ::serde_json::Value,
+                ) -> Result<$type, $crate::json_read::JsonReadError> = $read;
+                read(value).map_err(<D::Error as ::serde::de::Error>::custom)
             }
         }
     };

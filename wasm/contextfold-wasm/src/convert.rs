@@ -15,6 +15,7 @@
 //! core's `u64` fields: `2^64` reads as `u64::MAX`. This never changes a digest, because the
 //! digest writes every number as the nearest double (see `docs/digest.md`).
 
+use contextfold_core::json_read::text::value_from_text;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Number, Value};
@@ -128,7 +129,7 @@ impl From<BindingError> for JsValue {
 /// Integral numbers are read as integers.
 pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
     let mut json: Value = match value.as_string() {
-        Some(text) => serde_json::from_str(&text).map_err(|e| BindingError::invalid(what, e))?,
+        Some(text) => value_from_text(&text).map_err(|e| BindingError::invalid(what, e))?,
         None => json_from_exact_js(&value).map_err(|detail| BindingError::invalid(what, detail))?,
     };
     integral_numbers_as_integers(&mut json);

@@ -13,9 +13,7 @@ use contextfold_core::event::{LogValidator, RuntimeEvent};
 use contextfold_core::verified_prefix::VerifiedPrefix;
 use wasm_bindgen::prelude::*;
 
-use serde_json::Value;
-
-use crate::convert::{BindingError, from_js, to_js};
+use crate::convert::to_js;
 use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::{events_from_jsonl_js, located_log_error};
@@ -130,16 +128,12 @@ impl EventLog {
         share: bool,
     ) -> Result<JsValue, JsValue> {
         let exact = !options.is_string();
-        let args: ProjectArgs<Value> = from_js(options, "project options")?;
-        if !args.events.is_empty() {
-            let detail = "an EventLog projects its own events; leave `events` out";
-            return Err(BindingError::invalid("project options", detail).into());
-        }
+        let detail = "an EventLog projects its own events; leave `events` out";
+        let args = ProjectArgs::options_from_js(options, "project options", detail)?;
         let strings = match LongStrings::for_output(exact) {
             LongStrings::Table if share && self.held.contains(&true) => LongStrings::ShareElseTable,
             strings => strings,
         };
-        let args = args.with_events(Vec::new());
         let counter = count_tokens.map(JsCounter::new);
         let verified = &mut self.verified;
         let (events, held) = (&self.events, &self.held);

@@ -24,6 +24,7 @@ use std::collections::HashMap;
 
 use contextfold_core::budget::{CharEstimator, TokenEstimator};
 use contextfold_core::event::{EventContent, RuntimeEvent};
+use contextfold_core::json_read::text::value_from_text;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -229,7 +230,17 @@ pub fn reference_id(text: &str) -> Option<usize> {
 
 /// Events of JSON text (an array), typed; any failure is [`BindingError::InternedUnreadable`].
 pub(crate) fn parse(text: &str) -> Result<Vec<RuntimeEvent>, BindingError> {
-    serde_json::from_str(text).map_err(|e| BindingError::InternedUnreadable(e.to_string()))
+    if let Some(events) = crate::events_from_text(text) {
+        return Ok(events);
+    }
+    let unreadable = |detail: String| BindingError::InternedUnreadable(detail);
+    match value_from_text(text).map_err(|e| unreadable(e.to_string()))? {
+        Value::Array(values) => values
+            .into_iter()
+            .map(|value| RuntimeEvent::from_value(value).map_err(|e| unreadable(e.to_string())))
+            .collect(),
+        _ => Err(unreadable("the interned events are not an array".to_owned())),
+    }
 }
 
 /// Puts the referenced string in place of `text` when `text` is a reference.

@@ -28,6 +28,7 @@ use contextfold_core::compaction::summary_validation::{
 };
 use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
 use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
+use contextfold_core::json_read::text::TextReader;
 use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow};
 use contextfold_core::prefix_match::match_checkpoint_prefix_with;
@@ -37,7 +38,6 @@ use contextfold_core::projection::openai_chat::{ImportContext, import_openai_cha
 use contextfold_core::recovery::{
     RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
 };
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
@@ -63,29 +63,91 @@ pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, Binding
         .collect()
 }
 
-/// Reads an argument that holds events: straight into the typed `Fast` form when the JSON text
-/// parses as one (the common case), else through `Slow` (events as JSON values) and `convert`,
-/// which reports the first bad event with the core's code.
-pub fn read_with_events<Fast: DeserializeOwned, Slow: DeserializeOwned>(
+/// Reads an argument object that holds `events` beside its options: the events typed and the
+/// object without them. From JSON text, each event is read straight from the text
+/// ([`RuntimeEvent::read_text`], the common case) and each option as a value; anything that
+/// path does not read is read again as a JSON value ([`json_from_js`]), whose events
+/// [`events_from_json`] reads, reporting the first bad one with the core's code. The caller
+/// reads the options from the rest (by hand, with `json_read`).
+pub(crate) fn read_with_events(
     value: JsValue,
     what: &str,
-    convert: impl FnOnce(Slow) -> Result<Fast, BindingError>,
-) -> Result<Fast, BindingError> {
+) -> Result<(Option<Vec<RuntimeEvent>>, Value), BindingError> {
     if let Some(text) = value.as_string()
-        && let Ok(fast) = serde_json::from_str::<Fast>(&text)
+        && let Some(read) = args_from_text(&text)
     {
-        return Ok(fast);
+        return Ok(read);
     }
-    convert(from_js::<Slow>(value, what)?)
+    let mut json = json_from_js(value, what)?;
+    let events = match json.as_object_mut().and_then(|object| object.shift_remove("events")) {
+        Some(Value::Array(events)) => Some(events_from_json(events)?),
+        Some(other) => return Err(BindingError::invalid(what, not_an_array(&other))),
+        None => None,
+    };
+    Ok((events, json))
 }
 
-/// Reads an events argument: JSONL bytes (a `Uint8Array`, see [`jsonl`]), or an array (see
-/// [`read_with_events`]).
+fn not_an_array(value: &Value) -> JsonReadError {
+    JsonReadError::invalid_type(value, "a sequence")
+}
+
+/// The fast path of [`read_with_events`]: `None` for any text it does not read.
+fn args_from_text(text: &str) -> Option<(Option<Vec<RuntimeEvent>>, Value)> {
+    let mut reader = TextReader::new(text);
+    reader.begin_object().ok()?;
+    let (mut events, mut rest) = (None, serde_json::Map::new());
+    let mut first = true;
+    while let Some(key) = reader.next_key(first).ok()? {
+        first = false;
+        if key == "events" {
+            if events.replace(events_from_reader(&mut reader)?).is_some() {
+                return None;
+            }
+        } else {
+            let value = reader.value().ok()?;
+            if rest.insert(key.into_owned(), value).is_some() {
+                return None;
+            }
+        }
+    }
+    reader.finish().ok()?;
+    Some((events, Value::Object(rest)))
+}
+
+/// An array of events read straight from the text (see [`RuntimeEvent::read_text`]).
+fn events_from_reader(reader: &mut TextReader<'_>) -> Option<Vec<RuntimeEvent>> {
+    reader.begin_array().ok()?;
+    let mut events = Vec::new();
+    while reader.next_item(events.is_empty()).ok()? {
+        events.push(RuntimeEvent::read_text(reader)?);
+    }
+    Some(events)
+}
+
+/// Events of JSON text (an array), straight from the text; `None` for any text that path does
+/// not read.
+pub(crate) fn events_from_text(text: &str) -> Option<Vec<RuntimeEvent>> {
+    let mut reader = TextReader::new(text);
+    let events = events_from_reader(&mut reader)?;
+    reader.finish().ok()?;
+    Some(events)
+}
+
+/// Reads an events argument: JSONL bytes (a `Uint8Array`, see [`jsonl`]), or an array: from its
+/// text ([`events_from_text`]), else as JSON values ([`events_from_json`]).
 pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
     if let Some(parsed) = jsonl::events_from_jsonl_js(&value) {
         return parsed.map(|parsed| parsed.events);
     }
-    read_with_events(value, "events", events_from_json)
+    if let Some(text) = value.as_string()
+        && let Some(events) = events_from_text(&text)
+    {
+        return Ok(events);
+    }
+    match json_from_js(value, "events")? {
+        Value::Array(events) => events_from_json(events),
+        other => Err(BindingError::invalid("events", not_an_array(&other))),
+    }
 }
 
 fn events_to_js(events: &[RuntimeEvent]) -> Result<JsValue, BindingError> {

@@ -178,8 +178,8 @@ pub fn calibrated<E: TokenEstimator>(
 /// that can be true (a response counts at least one input token, cached ones among them).
 pub fn usage_fact_from_json(value: serde_json::Value) -> Result<UsageFact, BindingError> {
     let invalid = |detail: String| BindingError::core("invalid_usage_fact", detail);
-    let fact: UsageFact = contextfold_core::typed_json::from_value(&value)
-        .map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
+    let fact =
+        UsageFact::from_json(&value).map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
     fact.validate().map_err(|e| invalid(e.to_string()))?;
     Ok(fact)
 }
@@ -193,7 +193,7 @@ pub fn calibration_from_js(value: JsValue) -> Result<Calibration, BindingError> 
     if json.is_null() {
         return Ok(Calibration::default());
     }
-    contextfold_core::typed_json::from_value(&json)
+    Calibration::from_json(&json)
         .map_err(|e| BindingError::core("invalid_calibration", format!("invalid calibration: {e}")))
 }
 

@@ -6,10 +6,10 @@ use contextfold_core::budget::{CharEstimator, ModelFacts, TokenEstimator};
 use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::event::RuntimeEvent;
+use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::projection::materialize::estimate_messages;
 use contextfold_core::projection::{ProjectInput, project_with};
 use contextfold_core::verified_prefix::{FullVerificationWith, PrefixVerifier};
-use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -20,35 +20,68 @@ use crate::interned::{ReferenceEstimator, TextSlot, with_kept_references};
 use crate::jsonl::JsonlEvents;
 use crate::kept_events::{KeptInput, kept_text, with_kept_events};
 use crate::measure::{JsCounter, calibrated};
+use crate::read_with_events;
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::StringSources;
 pub(crate) use crate::string_table::LongStrings;
 use crate::string_table::OutputTable;
-use crate::{events_from_json, read_with_events};
 use output::{Messages, ProjectOutput, ai_sdk_text, value_messages};
 
 mod output;
 
 /// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ProjectArgs<E> {
-    #[serde(default = "Vec::new")]
     pub(crate) events: Vec<E>,
-    #[serde(default)]
     checkpoint: Option<Value>,
-    #[serde(default)]
     model: Option<ModelFacts>,
-    #[serde(default)]
     current_turn_id: Option<String>,
-    #[serde(default)]
     format: Option<String>,
-    #[serde(default)]
     provider: Option<ProviderIdentity>,
-    #[serde(default)]
     fail_open: Option<bool>,
-    #[serde(default)]
     calibration: Option<Calibration>,
+}
+
+impl ProjectArgs<Value> {
+    /// Reads the input by hand (`json_read`), its events as JSON values.
+    pub(crate) fn from_json(value: &Value) -> Result<Self, JsonReadError> {
+        const KNOWN: &[&str] = &[
+            "events",
+            "checkpoint",
+            "model",
+            "currentTurnId",
+            "format",
+            "provider",
+            "failOpen",
+            "calibration",
+        ];
+        let fields = Fields::of(value, "struct ProjectArgs", Some(KNOWN))?;
+        Ok(ProjectArgs {
+            events: fields
+                .or_default("events", |events| json_read::vec(events, |e| Ok(e.clone())))?,
+            checkpoint: fields.optional("checkpoint", |checkpoint| Ok(checkpoint.clone()))?,
+            model: fields.optional("model", ModelFacts::from_json)?,
+            current_turn_id: fields.optional("currentTurnId", json_read::string)?,
+            format: fields.optional("format", json_read::string)?,
+            provider: fields.optional("provider", ProviderIdentity::from_json)?,
+            fail_open: fields.optional("failOpen", json_read::boolean)?,
+            calibration: fields.optional("calibration", Calibration::from_json)?,
+        })
+    }
+
+    /// Reads a JS argument as options without events (`what` names it in errors and
+    /// `without_events` says why events are refused).
+    pub(crate) fn options_from_js(
+        input: JsValue,
+        what: &str,
+        without_events: &str,
+    ) -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
+        let args = Self::from_json(&convert::json_from_js(input, what)?)
+            .map_err(|e| BindingError::invalid(what, e))?;
+        if !args.events.is_empty() {
+            return Err(BindingError::invalid(what, without_events));
+        }
+        Ok(args.with_events(Vec::new()))
+    }
 }
 
 impl<E> ProjectArgs<E> {
@@ -94,22 +127,17 @@ pub fn project(
         return Ok(project_interned(input, &separate_events, share, counter)?);
     }
     if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&separate_events) {
-        let args: ProjectArgs<Value> = convert::from_js(input, "project input")?;
-        if !args.events.is_empty() {
-            let detail = "`events` are given as JSONL; leave them out of the options";
-            return Err(BindingError::invalid("project input", detail).into());
-        }
+        let detail = "`events` are given as JSONL; leave them out of the options";
+        let args = ProjectArgs::options_from_js(input, "project input", detail)?;
         let parsed = parsed?;
-        let args = args.with_events(Vec::new());
         let strings = LongStrings::for_output(exact);
         return Ok(project_events(&parsed.events, args, exact, strings, Some(&parsed), counter)?);
     }
-    let mut args: ProjectArgs<RuntimeEvent> =
-        read_with_events(input, "project input", |args: ProjectArgs<Value>| {
-            let events = events_from_json(args.events.clone())?;
-            Ok(args.with_events(events))
-        })?;
-    let events = std::mem::take(&mut args.events);
+    let (events, options) = read_with_events(input, "project input")?;
+    let args = ProjectArgs::from_json(&options)
+        .map_err(|e| BindingError::invalid("project input", e))?
+        .with_events(Vec::new());
+    let events = events.unwrap_or_default();
     let strings = match share_strings.unwrap_or(false) && !exact {
         true => LongStrings::Share,
         false => LongStrings::InText,
@@ -132,13 +160,9 @@ fn project_interned(
     share: bool,
     counter: Option<&JsCounter>,
 ) -> Result<JsValue, BindingError> {
-    let read_args = |input: JsValue| -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
-        let args: ProjectArgs<RuntimeEvent> = convert::from_js(input, "project input")?;
-        if !args.events.is_empty() {
-            let detail = "`events` are given apart; leave them out of the options";
-            return Err(BindingError::invalid("project input", detail));
-        }
-        Ok(args)
+    let read_args = |input: JsValue| {
+        let detail = "`events` are given apart; leave them out of the options";
+        ProjectArgs::options_from_js(input, "project input", detail)
     };
     let args = read_args(input.clone())?;
     let has_checkpoint = args.checkpoint.as_ref().is_some_and(|c| !c.is_null());

@@ -15,42 +15,115 @@ use contextfold_core::compaction::{
 };
 use contextfold_core::projection::ai_sdk::to_model_messages;
 use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{BindingError, from_js, json_to_js, to_js};
+use contextfold_core::json_read::{self, Fields, JsonReadError};
+
+use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
 use crate::measure::{BaseEstimator, CounterFailure, calibrated};
-use crate::{events_from_json, read_with_events};
+use crate::read_with_events;
 use results::{AppendResult, NativeResult, SummaryResult, read_answer};
 
 mod results;
 
 /// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time), with
 /// events typed (`E = RuntimeEvent`) or as JSON values.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SessionInput<E> {
     events: Vec<E>,
-    #[serde(default)]
     checkpoint: Option<Value>,
-    #[serde(default)]
     model: Option<ModelFacts>,
     trigger: Trigger,
-    #[serde(default)]
     provider: Option<ProviderIdentity>,
-    #[serde(default)]
     compactor: Option<Compactor>,
-    #[serde(default)]
     current_turn_id: Option<String>,
     checkpoint_id: String,
     now_ms: u64,
-    #[serde(default)]
     summarizer_label: Option<String>,
-    #[serde(default)]
     circuit: Option<MalformedInputCircuit>,
-    #[serde(default)]
     calibration: Option<Calibration>,
+}
+
+impl SessionInput<Value> {
+    /// Reads the input by hand (`json_read`), its events as JSON values.
+    fn from_json(value: &Value) -> Result<Self, JsonReadError> {
+        const KNOWN: &[&str] = &[
+            "events",
+            "checkpoint",
+            "model",
+            "trigger",
+            "provider",
+            "compactor",
+            "currentTurnId",
+            "checkpointId",
+            "nowMs",
+            "summarizerLabel",
+            "circuit",
+            "calibration",
+        ];
+        let fields = Fields::of(value, "struct SessionInput", Some(KNOWN))?;
+        Ok(SessionInput {
+            events: fields
+                .or_default("events", |events| json_read::vec(events, |e| Ok(e.clone())))?,
+            checkpoint: fields.optional("checkpoint", |checkpoint| Ok(checkpoint.clone()))?,
+            model: fields.optional("model", ModelFacts::from_json)?,
+            trigger: fields.required("trigger", trigger)?,
+            provider: fields.optional("provider", ProviderIdentity::from_json)?,
+            compactor: fields.optional("compactor", compactor)?,
+            current_turn_id: fields.optional("currentTurnId", json_read::string)?,
+            checkpoint_id: fields.required("checkpointId", json_read::string)?,
+            now_ms: fields.required("nowMs", json_read::u64)?,
+            summarizer_label: fields.optional("summarizerLabel", json_read::string)?,
+            circuit: fields.optional("circuit", MalformedInputCircuit::from_json)?,
+            calibration: fields.optional("calibration", Calibration::from_json)?,
+        })
+    }
+
+    /// Reads a JS argument whose events come apart (`events: []`; `why` says where from).
+    fn options_from_js(input: JsValue, why: &str) -> Result<Self, BindingError> {
+        let input = Self::from_json(&json_from_js(input, "compaction input")?)
+            .map_err(|e| BindingError::invalid("compaction input", e))?;
+        if !input.events.is_empty() {
+            return Err(BindingError::invalid("compaction input", why));
+        }
+        Ok(input)
+    }
+}
+
+/// One of a unit enum's kebab-case names, as serde reads it.
+fn unit_variant<T: Copy>(
+    value: &Value,
+    expecting: &str,
+    variants: &[(&str, T)],
+) -> Result<T, JsonReadError> {
+    let Value::String(name) = value else {
+        return Err(JsonReadError::invalid_type(value, expecting));
+    };
+    match variants.iter().find(|(known, _)| known == name) {
+        Some((_, variant)) => Ok(*variant),
+        None => {
+            let names: Vec<&str> = variants.iter().map(|(known, _)| *known).collect();
+            Err(json_read::unknown_variant(name, &names))
+        }
+    }
+}
+
+fn trigger(value: &Value) -> Result<Trigger, JsonReadError> {
+    let variants = [
+        ("manual", Trigger::Manual),
+        ("pre-turn", Trigger::PreTurn),
+        ("mid-turn", Trigger::MidTurn),
+        ("overflow", Trigger::Overflow),
+    ];
+    unit_variant(value, "enum Trigger", &variants)
+}
+
+fn compactor(value: &Value) -> Result<Compactor, JsonReadError> {
+    let variants = [
+        ("text-summary", Compactor::TextSummary),
+        ("openai-codex-native", Compactor::OpenaiCodexNative),
+    ];
+    unit_variant(value, "enum Compactor", &variants)
 }
 
 impl<E> SessionInput<E> {
@@ -103,20 +176,19 @@ impl CompactionSession {
     ) -> Result<CompactionSession, JsValue> {
         let base = BaseEstimator::of(count_tokens);
         if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
-            let input: SessionInput<Value> = from_js(input, "compaction input")?;
-            if !input.events.is_empty() {
-                let detail = "`events` are given as JSONL; pass `events: []` in the input";
-                return Err(BindingError::invalid("compaction input", detail).into());
-            }
+            let why = "`events` are given as JSONL; pass `events: []` in the input";
+            let input = SessionInput::options_from_js(input, why)?;
             let parsed = parsed?;
             let lines = parsed.lines;
             return Self::start(input.with_events(parsed.events), &lines, base);
         }
-        let input: SessionInput<RuntimeEvent> =
-            read_with_events(input, "compaction input", |mut input: SessionInput<Value>| {
-                let events = events_from_json(std::mem::take(&mut input.events))?;
-                Ok(input.with_events(events))
-            })?;
+        let (events, options) = read_with_events(input, "compaction input")?;
+        let Some(events) = events else {
+            return Err(BindingError::invalid("compaction input", "missing field `events`").into());
+        };
+        let input = SessionInput::from_json(&options)
+            .map_err(|e| BindingError::invalid("compaction input", e))?;
+        let input = input.with_events(events);
         Self::start(input, &[], base)
     }
 
@@ -127,11 +199,8 @@ impl CompactionSession {
         events: Vec<RuntimeEvent>,
         count_tokens: Option<js_sys::Function>,
     ) -> Result<CompactionSession, JsValue> {
-        let input: SessionInput<Value> = from_js(input, "compaction input")?;
-        if !input.events.is_empty() {
-            let detail = "`events` is an EventLog; pass `events: []` in the input";
-            return Err(BindingError::invalid("compaction input", detail).into());
-        }
+        let why = "`events` is an EventLog; pass `events: []` in the input";
+        let input = SessionInput::options_from_js(input, why)?;
         Self::start(input.with_events(events), &[], BaseEstimator::of(count_tokens))
     }
 

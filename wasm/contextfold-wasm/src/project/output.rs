@@ -3,6 +3,7 @@
 //! holding `BigInt`s), and the whole result's JSON text.
 
 use contextfold_core::diagnostics::Diagnostic;
+use contextfold_core::json_read::text::value_from_text;
 use contextfold_core::json_text::{JsonWriter, PathStep, StringHook, write_json_text};
 use contextfold_core::projection::ai_sdk::{into_model_messages, write_model_messages};
 use contextfold_core::projection::anthropic::to_anthropic;
@@ -139,7 +140,7 @@ impl ProjectOutput<'_> {
         let mut value = serde_json::Map::new();
         let messages = match self.messages {
             Messages::Value(value) => value.clone(),
-            Messages::Text(text) => serde_json::from_str(text).map_err(Self::error)?,
+            Messages::Text(text) => value_from_text(text).map_err(Self::error)?,
         };
         value.insert("messages".into(), messages);
         // A struct serializes to an object: its members follow.
@@ -149,7 +150,7 @@ impl ProjectOutput<'_> {
         Ok(Value::Object(value))
     }
 
-    fn error(error: serde_json::Error) -> BindingError {
+    fn error(error: impl ToString) -> BindingError {
         BindingError::Output { what: "projection".into(), detail: error.to_string() }
     }
 }

@@ -1,0 +1,318 @@
+//! Reading a [`RuntimeEvent`] from a JSON value, by hand.
+//!
+//! Every reader of events (text, JSON Lines, `serde` through [`deserialize_via_value!`]) parses
+//! the JSON into one `serde_json::Value` and reads that value here, moving its strings and
+//! nested values into the event rather than copying them. serde's derive would generate one
+//! copy of this code per deserializer and, for the internally tagged [`EventContent`], buffer
+//! every content object in serde's private tree before reading it; in the npm package's wasm
+//! module that generated code outweighed the logic it read for (docs/performance.md).
+//!
+//! The rules are the derive's (the tests compare both on every single-field change): keys are
+//! read in order, the first one a type does not know refused by name (`unknown field …`), a
+//! wrong type refused in serde's words, the first missing required field reported after the
+//! rest were read; `null` is `None` for an optional field and an error for a defaulted one. A
+//! content object's `type` is read first wherever it stands.
+//!
+//! [`deserialize_via_value!`]: crate::deserialize_via_value
+
+use serde_json::{Map, Value};
+
+use super::{EVENT_KINDS, EventContent, RuntimeEvent};
+use crate::attachment::Attachment;
+use crate::json_read::text::TextReader;
+use crate::json_read::{
+    JsonReadError, boolean, into_object, into_string, missing_field, nullable, u64, unknown_field,
+    unknown_variant,
+};
+
+/// The fields of a [`RuntimeEvent`], as its JSON names them.
+const EVENT_FIELDS: &[&str] = &[
+    "sessionId",
+    "runId",
+    "turnId",
+    "runtimeEventId",
+    "seq",
+    "createdAtMs",
+    "responseId",
+    "partial",
+    "pinned",
+    "content",
+    "metadata",
+];
+
+/// The fields of an event read so far.
+#[derive(Default)]
+struct EventFields {
+    session_id: Option<String>,
+    run_id: Option<String>,
+    turn_id: Option<String>,
+    runtime_event_id: Option<String>,
+    seq: Option<u64>,
+    created_at_ms: Option<Option<u64>>,
+    response_id: Option<Option<String>>,
+    partial: Option<bool>,
+    pinned: Option<bool>,
+    content: Option<EventContent>,
+    metadata: Option<Option<Map<String, Value>>>,
+}
+
+impl EventFields {
+    /// Reads field `key` (any but `content`) from its value; true if it was read before.
+    fn set(&mut self, key: &str, value: Value) -> Result<bool, JsonReadError> {
+        Ok(match key {
+            "sessionId" => self.session_id.replace(into_string(value)?).is_some(),
+            "runId" => self.run_id.replace(into_string(value)?).is_some(),
+            "turnId" => self.turn_id.replace(into_string(value)?).is_some(),
+            "runtimeEventId" => self.runtime_event_id.replace(into_string(value)?).is_some(),
+            "seq" => self.seq.replace(u64(&value)?).is_some(),
+            "createdAtMs" => self.created_at_ms.replace(nullable(value, |v| u64(&v))?).is_some(),
+            "responseId" => self.response_id.replace(nullable(value, into_string)?).is_some(),
+            "partial" => self.partial.replace(boolean(&value)?).is_some(),
+            "pinned" => self.pinned.replace(boolean(&value)?).is_some(),
+            "metadata" => {
+                let metadata = nullable(value, |v| into_object(v, "a map"))?;
+                self.metadata.replace(metadata).is_some()
+            }
+            _ => return Err(unknown_field(key, EVENT_FIELDS)),
+        })
+    }
+
+    /// The event, or the first required field (in declaration order) it lacks.
+    fn finish(self) -> Result<RuntimeEvent, JsonReadError> {
+        Ok(RuntimeEvent {
+            session_id: self.session_id.ok_or_else(|| missing_field("sessionId"))?,
+            run_id: self.run_id.ok_or_else(|| missing_field("runId"))?,
+            turn_id: self.turn_id.ok_or_else(|| missing_field("turnId"))?,
+            runtime_event_id: self
+                .runtime_event_id
+                .ok_or_else(|| missing_field("runtimeEventId"))?,
+            seq: self.seq.ok_or_else(|| missing_field("seq"))?,
+            created_at_ms: self.created_at_ms.flatten(),
+            response_id: self.response_id.flatten(),
+            partial: self.partial.unwrap_or(false),
+            pinned: self.pinned.unwrap_or(false),
+            content: self.content.ok_or_else(|| missing_field("content"))?,
+            metadata: self.metadata.flatten(),
+        })
+    }
+}
+
+impl RuntimeEvent {
+    /// Reads an event from an owned JSON value (see the module documentation).
+    pub(crate) fn read_json(value: Value) -> Result<Self, JsonReadError> {
+        let mut fields = EventFields::default();
+        for (key, value) in into_object(value, "struct RuntimeEvent")? {
+            if key == "content" {
+                fields.content = Some(EventContent::read_json(value)?);
+            } else {
+                fields.set(&key, value)?;
+            }
+        }
+        fields.finish()
+    }
+
+    /// Reads the event object at `reader`'s position straight from the text, for the events
+    /// every writer writes: `None` for anything else (a syntax or field error, a repeated key,
+    /// a content whose `type` is not its first key), which the caller then reads through a
+    /// `Value` ([`RuntimeEvent::from_value`]) for its exact result or error.
+    pub fn read_text(reader: &mut TextReader<'_>) -> Option<Self> {
+        reader.begin_object().ok()?;
+        let mut fields = EventFields::default();
+        let mut first = true;
+        while let Some(key) = reader.next_key(first).ok()? {
+            first = false;
+            if key == "content" {
+                let content = EventContent::read_text(reader)?;
+                if fields.content.replace(content).is_some() {
+                    return None;
+                }
+            } else if fields.set(&key, reader.value().ok()?).ok()? {
+                return None;
+            }
+        }
+        fields.finish().ok()
+    }
+}
+
+crate::deserialize_via_value!(RuntimeEvent, RuntimeEvent::read_json);
+crate::deserialize_via_value!(EventContent, EventContent::read_json);
+
+/// The `type` of a content object.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    UserText,
+    AssistantText,
+    Reasoning,
+    ToolCall,
+    ToolResult,
+    HostedToolCall,
+    HostedToolResult,
+    SystemNote,
+    RuntimeNote,
+}
+
+impl Kind {
+    /// The kind named `tag` (one of [`EVENT_KINDS`]).
+    fn named(tag: &str) -> Result<Self, JsonReadError> {
+        const KINDS: [Kind; 9] = [
+            Kind::UserText,
+            Kind::AssistantText,
+            Kind::Reasoning,
+            Kind::ToolCall,
+            Kind::ToolResult,
+            Kind::HostedToolCall,
+            Kind::HostedToolResult,
+            Kind::SystemNote,
+            Kind::RuntimeNote,
+        ];
+        match EVENT_KINDS.iter().position(|name| *name == tag) {
+            Some(index) => Ok(KINDS[index]),
+            None => Err(unknown_variant(tag, EVENT_KINDS)),
+        }
+    }
+
+    /// The fields of this kind besides `type`, as the derive listed them in its messages.
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Kind::UserText => &["text", "attachments"],
+            Kind::AssistantText | Kind::SystemNote => &["text"],
+            Kind::Reasoning => &["text", "providerData"],
+            Kind::ToolCall | Kind::HostedToolCall => &["callId", "toolName", "input"],
+            Kind::ToolResult => &["callId", "toolName", "output", "isError", "attachments"],
+            Kind::HostedToolResult => &["callId", "toolName", "output", "isError"],
+            Kind::RuntimeNote => &["code", "text"],
+        }
+    }
+}
+
+/// The fields of a content object read so far.
+#[derive(Default)]
+struct Fields {
+    text: Option<String>,
+    attachments: Option<Vec<Attachment>>,
+    provider_data: Option<Option<Value>>,
+    call_id: Option<String>,
+    tool_name: Option<String>,
+    input: Option<Value>,
+    output: Option<Value>,
+    is_error: Option<bool>,
+    code: Option<String>,
+}
+
+impl Fields {
+    /// Reads field `key` of a content of `kind`; true if it was read before.
+    fn set(&mut self, kind: Kind, key: &str, value: Value) -> Result<bool, JsonReadError> {
+        let expected = kind.fields();
+        let Some(&name) = expected.iter().find(|name| **name == key) else {
+            return Err(unknown_field(key, expected));
+        };
+        Ok(match name {
+            "text" => self.text.replace(into_string(value)?).is_some(),
+            "attachments" => self.attachments.replace(attachments(value)?).is_some(),
+            "providerData" => self.provider_data.replace(nullable(value, Ok)?).is_some(),
+            "callId" => self.call_id.replace(into_string(value)?).is_some(),
+            "toolName" => self.tool_name.replace(into_string(value)?).is_some(),
+            "input" => self.input.replace(value).is_some(),
+            "output" => self.output.replace(value).is_some(),
+            "isError" => self.is_error.replace(boolean(&value)?).is_some(),
+            _ => self.code.replace(into_string(value)?).is_some(),
+        })
+    }
+}
+
+impl EventContent {
+    /// Reads a content object from an owned JSON value: `type` first, then the other fields in
+    /// order, each refused by name if the kind has no such field.
+    pub(crate) fn read_json(value: Value) -> Result<Self, JsonReadError> {
+        let mut object = into_object(value, "an event content object with a `type`")?;
+        let kind = match object.shift_remove("type") {
+            Some(Value::String(tag)) => Kind::named(&tag)?,
+            Some(other) => return Err(JsonReadError::invalid_type(&other, "variant identifier")),
+            None => return Err(missing_field("type")),
+        };
+        let mut fields = Fields::default();
+        for (key, value) in object {
+            fields.set(kind, &key, value)?;
+        }
+        fields.into_content(kind)
+    }
+
+    /// Reads a content object whose first key is `type` straight from the text (see
+    /// [`RuntimeEvent::read_text`]).
+    fn read_text(reader: &mut TextReader<'_>) -> Option<Self> {
+        reader.begin_object().ok()?;
+        reader.next_key(true).ok()?.filter(|key| key == "type")?;
+        let kind = Kind::named(&reader.string().ok()?).ok()?;
+        let mut fields = Fields::default();
+        while let Some(key) = reader.next_key(false).ok()? {
+            if fields.set(kind, &key, reader.value().ok()?).ok()? {
+                return None;
+            }
+        }
+        fields.into_content(kind).ok()
+    }
+}
+
+/// An `attachments` array.
+fn attachments(value: Value) -> Result<Vec<Attachment>, JsonReadError> {
+    match value {
+        Value::Array(items) => items.into_iter().map(Attachment::read_json).collect(),
+        other => Err(JsonReadError::invalid_type(&other, "a sequence")),
+    }
+}
+
+impl Fields {
+    /// The content of `kind` (whose fields only these are), or the required field it lacks.
+    fn into_content(self, kind: Kind) -> Result<EventContent, JsonReadError> {
+        let Fields {
+            text,
+            attachments,
+            provider_data,
+            call_id,
+            tool_name,
+            input,
+            output,
+            is_error,
+            code,
+        } = self;
+        let required = |field: Option<String>, name| field.ok_or_else(|| missing_field(name));
+        let (attachments, is_error) = (attachments.unwrap_or_default(), is_error.unwrap_or(false));
+        let provider_data = provider_data.flatten();
+        Ok(match kind {
+            Kind::UserText => EventContent::UserText { text: required(text, "text")?, attachments },
+            Kind::AssistantText => EventContent::AssistantText { text: required(text, "text")? },
+            Kind::SystemNote => EventContent::SystemNote { text: required(text, "text")? },
+            Kind::Reasoning => {
+                EventContent::Reasoning { text: required(text, "text")?, provider_data }
+            }
+            Kind::RuntimeNote => EventContent::RuntimeNote {
+                code: required(code, "code")?,
+                text: required(text, "text")?,
+            },
+            Kind::ToolCall | Kind::HostedToolCall => {
+                let call_id = required(call_id, "callId")?;
+                let tool_name = required(tool_name, "toolName")?;
+                let input = input.ok_or_else(|| missing_field("input"))?;
+                if kind == Kind::ToolCall {
+                    EventContent::ToolCall { call_id, tool_name, input }
+                } else {
+                    EventContent::HostedToolCall { call_id, tool_name, input }
+                }
+            }
+            Kind::ToolResult | Kind::HostedToolResult => {
+                let call_id = required(call_id, "callId")?;
+                let tool_name = required(tool_name, "toolName")?;
+                let output = output.ok_or_else(|| missing_field("output"))?;
+                if kind == Kind::ToolResult {
+                    EventContent::ToolResult { call_id, tool_name, output, is_error, attachments }
+                } else {
+                    EventContent::HostedToolResult { call_id, tool_name, output, is_error }
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "json_tests.rs"]
+mod tests;

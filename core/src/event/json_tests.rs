@@ -1,0 +1,380 @@
+//! The hand-written event reader against the derives it replaced, kept here as the reference.
+use serde::Deserialize;
+use serde_json::{Map, json};
+
+use super::*;
+use crate::event::EventParseError;
+use crate::json_read::test_support::{sample_values, variants};
+
+/// The derived `RuntimeEvent` (with the derived content and attachments inside).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct DerivedEvent {
+    session_id: String,
+    run_id: String,
+    turn_id: String,
+    runtime_event_id: String,
+    seq: u64,
+    #[serde(default)]
+    created_at_ms: Option<u64>,
+    #[serde(default)]
+    response_id: Option<String>,
+    #[serde(default)]
+    partial: bool,
+    #[serde(default)]
+    pinned: bool,
+    content: DerivedContent,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+/// The derived internally tagged enum `EventContent` used to be.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(dead_code)]
+enum DerivedContent {
+    UserText {
+        text: String,
+        #[serde(default)]
+        attachments: Vec<DerivedAttachment>,
+    },
+    AssistantText {
+        text: String,
+    },
+    Reasoning {
+        text: String,
+        #[serde(default, rename = "providerData")]
+        provider_data: Option<Value>,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        call_id: String,
+        tool_name: String,
+        input: Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        call_id: String,
+        tool_name: String,
+        output: Value,
+        #[serde(default)]
+        is_error: bool,
+        #[serde(default)]
+        attachments: Vec<DerivedAttachment>,
+    },
+    #[serde(rename_all = "camelCase")]
+    HostedToolCall {
+        call_id: String,
+        tool_name: String,
+        input: Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    HostedToolResult {
+        call_id: String,
+        tool_name: String,
+        output: Value,
+        #[serde(default)]
+        is_error: bool,
+    },
+    SystemNote {
+        text: String,
+    },
+    RuntimeNote {
+        code: String,
+        text: String,
+    },
+}
+
+/// The derived `AttachmentFields`, verified as its `try_from` did.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, try_from = "AttachmentFields")]
+struct DerivedAttachment(#[allow(dead_code)] Attachment);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AttachmentFields {
+    media_type: String,
+    #[serde(default)]
+    byte_length: Option<u64>,
+    #[serde(default)]
+    sha256: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    width: Option<u32>,
+    #[serde(default)]
+    height: Option<u32>,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+impl TryFrom<AttachmentFields> for DerivedAttachment {
+    type Error = String;
+
+    fn try_from(f: AttachmentFields) -> Result<Self, String> {
+        let attachment = Attachment {
+            media_type: f.media_type,
+            byte_length: f.byte_length,
+            sha256: f.sha256,
+            name: f.name,
+            width: f.width,
+            height: f.height,
+            detail: f.detail,
+            data: f.data,
+            url: f.url,
+        };
+        match attachment.verify() {
+            Ok(()) => Ok(DerivedAttachment(attachment)),
+            Err(e) => {
+                Err(format!("{}{}): {e}", crate::attachment::INVALID_ATTACHMENT_PREFIX, e.code()))
+            }
+        }
+    }
+}
+
+/// How serde words the same refusal differently: the hand reader names what it expected in
+/// its own words where the derive names its private helper types.
+fn same_message(hand: &str, derive: &str) -> bool {
+    hand == derive || (hand.starts_with("invalid type") && derive.starts_with("invalid type"))
+}
+
+/// The one thing the derive took that the hand reader refuses: a struct or tagged content
+/// written as an array of its fields' values (see `json_read`'s documentation).
+fn is_array_form(hand: &str) -> bool {
+    hand.starts_with("invalid type: sequence, expected struct")
+        || hand.starts_with("invalid type: sequence, expected an event content object")
+}
+
+/// Compares both reads of `case` (as `what`): the same acceptance and, for an accepted case,
+/// the same value (by its written JSON); for a refused one the same message.
+fn compare<H: serde::Serialize, D: std::fmt::Debug>(
+    case: &Value,
+    hand: Result<H, JsonReadError>,
+    derive: Result<D, serde_json::Error>,
+) {
+    match (hand, derive) {
+        (Ok(hand), Ok(derive)) => {
+            let written = serde_json::to_value(&hand).expect("writes");
+            let derive = format!("{derive:?}");
+            assert!(!derive.is_empty(), "{case}");
+            assert_eq!(&written, &strip_defaults(case), "{case}: hand read then written");
+        }
+        (Err(JsonReadError(hand)), _) if is_array_form(&hand) => {}
+        (Err(JsonReadError(hand)), Err(derive)) => {
+            let derive = derive.to_string();
+            assert!(same_message(&hand, &derive), "{case}: hand `{hand}`, derive `{derive}`");
+        }
+        (hand, derive) => panic!(
+            "{case}: hand {:?}, derive {:?}",
+            hand.map(|_| "accepted"),
+            derive.map(|_| "accepted")
+        ),
+    }
+}
+
+/// `case` as the event writer writes it back: defaults and `null`s of optional fields left out.
+fn strip_defaults(case: &Value) -> Value {
+    match case {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, value)| {
+                    let defaulted = matches!(
+                        (key.as_str(), value),
+                        (_, Value::Null) if !matches!(key.as_str(), "input" | "output")
+                    ) || matches!(
+                        (key.as_str(), value),
+                        ("partial" | "pinned" | "isError", Value::Bool(false))
+                    ) || matches!((key.as_str(), value), ("attachments", Value::Array(a)) if a.is_empty());
+                    !defaulted
+                })
+                .map(|(key, value)| {
+                    let keep = matches!(key.as_str(), "input" | "output" | "metadata" | "providerData");
+                    (key.clone(), if keep { value.clone() } else { strip_defaults(value) })
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_defaults).collect()),
+        other => other.clone(),
+    }
+}
+
+fn valid_contents() -> Vec<Value> {
+    vec![
+        json!({"type": "user_text", "text": "hi", "attachments": [
+            {"mediaType": "image/png", "url": "https://x/y.png"}]}),
+        json!({"type": "assistant_text", "text": "a"}),
+        json!({"type": "reasoning", "text": "r", "providerData": {"sig": "x"}}),
+        json!({"type": "tool_call", "callId": "c", "toolName": "t", "input": {"a": 1}}),
+        json!({"type": "tool_result", "callId": "c", "toolName": "t", "output": "o",
+               "isError": true, "attachments": []}),
+        json!({"type": "hosted_tool_call", "callId": "c", "toolName": "t", "input": null}),
+        json!({"type": "hosted_tool_result", "callId": "c", "toolName": "t", "output": 1,
+               "isError": false}),
+        json!({"type": "system_note", "text": "s"}),
+        json!({"type": "runtime_note", "code": "c", "text": "t"}),
+    ]
+}
+
+/// Every kind with every field of the union given every shape of value, one at a time, every
+/// field removed, and all of it again with `type` last: both reads accept the same objects,
+/// build the same content and refuse the rest in the same words.
+#[test]
+fn content_agrees_with_the_derive_on_every_single_change() {
+    let names = ["type", "text", "attachments", "providerData", "callId", "toolName", "input"];
+    let more = ["output", "isError", "code", "mood"];
+    let shapes = [
+        json!("s"),
+        json!(null),
+        json!(1),
+        json!(true),
+        json!({}),
+        json!([]),
+        json!("tool_call"),
+        json!([{"kind": "image", "mediaType": "image/png", "url": "https://x/y.png"}]),
+        json!([{"mediaType": "image/png", "url": "ftp://x"}]),
+        json!([{"mediaType": "image/png", "url": "https://x", "width": 4294967296u64}]),
+    ];
+    let mut compared = 0;
+    for base in valid_contents() {
+        let mut cases = vec![base.clone()];
+        for field in names.iter().chain(&more) {
+            let mut removed = base.clone();
+            removed.as_object_mut().expect("object").remove(*field);
+            cases.push(removed);
+            for shape in &shapes {
+                let mut changed = base.clone();
+                changed[*field] = shape.clone();
+                cases.push(changed);
+            }
+        }
+        let type_last: Vec<Value> = cases
+            .iter()
+            .filter_map(|case| {
+                let mut object = case.as_object()?.clone();
+                let kind = object.shift_remove("type")?;
+                object.insert("type".to_owned(), kind);
+                Some(Value::Object(object))
+            })
+            .collect();
+        cases.extend(type_last);
+        for case in cases {
+            let derive = serde_json::from_value::<DerivedContent>(case.clone());
+            compare(&case, EventContent::read_json(case.clone()), derive);
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 9 * (2 * (1 + 11 * 11) - 1));
+}
+
+/// The event around the content: every field removed, set to each sample shape, an unknown
+/// one added, at the top and inside the content and metadata.
+#[test]
+fn event_agrees_with_the_derive_on_every_single_change() {
+    let base = json!({
+        "sessionId": "s", "runId": "r", "turnId": "t", "runtimeEventId": "e", "seq": 3,
+        "createdAtMs": 17, "responseId": "resp", "partial": true, "pinned": false,
+        "content": {"type": "tool_result", "callId": "c", "toolName": "t", "output": "o"},
+        "metadata": {"a": 1}
+    });
+    let cases = variants(&base, &sample_values(&["user_text", "tool_call"]));
+    assert!(cases.len() > 150, "{}", cases.len());
+    for case in &cases {
+        let derive = serde_json::from_value::<DerivedEvent>(case.clone());
+        compare(case, RuntimeEvent::read_json(case.clone()), derive);
+    }
+}
+
+/// Attachments: every field removed or reshaped, then the checks of [`Attachment::verify`].
+#[test]
+fn attachment_agrees_with_the_derive_on_every_single_change() {
+    let bases = [
+        json!({"mediaType": "image/png", "url": "https://x/y.png", "name": "y.png",
+               "width": 2, "height": 3, "detail": "low"}),
+        json!({"mediaType": "text/plain", "byteLength": 2, "data": "aGk=",
+               "sha256": "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4"}),
+    ];
+    let values = sample_values(&["image/png", "https://x", "aGk=", "IMAGE/PNG"]);
+    for base in &bases {
+        for case in variants(base, &values) {
+            let derive = serde_json::from_value::<DerivedAttachment>(case.clone());
+            compare(&case, Attachment::read_json(case.clone()), derive);
+        }
+    }
+}
+
+/// Text, `serde` and value reads of one event agree, and a refused event names its class.
+#[test]
+fn every_reader_reads_through_the_value_reader() {
+    let event = json!({"sessionId": "s", "runId": "r", "turnId": "t", "runtimeEventId": "e",
+        "seq": 1, "content": {"text": "hi", "type": "user_text"}});
+    let typed: RuntimeEvent = serde_json::from_value(event.clone()).expect("serde");
+    assert_eq!(RuntimeEvent::from_json(&event.to_string()), Ok(typed.clone()));
+    assert_eq!(RuntimeEvent::from_value(event.clone()), Ok(typed));
+    let mut unknown = event.clone();
+    unknown["content"]["mood"] = json!(1);
+    assert_eq!(RuntimeEvent::from_value(unknown).unwrap_err().code(), "event_unknown_field");
+    let mut bad = event;
+    bad["content"]["attachments"] = json!([{"mediaType": "image/png", "url": "ftp://x"}]);
+    assert_eq!(RuntimeEvent::from_value(bad).unwrap_err().code(), "event_invalid_attachment");
+}
+
+/// The text fast path against the value route on every case of the tests above, written with
+/// `type` first and last, with a key repeated, pretty-printed, and cut short.
+#[test]
+fn text_read_agrees_with_the_value_route() {
+    let base = json!({
+        "sessionId": "s", "runId": "r", "turnId": "t", "runtimeEventId": "e", "seq": 3,
+        "createdAtMs": 17, "responseId": "resp", "partial": true, "pinned": false,
+        "content": {"type": "tool_result", "callId": "c", "toolName": "t", "output": "o",
+                    "attachments": [{"mediaType": "image/png", "url": "https://x/y.png"}]},
+        "metadata": {"a": 1}
+    });
+    let mut cases = variants(&base, &sample_values(&["user_text", "tool_call"]));
+    for content in valid_contents() {
+        let mut event = base.clone();
+        event["content"] = content;
+        cases.push(event);
+    }
+    let mut texts = Vec::new();
+    for case in &cases {
+        let text = case.to_string();
+        texts.push(serde_json::to_string_pretty(case).expect("writes"));
+        texts.push(
+            text.replace("{\"type\":\"tool_result\",", "{")
+                .replace("\"o\"", "\"o\",\"type\":\"tool_result\""),
+        );
+        texts.push(text.replacen("\"seq\":3", "\"seq\":3,\"seq\":4", 1));
+        texts.push(text.replacen("\"callId\":\"c\"", "\"callId\":\"c\",\"callId\":\"d\"", 1));
+        texts.push(text.replacen(
+            "\"content\":",
+            "\"content\":{\"type\":\"system_note\",\"text\":\"x\"},\"content\":",
+            1,
+        ));
+        texts.push(text[..text.len() / 2].to_owned());
+        texts.push(format!("{text} x"));
+        texts.push(text);
+    }
+    for (index, text) in texts.iter().enumerate() {
+        let by_value = match serde_json::from_str::<Value>(text) {
+            Ok(value) => RuntimeEvent::from_value(value),
+            Err(e) => Err(EventParseError::Syntax(e.to_string())),
+        };
+        let read = RuntimeEvent::from_json(text);
+        match (&read, &by_value) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+            (Err(a), Err(b)) => assert_eq!(a.code(), b.code(), "{text}: {a} / {b}"),
+            _ => panic!("{text}: from_json {read:?}, by value {by_value:?}"),
+        }
+        // Every valid event as written (compact or pretty) is read by the fast path.
+        let as_written = index % 8 == 0 || index % 8 == 7;
+        let fast = RuntimeEvent::read_text(&mut TextReader::new(text));
+        if as_written && by_value.is_ok() && !text.contains("\"content\":{\"callId") {
+            assert!(fast.is_some(), "{text}");
+        }
+    }
+}
