@@ -221,6 +221,17 @@ pub fn u32(value: &Value) -> Result<u32, JsonReadError> {
         .map_err(|_| JsonReadError(format!("invalid value: integer `{n}`, expected u32")))
 }
 
+/// An `Option<T>`: `null` is `None`, anything else is read by `read`.
+pub fn optional<T>(
+    value: &Value,
+    read: fn(&Value) -> Result<T, JsonReadError>,
+) -> Result<Option<T>, JsonReadError> {
+    match value {
+        Value::Null => Ok(None),
+        value => read(value).map(Some),
+    }
+}
+
 /// A JSON array, each item read by `read`.
 #[inline(never)]
 pub fn vec<T>(

@@ -27,16 +27,17 @@ mod successor;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::checkpoint::{CheckpointParseError, Coverage, HistoryCompactCheckpoint};
 use crate::diagnostics::{Diagnostic, ReasonCode};
+use crate::json_read::{self, Fields, JsonReadError};
 
 pub use successor::{SuccessorError, is_valid_successor};
 
 /// One `history_compact_checkpoint_recorded` event of the AgentRun ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedCheckpointEvent {
     /// Id of the AgentRun event.
@@ -49,6 +50,24 @@ pub struct RecordedCheckpointEvent {
     /// checkpoint JSON text, for ledgers that store the payload as text.
     pub payload: Value,
 }
+
+impl RecordedCheckpointEvent {
+    /// Reads a recorded event by hand (`json_read`; other keys are ignored, as the derive
+    /// ignored them).
+    pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
+        let fields = Fields::of(value, "struct RecordedCheckpointEvent", None)?;
+        Ok(RecordedCheckpointEvent {
+            event_id: fields.required("eventId", json_read::string)?,
+            session_id: fields.required("sessionId", json_read::string)?,
+            recorded_at_ms: fields.required("recordedAtMs", json_read::u64)?,
+            payload: fields.required("payload", |payload| Ok(payload.clone()))?,
+        })
+    }
+}
+
+crate::deserialize_via_value!(RecordedCheckpointEvent, |value| {
+    RecordedCheckpointEvent::from_json(&value)
+});
 
 /// Why a recorded checkpoint event was not selected as valid. Serialized as its code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

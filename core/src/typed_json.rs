@@ -21,7 +21,8 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, serde_json::E
 
 /// Writes `value` as a JSON value, exactly as `serde_json::to_string` writes it.
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
-    serde_json::from_str(&serde_json::to_string(value)?)
+    crate::json_read::text::value_from_text(&serde_json::to_string(value)?)
+        .map_err(<serde_json::Error as serde::de::Error>::custom)
 }
 
 /// `error` without the " at line L column C" its message ends with.

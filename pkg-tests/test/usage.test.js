@@ -183,6 +183,13 @@ test('a failing counter gives count_tokens_failed and no projection', async () =
     return undefined;
   })();
   assert.match(error.message, /tokenizer not loaded/);
+  // A number that is not a count is named as JavaScript writes it.
+  for (const [count, text] of [[Number.NaN, 'NaN'], [-1.5, '-1.5'], [-Infinity, '-Infinity']]) {
+    assert.throws(
+      () => project({ events, countTokens: () => count }),
+      (thrown) => thrown.message.includes(`countTokens returned ${text}, not a count`),
+    );
+  }
 });
 
 /** An extractive summarizer with an in-memory ledger. */

@@ -1,5 +1,5 @@
-//! The model facts, provider identity and malformed-input circuit read by hand against copies
-//! of the derives they replaced: every field left out or given each of a dozen values (and an
+//! The model facts, provider identity, malformed-input circuit and recorded checkpoint events
+//! read by hand against copies of the derives they replaced: every field left out or given each of a dozen values (and an
 //! unknown key added): the same accepted and built, the same refused; what is accepted is
 //! written back and read again unchanged.
 
@@ -106,4 +106,24 @@ fn circuits_read_as_the_derive_and_its_checks_read_them() {
         MalformedInputCircuit::from_json(&twice).unwrap_err().0,
         "circuit repeats a fingerprint"
     );
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct DerivedRecord {
+    event_id: String,
+    session_id: String,
+    recorded_at_ms: u64,
+    payload: Value,
+}
+
+#[test]
+fn recorded_checkpoint_events_read_as_the_derive_read_them() {
+    use crate::recovery::RecordedCheckpointEvent;
+    let base = json!({ "eventId": "e", "sessionId": "s", "recordedAtMs": 5, "payload": {"a": 1} });
+    let write = |record: &RecordedCheckpointEvent| serde_json::to_value(record).expect("writes");
+    let accepted =
+        compare::<_, DerivedRecord>(base, RecordedCheckpointEvent::from_json, write, |_| true);
+    assert!(accepted >= 10, "{accepted}");
 }

@@ -17,7 +17,6 @@
 
 use contextfold_core::json_read::text::value_from_text;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -134,20 +133,6 @@ pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
     };
     integral_numbers_as_integers(&mut json);
     Ok(json)
-}
-
-/// Reads a JS argument (options, results: small) as a core type through [`json_from_js`]
-/// (integral doubles as integers, BigInts), then [`from_json`]: the typed read is of that
-/// value's text, with the one reader every type has (`contextfold_core::typed_json`), for
-/// microseconds per call. Events, which are large, are read straight from their text
-/// ([`crate::read_with_events`], [`crate::jsonl`]).
-pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, BindingError> {
-    from_json(json_from_js(value, what)?, what)
-}
-
-/// Reads a JSON value as a core type (through its text: see `contextfold_core::typed_json`).
-pub fn from_json<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, BindingError> {
-    contextfold_core::typed_json::from_value(&value).map_err(|e| BindingError::invalid(what, e))
 }
 
 /// Writes a core type for the wrapper (JSON text, or a JS value when it holds a large integer).

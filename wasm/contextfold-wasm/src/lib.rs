@@ -41,7 +41,7 @@ use contextfold_core::recovery::{
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{BindingError, from_js, json_from_js, json_to_js, to_js};
+use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
 pub use crate::coverage::{evaluate_replay, safe_boundaries, select_safe_prefix};
 pub use crate::event_log::EventLog;
 use crate::hash_engine::BindingEngine;
@@ -337,7 +337,9 @@ pub fn validate_summary(
 /// `{ checkpoint, eventId, skipped, diagnostics }`.
 #[wasm_bindgen(js_name = recoverCheckpoint)]
 pub fn recover_checkpoint(session_id: &str, records: JsValue) -> Result<JsValue, JsValue> {
-    let records: Vec<RecordedCheckpointEvent> = from_js(records, "recorded checkpoint events")?;
+    let what = "recorded checkpoint events";
+    let records = json_read::vec(&json_from_js(records, what)?, RecordedCheckpointEvent::from_json)
+        .map_err(|e| BindingError::invalid(what, e))?;
     let recovery = select_recovered_checkpoint(session_id, &records);
     let value = json!({
         "checkpoint": recovery.selected.as_ref().map(|c| c.to_value()),
@@ -363,7 +365,8 @@ pub fn extractive_summary(
 /// The context budget derived from model facts: `{ contextWindow, reserve, historyBudget }`.
 #[wasm_bindgen(js_name = contextBudget)]
 pub fn context_budget(model: JsValue) -> Result<JsValue, JsValue> {
-    let model: Option<ModelFacts> = from_js(model, "model")?;
+    let model = json_read::optional(&json_from_js(model, "model")?, ModelFacts::from_json)
+        .map_err(|e| BindingError::invalid("model", e))?;
     Ok(to_js(&ContextBudget::from_model(&model.unwrap_or_default()), "budget")?)
 }
 

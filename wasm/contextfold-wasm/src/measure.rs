@@ -79,7 +79,12 @@ impl JsCounter {
             .map_err(|error| format!("countTokens threw: {}", describe(&error)))?;
         match result.as_f64() {
             Some(count) if count.is_finite() && count >= 0.0 => Ok(count.ceil() as u64),
-            Some(count) => Err(format!("countTokens returned {count}, not a count")),
+            Some(_) => {
+                // JavaScript's own text of the number (`-1`, `NaN`, `Infinity`).
+                let number = result.unchecked_into::<js_sys::Number>();
+                let count = number.to_string_with_radix(10).map(String::from).unwrap_or_default();
+                Err(format!("countTokens returned {count}, not a count"))
+            }
             None => Err("countTokens returned a non-number".to_owned()),
         }
     }

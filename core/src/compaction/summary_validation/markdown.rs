@@ -224,7 +224,7 @@ pub(super) enum ErrorSign {
 pub(super) fn error_sign(text: &str) -> Option<ErrorSign> {
     let trimmed = text.trim();
     if trimmed.starts_with('{')
-        && let Ok(Value::Object(object)) = serde_json::from_str::<Value>(trimmed)
+        && let Ok(Value::Object(object)) = crate::json_read::text::value_from_text(trimmed)
         && (object.contains_key("error") || object.get("type") == Some(&Value::from("error")))
     {
         return Some(ErrorSign::JsonError);

@@ -143,9 +143,8 @@ pub(super) fn parse_tool_call(
         .get("arguments")
         .and_then(Value::as_str)
         .ok_or_else(|| shape(&arguments_path, "a JSON text"))?;
-    let input = serde_json::from_str(arguments).map_err(|e| ChatImportError::InvalidArguments {
-        path: arguments_path,
-        detail: e.to_string(),
+    let input = crate::json_read::text::value_from_text(arguments).map_err(|e| {
+        ChatImportError::InvalidArguments { path: arguments_path, detail: e.to_string() }
     })?;
     Ok((id.to_owned(), name.to_owned(), input))
 }

@@ -243,7 +243,7 @@ impl Importer<'_> {
         };
         let (call_id, tool_name) = (field("call_id")?.to_owned(), field("name")?.to_owned());
         let arguments = field("arguments")?;
-        let input = serde_json::from_str(arguments)
+        let input = crate::json_read::text::value_from_text(arguments)
             .map_err(|_| shape(format!("{path}.arguments"), "a JSON text"))?;
         if self.state.call(&call_id, tool_name.clone()).is_err() {
             return Err(ResponsesImportError::DuplicateCallId { index, call_id });
