@@ -17,6 +17,7 @@
 //! accepted by accident is refused: a struct written as an array of its fields' values, an
 //! enum's tag written as the variant's index.
 
+mod decimal;
 pub mod text;
 
 use serde_json::{Map, Value};

@@ -4,7 +4,7 @@
 //! of its content are compared with the names a reader expects, never allocated or hashed into a
 //! map, and each field's value is built as a `Value` (a string moved into the event afterwards).
 //! It accepts exactly the JSON `serde_json::from_str::<Value>` accepts and builds the same values
-//! (numbers are read by `serde_json::Number`'s own parser; a repeated key keeps its first position
+//! (numbers as serde_json reads them, by [`super::decimal`]; a repeated key keeps its first position
 //! and its last value; nesting stops at serde_json's depth); the tests compare both on generated
 //! and mutated documents. Its errors say what was wrong and where, in serde_json's words.
 
@@ -202,8 +202,7 @@ impl<'a> TextReader<'a> {
         Ok(value)
     }
 
-    /// A number, as serde_json reads it (a plain non-negative integer read here, any other by
-    /// `serde_json::Number`'s parser).
+    /// A number, as serde_json reads it (see [`super::decimal`]).
     fn number(&mut self) -> Result<Number, JsonSyntaxError> {
         let bytes = self.text.as_bytes();
         let start = self.position;
@@ -213,30 +212,14 @@ impl<'a> TextReader<'a> {
         {
             end += 1;
         }
-        let token = &self.text[start..end];
-        let digits = token.as_bytes();
-        if digits.len() < 20
-            && digits.iter().all(u8::is_ascii_digit)
-            && !(digits[0] == b'0' && digits.len() > 1)
-        {
-            self.position = end;
-            let value = digits.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-            return Ok(Number::from(value));
-        }
-        match token.parse::<Number>() {
-            Ok(number) => {
-                self.position = end;
-                Ok(number)
-            }
-            Err(error) => {
-                self.position = start + error.column().saturating_sub(1);
-                Err(self.error(if error.to_string().starts_with("number out of range") {
-                    "number out of range"
-                } else {
-                    "invalid number"
-                }))
-            }
-        }
+        self.position = end;
+        super::decimal::parse_number(&bytes[start..end]).map_err(|error| {
+            self.position = start;
+            self.error(match error {
+                super::decimal::NumberError::OutOfRange => "number out of range",
+                super::decimal::NumberError::Invalid => "invalid number",
+            })
+        })
     }
 
     /// A string (at its opening quote): borrowed from the text unless it has escapes.
