@@ -92,7 +92,9 @@
 //! - [`compaction`]: the compaction transaction (sans-IO) and its parts.
 //! - [`recovery`]: choosing a checkpoint from a ledger; [`prune`]: tool-result pruning.
 //! - [`verified_prefix`]: full or cached (O(tail)) verification of a checkpoint's prefix.
-//! - [`diagnostics`]: stable reason codes; [`typed_json`]: typed reads of JSON values (through text).
+//! - [`diagnostics`]: stable reason codes; [`typed_json`]: typed values to and from JSON values.
+//! - [`json_read`]: JSON text read by hand (values, numbers) and the hand-written readers;
+//!   [`json_text`]: serde_json's compact text, written by one non-generic writer.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -1,14 +1,13 @@
-//! Typed values to and from JSON values, all through serde_json's text reader and writer.
+//! Typed values to and from JSON values, through JSON text.
 //!
-//! Every type the core reads is read from JSON text, a `serde_json::Value` included: it is
-//! written as text (exactly: its numbers and strings round-trip) and read back; every type
-//! written as a `Value` is written as text and that text read as a `Value`. Each type going
-//! through a second kind of deserializer or serializer is a second copy of its derive code; in
-//! the npm package's wasm module the copies for `Value` were about 7% of the gzip
-//! (docs/performance.md, "Package size (issue 21)"), for a write and a read of a text on the
-//! paths that start from or end in a `Value` (options, checkpoints, importer results, the
-//! events of an error report). A refusal carries the text reader's message without its position
-//! in that text, which the caller never saw.
+//! A type written as a `Value` is written as text by serde_json and that text read back as a
+//! `Value` (by [`crate::json_read::text`]); a type read from a `Value` is read from the value's
+//! text by serde_json. Each type going through a second kind of serializer or deserializer
+//! would be a second copy of its derive code; in the npm package's wasm module the copies for
+//! `Value` were about 7% of the gzip (docs/performance.md, "Package size (issue 21)"). The
+//! package itself now reads nothing through serde (its types are read by hand, `json_read`);
+//! `from_value` serves the other callers. A refusal carries the text reader's message without
+//! its position in that text, which the caller never saw.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

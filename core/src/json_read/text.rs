@@ -4,7 +4,7 @@
 //! of its content are compared with the names a reader expects, never allocated or hashed into a
 //! map, and each field's value is built as a `Value` (a string moved into the event afterwards).
 //! It accepts exactly the JSON `serde_json::from_str::<Value>` accepts and builds the same values
-//! (numbers as serde_json reads them, by [`super::decimal`]; a repeated key keeps its first position
+//! (numbers as serde_json reads them, by `json_read/decimal.rs`; a repeated key keeps its first position
 //! and its last value; nesting stops at serde_json's depth); the tests compare both on generated
 //! and mutated documents. Its errors say what was wrong and where, in serde_json's words.
 
@@ -202,7 +202,7 @@ impl<'a> TextReader<'a> {
         Ok(value)
     }
 
-    /// A number, as serde_json reads it (see [`super::decimal`]).
+    /// A number, as serde_json reads it (see `json_read/decimal.rs`).
     fn number(&mut self) -> Result<Number, JsonSyntaxError> {
         let bytes = self.text.as_bytes();
         let start = self.position;
