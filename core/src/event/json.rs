@@ -132,6 +132,27 @@ impl RuntimeEvent {
         }
         fields.finish().ok()
     }
+
+    /// Reads the array of events at `reader`'s position straight from the text, as
+    /// [`Self::read_text`] reads each; `None` if any is not read that way.
+    pub fn read_text_array(reader: &mut TextReader<'_>) -> Option<Vec<Self>> {
+        reader.begin_array().ok()?;
+        let mut events = Vec::new();
+        while reader.next_item(events.is_empty()).ok()? {
+            events.push(Self::read_text(reader)?);
+        }
+        Some(events)
+    }
+
+    /// The events of a JSON array text, straight from the text ([`Self::read_text_array`]);
+    /// `None` for a text that path does not read, which the caller then reads event by event
+    /// through values ([`Self::from_value`]) for the exact error.
+    pub fn array_from_text(text: &str) -> Option<Vec<Self>> {
+        let mut reader = TextReader::new(text);
+        let events = Self::read_text_array(&mut reader)?;
+        reader.finish().ok()?;
+        Some(events)
+    }
 }
 
 crate::deserialize_via_value!(RuntimeEvent, RuntimeEvent::read_json);

@@ -180,8 +180,12 @@ impl provider::Host for HostState {
     fn summarize(&mut self, request: SummarizeRequest) -> Result<SummaryResponse, ProviderFailure> {
         let summary_request = serde_json::from_str(&request.request_json)
             .map_err(|e| guest_input_error("summary request", e))?;
-        let fold_events: Vec<RuntimeEvent> =
-            serde_json::from_str(&request.fold_events).map_err(|e| guest_input_error("fold", e))?;
+        // Read straight from the text; anything else through serde, for its message.
+        let fold_events = match RuntimeEvent::array_from_text(&request.fold_events) {
+            Some(events) => events,
+            None => serde_json::from_str::<Vec<RuntimeEvent>>(&request.fold_events)
+                .map_err(|e| guest_input_error("fold", e))?,
+        };
         let call = SummarizeCall {
             request: summary_request,
             previous_summary: request.previous_summary,

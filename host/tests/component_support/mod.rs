@@ -255,8 +255,8 @@ fn transcript(plugin: &mut Plugin, input: &Value) -> Out {
                 let answer = if let Some(f) = failure(entry) {
                     Err(failure_to_wit(f))
                 } else if entry["summary"] == "extractive" {
-                    let fold: Vec<RuntimeEvent> =
-                        serde_json::from_str(&request.fold_events).expect("fold events");
+                    let fold =
+                        RuntimeEvent::array_from_text(&request.fold_events).expect("fold events");
                     let text = extractive_summary(
                         request.previous_summary.as_deref(),
                         &fold,

@@ -24,8 +24,13 @@ fn detail(code: &str, message: impl Into<String>) -> ErrorDetail {
     ErrorDetail { code: code.to_owned(), message: message.into() }
 }
 
-/// Parses a JSON array of RuntimeEvents; the message names the first bad event's index.
+/// Parses a JSON array of RuntimeEvents: straight from the text when it reads that way
+/// ([`RuntimeEvent::array_from_text`]), else event by event, the message naming the first bad
+/// event's index.
 pub(crate) fn parse_events(json: &str) -> Result<Vec<RuntimeEvent>, CompactionError> {
+    if let Some(events) = RuntimeEvent::array_from_text(json) {
+        return Ok(events);
+    }
     let values: Vec<Value> = serde_json::from_str(json).map_err(|error| {
         CompactionError::InvalidEvents(detail(
             "event_syntax",

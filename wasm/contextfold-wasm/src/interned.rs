@@ -230,7 +230,7 @@ pub fn reference_id(text: &str) -> Option<usize> {
 
 /// Events of JSON text (an array), typed; any failure is [`BindingError::InternedUnreadable`].
 pub(crate) fn parse(text: &str) -> Result<Vec<RuntimeEvent>, BindingError> {
-    if let Some(events) = crate::events_from_text(text) {
+    if let Some(events) = RuntimeEvent::array_from_text(text) {
         return Ok(events);
     }
     let unreadable = |detail: String| BindingError::InternedUnreadable(detail);

@@ -100,7 +100,7 @@ fn args_from_text(text: &str) -> Option<(Option<Vec<RuntimeEvent>>, Value)> {
     while let Some(key) = reader.next_key(first).ok()? {
         first = false;
         if key == "events" {
-            if events.replace(events_from_reader(&mut reader)?).is_some() {
+            if events.replace(RuntimeEvent::read_text_array(&mut reader)?).is_some() {
                 return None;
             }
         } else {
@@ -114,33 +114,14 @@ fn args_from_text(text: &str) -> Option<(Option<Vec<RuntimeEvent>>, Value)> {
     Some((events, Value::Object(rest)))
 }
 
-/// An array of events read straight from the text (see [`RuntimeEvent::read_text`]).
-fn events_from_reader(reader: &mut TextReader<'_>) -> Option<Vec<RuntimeEvent>> {
-    reader.begin_array().ok()?;
-    let mut events = Vec::new();
-    while reader.next_item(events.is_empty()).ok()? {
-        events.push(RuntimeEvent::read_text(reader)?);
-    }
-    Some(events)
-}
-
-/// Events of JSON text (an array), straight from the text; `None` for any text that path does
-/// not read.
-pub(crate) fn events_from_text(text: &str) -> Option<Vec<RuntimeEvent>> {
-    let mut reader = TextReader::new(text);
-    let events = events_from_reader(&mut reader)?;
-    reader.finish().ok()?;
-    Some(events)
-}
-
 /// Reads an events argument: JSONL bytes (a `Uint8Array`, see [`jsonl`]), or an array: from its
-/// text ([`events_from_text`]), else as JSON values ([`events_from_json`]).
+/// text ([`RuntimeEvent::array_from_text`]), else as JSON values ([`events_from_json`]).
 pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
     if let Some(parsed) = jsonl::events_from_jsonl_js(&value) {
         return parsed.map(|parsed| parsed.events);
     }
     if let Some(text) = value.as_string()
-        && let Some(events) = events_from_text(&text)
+        && let Some(events) = RuntimeEvent::array_from_text(&text)
     {
         return Ok(events);
     }
