@@ -62,29 +62,32 @@ pub(crate) fn parse_number(token: &[u8]) -> Result<Number, NumberError> {
         return Err(NumberError::Invalid);
     }
     if fraction.is_empty() && !has_exponent {
-        return Ok(integer(negative, int));
+        return integer(negative, int);
     }
     let mut digits = Vec::with_capacity(int.len() + fraction.len());
     digits.extend_from_slice(int);
     digits.extend_from_slice(fraction);
-    let value = decimal_to_f64(&digits, exponent - fraction.len() as i64);
-    let value = if negative { -value } else { value };
+    float(negative, decimal_to_f64(&digits, exponent - fraction.len() as i64))
+}
+
+/// The float `magnitude` with its sign; out of range when it is infinite.
+fn float(negative: bool, magnitude: f64) -> Result<Number, NumberError> {
+    let value = if negative { -magnitude } else { magnitude };
     Number::from_f64(value).ok_or(NumberError::OutOfRange)
 }
 
-/// An integer without fraction or exponent, as serde_json types it.
-fn integer(negative: bool, digits: &[u8]) -> Number {
+/// An integer without fraction or exponent, as serde_json types it: `u64`, negative `i64`, else
+/// a float (`-0` and anything beyond those ranges).
+fn integer(negative: bool, digits: &[u8]) -> Result<Number, NumberError> {
     let exact =
         digits.iter().try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')));
-    let float = |value: f64| Number::from_f64(value).unwrap_or_else(|| Number::from(0u64));
     match (exact, negative) {
-        (Some(n), false) => Number::from(n),
+        (Some(n), false) => Ok(Number::from(n)),
         (Some(n), true) => match (n as i64).wrapping_neg() {
-            negated if negated < 0 => Number::from(negated),
-            _ => float(-(n as f64)),
+            negated if negated < 0 => Ok(Number::from(negated)),
+            _ => float(true, n as f64),
         },
-        (None, false) => float(decimal_to_f64(digits, 0)),
-        (None, true) => float(-decimal_to_f64(digits, 0)),
+        (None, _) => float(negative, decimal_to_f64(digits, 0)),
     }
 }
 

@@ -114,6 +114,11 @@ fn types_integers_as_serde_json_does() {
     for case in cases {
         assert_same_number(case);
     }
+    // Integers beyond f64's range are out of range, as floats are.
+    for digits in [309, 310, 400] {
+        assert_same_number(&"9".repeat(digits));
+        assert_same_number(&format!("-{}", "9".repeat(digits)));
+    }
 }
 
 fn digits() -> impl Strategy<Value = String> {
