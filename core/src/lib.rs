@@ -114,6 +114,7 @@ pub mod log_builder;
 pub mod prefix_match;
 pub mod projection;
 pub mod prune;
+pub mod quality;
 pub mod recovery;
 pub mod replay;
 pub mod safe_prefix;
