@@ -184,7 +184,7 @@ impl Found {
 }
 
 /// The text of a tool output: a string as is, anything else as compact JSON.
-pub(crate) fn output_text(output: &Value) -> String {
+pub fn output_text(output: &Value) -> String {
     match output {
         Value::String(text) => text.clone(),
         other => crate::json_text::json_text(other),
@@ -218,19 +218,19 @@ fn command_line(input: &Value) -> Option<&str> {
     line.contains(char::is_whitespace).then_some(line)
 }
 
-/// The sentences of `text` that set a rule (split at line ends and at `.`/`!`/`?` followed by
-/// a space, so `setup.py` stays whole).
-pub fn constraint_sentences(text: &str) -> Vec<&str> {
+/// The sentences of `text`, trimmed: split at line ends and at `.`/`!`/`?` followed by a space
+/// or the end, so `setup.py` stays whole.
+pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for line in text.lines() {
-        let mut start = 0;
         let bytes = line.as_bytes();
+        let mut start = 0;
         for (at, &byte) in bytes.iter().enumerate() {
             let ends = matches!(byte, b'.' | b'!' | b'?')
                 && bytes.get(at + 1).is_none_or(|next| next.is_ascii_whitespace());
             if ends || at + 1 == bytes.len() {
                 let sentence = line[start..=at].trim();
-                if is_constraint(sentence) {
+                if !sentence.is_empty() {
                     out.push(sentence);
                 }
                 start = at + 1;
@@ -238,6 +238,11 @@ pub fn constraint_sentences(text: &str) -> Vec<&str> {
         }
     }
     out
+}
+
+/// The sentences of `text` that set a rule (see [`sentences`]).
+pub fn constraint_sentences(text: &str) -> Vec<&str> {
+    sentences(text).into_iter().filter(|sentence| is_constraint(sentence)).collect()
 }
 
 fn is_constraint(sentence: &str) -> bool {

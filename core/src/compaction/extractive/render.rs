@@ -1,0 +1,167 @@
+//! Writing the chosen material in the section template ([`crate::compaction::summary_template`]).
+//!
+//! Quoted user text goes as `> ` lines under its item, so its own headings, labels and code
+//! fences stay body text of the Goal section and its lines keep their exact spacing.
+
+use super::material::Material;
+use crate::quality::ArtifactClass;
+
+/// One chosen item: an index into its [`Material`] list, or the text itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Slot {
+    /// The task, whole or its opening.
+    Task {
+        text: String,
+        whole: bool,
+    },
+    Request(usize),
+    Done(usize),
+    Decision(usize),
+    Note(usize),
+    Plan(usize),
+    Critical(ArtifactClass, String),
+}
+
+/// The chosen items in the order they were chosen, and their text (for "already quoted").
+#[derive(Debug, Clone, Default)]
+pub(super) struct Chosen {
+    pub(super) slots: Vec<Slot>,
+    pub(super) quoted: String,
+}
+
+impl Chosen {
+    /// The chosen indexes of one list, ascending.
+    fn indexes(&self, pick: impl Fn(&Slot) -> Option<usize>) -> Vec<usize> {
+        let mut indexes: Vec<usize> = self.slots.iter().filter_map(pick).collect();
+        indexes.sort_unstable();
+        indexes
+    }
+}
+
+/// The summary text.
+pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
+    let mut out =
+        String::from("(extractive summary: copied from the event log, not paraphrased)\n");
+    let mut goal = Vec::new();
+    for slot in &chosen.slots {
+        if let Slot::Task { text, whole } = slot {
+            let event = material.task.as_ref().map_or("", |t| t.event_id.as_str());
+            let how = if *whole {
+                "quoted whole".to_owned()
+            } else {
+                "its opening; the whole text is that event in the log".to_owned()
+            };
+            goal.push(format!("Task (event {event}; {how}):\n{}", quote(text)));
+        }
+    }
+    for i in chosen.indexes(|s| if let Slot::Request(i) = s { Some(*i) } else { None }) {
+        goal.push(format!("Later request:\n{}", quote(&material.requests[i])));
+    }
+    section(&mut out, "Goal", &goal, "- (no user request in the covered events)");
+
+    let done: Vec<String> = chosen
+        .indexes(|s| if let Slot::Done(i) = s { Some(*i) } else { None })
+        .into_iter()
+        .map(|i| material.done[i].clone())
+        .collect();
+    section(&mut out, "Done and In Progress", &done, "- No tool calls in the covered events.");
+
+    let mut decisions: Vec<String> = chosen
+        .indexes(|s| if let Slot::Decision(i) = s { Some(*i) } else { None })
+        .into_iter()
+        .map(|i| material.decisions[i].clone())
+        .collect();
+    decisions.extend(
+        chosen
+            .indexes(|s| if let Slot::Note(i) = s { Some(*i) } else { None })
+            .into_iter()
+            .map(|i| material.notes[i].clone()),
+    );
+    section(&mut out, "Key Decisions", &decisions, "None.");
+
+    let mut next = vec![match goal.is_empty() {
+        true => "Continue from the raw recent history.".to_owned(),
+        false => "Continue from the latest request (the last item under Goal).".to_owned(),
+    }];
+    next.extend(
+        chosen
+            .indexes(|s| if let Slot::Plan(i) = s { Some(*i) } else { None })
+            .into_iter()
+            .map(|i| format!("plan: {}", material.plan[i])),
+    );
+    section(&mut out, "Next Steps", &next, "");
+
+    let mut critical = Vec::new();
+    for class in ArtifactClass::ALL {
+        // Newest first: the material runs oldest first.
+        let mut items: Vec<&str> = chosen
+            .slots
+            .iter()
+            .filter_map(|s| match s {
+                Slot::Critical(c, text) if *c == class => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let order: Vec<&str> = material
+            .artifacts
+            .iter()
+            .filter(|(c, _)| *c == class)
+            .map(|(_, t)| t.as_str())
+            .collect();
+        items.sort_by_key(|text| std::cmp::Reverse(order.iter().position(|t| t == text)));
+        critical.extend(items.into_iter().map(|text| format!("{}: {text}", class.name())));
+    }
+    let body = format!("{out}{}", critical.join("\n"));
+    if let Some(left_out) = left_out(material, &body) {
+        critical.push(left_out);
+    }
+    section(&mut out, "Critical Context", &critical, "- No paths, commands or errors recorded.");
+    out
+}
+
+/// `text` as `> ` lines (an empty line as `>`).
+fn quote(text: &str) -> String {
+    text.lines()
+        .map(|line| if line.is_empty() { ">".to_owned() } else { format!("> {line}") })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The line that counts, per class, the artifacts `body` does not quote, and names the events
+/// that hold their exact text.
+fn left_out(material: &Material, body: &str) -> Option<String> {
+    let mut counts = Vec::new();
+    for class in ArtifactClass::ALL {
+        let missing = material
+            .artifacts
+            .iter()
+            .filter(|(c, text)| *c == class && !body.contains(text.as_str()))
+            .count();
+        if missing > 0 {
+            counts.push(format!("{missing} {}", class.name()));
+        }
+    }
+    if counts.is_empty() {
+        return None;
+    }
+    let span = match &material.span {
+        Some((_, last)) => format!("the log's events through {last}"),
+        None => "the log's covered events".to_owned(),
+    };
+    Some(format!("Left out for room ({}; exact text in {span})", counts.join(", ")))
+}
+
+fn section(out: &mut String, title: &str, items: &[String], empty: &str) {
+    out.push_str("\n## ");
+    out.push_str(title);
+    out.push('\n');
+    if items.is_empty() {
+        out.push_str(empty);
+        out.push('\n');
+    }
+    for item in items {
+        out.push_str("- ");
+        out.push_str(item);
+        out.push('\n');
+    }
+}
