@@ -67,15 +67,29 @@ pub struct SummarizeEffect {
     /// The newly folded events, as indexes into the input log (`events[fold.start..fold.end]`).
     /// Offline compactors such as [`crate::compaction::extractive`] read these directly.
     pub fold: Fold,
-    /// The summary should stay within about this many tokens: a quarter of the history budget
-    /// (at most [`MAX_SUMMARY_TARGET_TOKENS`]), less when the live head and the raw tail the
-    /// fold leaves need more of the budget (never below [`MIN_SUMMARY_TARGET_TOKENS`]), so the
-    /// checkpoint leaves room for the rest of the request.
+    /// The summary should stay within about this many tokens: what
+    /// [`AFTER_COMPACTION_SHARE_PERCENT`] of the history budget leaves beside the live head and
+    /// the raw tail the fold keeps, at least a quarter of the budget (at most
+    /// [`MAX_SUMMARY_TARGET_TOKENS`]), less when the rest of the request needs more of the
+    /// budget (never below [`MIN_SUMMARY_TARGET_TOKENS`]), so the checkpoint leaves room for the
+    /// rest of the request.
     pub target_tokens: u64,
     /// The session's own provider options, passed through unchanged (the summarizer reuses
     /// the session's connection, model and options, with no compaction-only output cap).
     pub provider_options: Option<serde_json::Value>,
 }
+
+/// Share of the history budget, in percent, that the request right after a compaction may
+/// fill: the newest raw steps (at most [`RAW_TAIL_SHARE_PERCENT`]) and the summary together. The
+/// rest is room to grow before the next compaction: at 50%, the next one comes after half a
+/// budget of new history (at 25%, the earlier default, after three quarters; measured in
+/// docs/performance.md, "Continuation quality").
+pub const AFTER_COMPACTION_SHARE_PERCENT: u64 = 50;
+
+/// Share of the history budget, in percent, that an automatic compaction leaves to the newest
+/// raw steps or turns (the fold stops before them), so the next call sees its latest work
+/// exactly, not as a summary.
+pub const RAW_TAIL_SHARE_PERCENT: u64 = 25;
 
 /// Upper bound of [`SummarizeEffect::target_tokens`].
 pub const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;

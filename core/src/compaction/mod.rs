@@ -16,7 +16,8 @@ pub mod summary_validation;
 pub mod transaction;
 
 pub use effects::{
-    AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect, OutcomeKind, ProviderFailure,
-    ProviderFailureKind, SummarizeEffect, SummaryResponse, Trigger,
+    AFTER_COMPACTION_SHARE_PERCENT, AppendFailure, Attempt, AttemptKind, CompactionOutcome, Effect,
+    OutcomeKind, ProviderFailure, ProviderFailureKind, RAW_TAIL_SHARE_PERCENT, SummarizeEffect,
+    SummaryResponse, Trigger,
 };
 pub use transaction::{CompactInput, Compaction, Compactor, DriverError, StartError, Step};

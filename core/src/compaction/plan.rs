@@ -8,7 +8,9 @@
 
 use crate::budget::{ContextBudget, TokenEstimator, estimate_events};
 use crate::checkpoint::HistoryCompactCheckpoint;
-use crate::compaction::effects::{CHECKPOINT_ENVELOPE_TOKENS, MIN_SUMMARY_TARGET_TOKENS, Trigger};
+use crate::compaction::effects::{
+    CHECKPOINT_ENVELOPE_TOKENS, MIN_SUMMARY_TARGET_TOKENS, RAW_TAIL_SHARE_PERCENT, Trigger,
+};
 use crate::compaction::native::ProviderIdentity;
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::RuntimeEvent;
@@ -198,10 +200,11 @@ pub(crate) fn decide(
     PlanDecision::Compact { target, cuts }
 }
 
-/// The trigger's verbatim tail: automatic triggers keep the newest unit raw when it is small (at
-/// most a quarter of the history budget): the newest settled step when the active turn has
-/// foldable steps, otherwise the newest completed turn. Manual compaction folds everything.
-/// Returns the largest cut that keeps the unit raw, if any.
+/// The trigger's verbatim tail: automatic triggers keep the newest raw units (settled steps of
+/// the active turn, or completed turns) that fit together in [`RAW_TAIL_SHARE_PERCENT`] of the
+/// history budget, so the next call sees its latest work exactly. Manual compaction folds
+/// everything, and so does a provider overflow (it proved the estimate wrong, so a share of it
+/// means nothing). Returns the smallest cut whose raw tail still fits the share, if any.
 fn reserved_target(
     trigger: Trigger,
     events: &[RuntimeEvent],
@@ -209,22 +212,23 @@ fn reserved_target(
     sizes: &Sizes,
     estimator: &dyn TokenEstimator,
 ) -> Option<usize> {
-    let &largest = cuts.last()?;
-    if !trigger.is_automatic() {
+    let (&largest, earlier) = cuts.split_last()?;
+    if matches!(trigger, Trigger::Manual | Trigger::Overflow) {
         return None;
     }
-    let unit_start = if largest > sizes.prior_end {
-        cuts.iter().rev().nth(1).copied().unwrap_or(0)
-    } else {
-        let prior = &events[..sizes.prior_end.min(largest)];
-        let last_turn = &prior.last()?.turn_id;
-        prior.iter().rposition(|e| &e.turn_id != last_turn).map_or(0, |i| i + 1)
-    };
-    let tokens = estimate_events(estimator, &events[unit_start..largest]);
-    if tokens > sizes.budget.history_budget / 4 {
-        return None;
+    let share = sizes.budget.history_budget * RAW_TAIL_SHARE_PERCENT / 100;
+    let mut kept = None;
+    let mut tail_tokens = 0;
+    let mut end = largest;
+    for &cut in earlier.iter().rev() {
+        tail_tokens += estimate_events(estimator, &events[cut..end]);
+        if tail_tokens > share {
+            break;
+        }
+        kept = Some(cut);
+        end = cut;
     }
-    cuts.iter().rev().copied().find(|&cut| cut <= unit_start)
+    kept
 }
 
 /// Every safe cut of the log (active-turn steps included), ascending.

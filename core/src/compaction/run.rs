@@ -16,9 +16,10 @@ use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
-    AppendFailure, Attempt, AttemptKind, CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome, Effect,
-    MAX_ROLLING_STEPS, MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind,
-    ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
+    AFTER_COMPACTION_SHARE_PERCENT, AppendFailure, Attempt, AttemptKind,
+    CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome, Effect, MAX_ROLLING_STEPS,
+    MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind, ProviderFailure,
+    ProviderFailureKind, SummarizeEffect, SummaryResponse,
 };
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::fold_search::largest_fitting;
@@ -200,7 +201,14 @@ impl<E: TokenEstimator> Run<E> {
             &self.estimator,
         );
         let room = budget.saturating_sub(rest).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
-        (budget / 4).min(MAX_SUMMARY_TARGET_TOKENS).min(room).max(MIN_SUMMARY_TARGET_TOKENS)
+        let share = (budget * AFTER_COMPACTION_SHARE_PERCENT / 100)
+            .saturating_sub(rest)
+            .saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
+        share
+            .max(budget / 4)
+            .min(MAX_SUMMARY_TARGET_TOKENS)
+            .min(room)
+            .max(MIN_SUMMARY_TARGET_TOKENS)
     }
 
     /// Id of the checkpoint this step records: the given id for the first, `<id>.<n>` after.

@@ -13,7 +13,7 @@ use contextfold_core::safe_prefix::{safe_boundaries, split_current_turn};
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, ReasonCode};
 use serde_json::json;
 
-use crate::driver::{append_ok, drive, summary, summary_failure};
+use crate::driver::{append_ok, assert_raw_tail_share, drive, summary, summary_failure};
 use crate::support::{
     SESSION, codes, end_of_turn, good_summary, input, long_summary, provider, session,
     start_current_turn, v2_checkpoint, window,
@@ -122,8 +122,8 @@ fn a_session_whose_only_turn_is_active_shrinks_mid_turn() {
     let covered = recorded.coverage.event_count as usize;
     let cuts = safe_boundaries(&events, Some(&current)).expect("suffix");
     assert!(cuts.contains(&covered), "coverage ends after a settled step");
-    // The newest (small) step stays raw: the trigger's verbatim tail.
-    assert_eq!(covered, events.len() - 2);
+    // The newest steps stay raw, within their share of the budget: the trigger's verbatim tail.
+    assert_raw_tail_share(&events, &cuts, covered, run.outcome.tokens.budget);
     let projection = projected(&events, &current, Some(recorded), false);
     assert!(projection.fits);
     assert_eq!(projection.estimated_tokens, run.outcome.tokens.after, "figures are measured");
@@ -147,7 +147,8 @@ fn mid_turn_compaction_folds_prior_turns_and_settled_steps_together() {
     let recorded = run.outcome.checkpoint.as_ref().expect("recorded");
     let covered = recorded.coverage.event_count as usize;
     assert!(covered > prior_end, "settled steps of the active turn are covered");
-    assert_eq!(covered, events.len() - 2, "the newest small step stays raw");
+    let cuts = safe_boundaries(&events, Some(&current)).expect("suffix");
+    assert_raw_tail_share(&events, &cuts, covered, run.outcome.tokens.budget);
     assert_eq!(
         run.summaries()[0].fold,
         contextfold_core::safe_prefix::Fold { start: 0, end: covered }

@@ -6,9 +6,10 @@ use contextfold_core::compaction::{AttemptKind, OutcomeKind, ProviderFailureKind
 use contextfold_core::event::EventContent;
 use contextfold_core::prefix_match::coverage_of;
 use contextfold_core::projection::{Part, ProjectInput, project};
+use contextfold_core::safe_prefix::safe_boundaries;
 use contextfold_core::{CharEstimator, ReasonCode};
 
-use crate::driver::{append_ok, drive, summary, summary_failure};
+use crate::driver::{append_ok, assert_raw_tail_share, drive, summary, summary_failure};
 use crate::support::{
     SESSION, codes, count, end_of_turn, good_summary, input, provider, session, start_current_turn,
     v2_checkpoint, window,
@@ -38,7 +39,9 @@ fn recorded_checkpoint_covers_the_prefix_and_names_its_trigger_and_predecessor()
     assert_eq!(run.ledger, vec![recorded.clone()]);
     assert_eq!(run.appends(), vec![recorded]);
     let end = summarize.fold.end;
-    assert_eq!(end, end_of_turn(&events, 13), "automatic triggers keep the newest small turn raw");
+    // Automatic triggers keep the newest small turns raw, within their share of the budget.
+    let cuts = safe_boundaries(&events, Some(&current)).expect("suffix");
+    assert_raw_tail_share(&events, &cuts, end, run.outcome.tokens.budget);
     assert_eq!(recorded.coverage, coverage_of(&events[..end]).expect("non-empty"));
     assert_eq!(recorded.previous_checkpoint_id.as_deref(), Some("cp-old"));
     assert_eq!(recorded.high_water.name, Trigger::PreTurn.as_str());

@@ -7,7 +7,6 @@
 
 use std::collections::VecDeque;
 
-use contextfold_core::HistoryCompactCheckpoint;
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::NativeRequest;
 use contextfold_core::compaction::summary_validation::FinishReason;
@@ -15,6 +14,7 @@ use contextfold_core::compaction::{
     AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, ProviderFailure,
     ProviderFailureKind, Step, SummarizeEffect, SummaryResponse,
 };
+use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde_json::{Value, json};
 
 /// One scripted host reaction.
@@ -172,4 +172,27 @@ pub(crate) fn drive_started(
     };
     assert!(script.is_empty(), "scripted answers left over (effects not handed out): {script:?}");
     Driven { outcome, effects, ledger, circuit: tx.into_circuit() }
+}
+
+/// Asserts the automatic triggers' raw tail: the events after `covered` up to the largest safe
+/// cut fit [`RAW_TAIL_SHARE_PERCENT`] of `budget`, and the fold did not stop earlier than it had
+/// to (one more safe unit would not fit).
+pub(crate) fn assert_raw_tail_share(
+    events: &[RuntimeEvent],
+    cuts: &[usize],
+    covered: usize,
+    budget: u64,
+) {
+    use contextfold_core::budget::{CharEstimator, estimate_events};
+    use contextfold_core::compaction::RAW_TAIL_SHARE_PERCENT;
+    let share = budget * RAW_TAIL_SHARE_PERCENT / 100;
+    let largest = *cuts.last().expect("a safe cut");
+    assert!(cuts.contains(&covered), "coverage ends at a safe cut");
+    assert!(covered < largest, "the newest unit stays raw");
+    let tail = estimate_events(&CharEstimator, &events[covered..largest]);
+    assert!(tail <= share, "raw tail of {tail} tokens over its share {share}");
+    if let Some(&earlier) = cuts.iter().rev().find(|&&cut| cut < covered) {
+        let more = estimate_events(&CharEstimator, &events[earlier..largest]);
+        assert!(more > share, "one more unit ({more} tokens) would fit the share {share}");
+    }
 }
