@@ -10,7 +10,9 @@
 //! while the request still exceeds the budget: up to the target, then (the reserved tail
 //! dropped) up to the largest safe cut, and at most [`MAX_ROLLING_STEPS`] checkpoints. An
 //! offline summarizer without an input window (the extractive one) folds the whole target at
-//! once. `summary_input_cannot_fit` remains only when even the smallest fold cannot fit.
+//! once. When no fold fits because one event alone exceeds the window, the same search runs
+//! again with the largest payloads sent as archive-addressed markers. `summary_input_cannot_fit`
+//! remains only when even the smallest fold cannot fit that way.
 
 use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
@@ -240,28 +242,34 @@ impl<E: TokenEstimator> Run<E> {
             },
             |_| true,
         );
+        let found = match found {
+            // One event alone exceeds the window: the same search again, with the largest
+            // payloads sent as archive-addressed markers. The largest fold, not the smallest: a
+            // fold that ends inside a turn replays that turn's notes and user texts verbatim
+            // (its live head), so a small fold of a turn that opens with the oversized payload
+            // replaces almost nothing, and its summary cannot be smaller than what it replaces.
+            Some(Err(_)) => largest_fitting(
+                &self.candidates(),
+                |end| {
+                    build_oversized_summary_request(
+                        previous_summary.as_deref(),
+                        &events[fold_start..end],
+                        window,
+                        estimator,
+                    )
+                },
+                |_| true,
+            ),
+            found => found,
+        };
         let (end, request) = match found {
             Some(Ok(found)) => found,
-            Some(Err(_)) => {
-                // One event alone exceeds the window: the smallest fold goes with its largest
-                // payloads as archive-addressed markers.
-                let end = self.candidates()[0];
-                let fold = &self.input.events[fold_start..end];
-                match build_oversized_summary_request(
-                    previous_summary.as_deref(),
-                    fold,
-                    window,
-                    &self.estimator,
-                ) {
-                    Ok(request) => (end, request),
-                    Err(error) => {
-                        let detail = format!(
-                            "summarizer request not dispatched: even the smallest safe fold \
-                             cannot fit: {error}"
-                        );
-                        return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
-                    }
-                }
+            Some(Err(error)) => {
+                let detail = format!(
+                    "summarizer request not dispatched: even the smallest safe fold cannot fit: \
+                     {error}"
+                );
+                return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
             }
             None => return self.fail_open(ReasonCode::NoSafePrefix, "no fold left".into()),
         };
