@@ -38,7 +38,7 @@ use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::EventContent;
 use crate::prefix_match::coverage_of;
 use crate::projection::live_head::Remainder;
-use crate::projection::materialize::REPLAY_LIMITATION;
+use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize_events};
 use crate::projection::{ProjectInput, project};
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
@@ -557,8 +557,37 @@ impl<E: TokenEstimator> Run<E> {
             );
             return self.fail_open(ReasonCode::ReplacementNotSmaller, detail);
         }
+        let budget = self.sizes.budget.history_budget;
+        if let Some(floor) = self.pinned_floor(&checkpoint, end)
+            && floor > budget
+        {
+            let detail = format!(
+                "candidate ({tokens} tokens) with the live head it pins and what no safe cut \
+                 covers is {floor} tokens, over the {budget} budget: no request could carry it \
+                 with its task; not recorded"
+            );
+            return self.fail_open(ReasonCode::MinimumContextExceedsBudget, detail);
+        }
         self.phase = Phase::Ready(Effect::AppendCheckpoint(Box::new(checkpoint.clone())));
         self.pending = Some((checkpoint, tokens));
+    }
+
+    /// Tokens of the smallest request `checkpoint` (covering `events[..end]`) can ever be sent
+    /// in: itself, the live head its coverage pins, and the events after the largest safe cut,
+    /// which no later step can fold. `None` when the coverage pins no head, or a later safe cut
+    /// would end it (a later step may still fold the rest of a completed turn).
+    fn pinned_floor(&self, checkpoint: &HistoryCompactCheckpoint, end: usize) -> Option<u64> {
+        let (events, prior_end) = (&self.input.events, self.sizes.prior_end);
+        let head = Remainder::split(events, prior_end, end).head;
+        let ends_later =
+            |cut: usize| cut > end && Remainder::split(events, prior_end, cut).head.is_empty();
+        if head.is_empty() || self.cuts.iter().any(|&cut| ends_later(cut)) {
+            return None;
+        }
+        let rest = &events[self.cuts.last().copied().unwrap_or(end).max(end)..];
+        let pinned = head.into_iter().chain(rest);
+        let messages = materialize_events(Some(checkpoint), pinned, &[]).messages;
+        Some(estimate_messages(&self.estimator, &messages))
     }
 
     /// The fixed replay limitation, plus what the producer cannot promise.

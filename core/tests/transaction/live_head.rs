@@ -108,3 +108,67 @@ fn a_demonstration_larger_than_the_summarizer_window_does_not_block_compaction()
         ledger.len()
     );
 }
+
+/// Drives `input`, answering every summarize effect with `text` and appending every checkpoint.
+fn drive_with_summary(
+    input: CompactInput,
+    text: &str,
+) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
+    let mut tx = Compaction::start(input).expect("valid input");
+    let mut ledger = Vec::new();
+    loop {
+        match tx.poll().expect("driver order") {
+            Step::Effect(Effect::Summarize(_)) => {
+                let answer =
+                    SummaryResponse { text: text.into(), finish_reason: FinishReason::Stop };
+                tx.handle_summary(Ok(answer)).expect("summary expected");
+            }
+            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+                ledger.push(*checkpoint);
+                tx.handle_append(Ok(())).expect("append expected");
+            }
+            Step::Effect(other) => panic!("unexpected effect {other:?}"),
+            Step::Done(outcome) => return (*outcome, ledger),
+        }
+    }
+}
+
+#[test]
+fn a_checkpoint_the_task_cannot_be_sent_beside_is_never_recorded() {
+    // Issue 37 (6B): a mid-turn compaction at 4k (3,000-token budget) whose task, replayed
+    // verbatim as the live head, takes about 2,300 tokens. The plan's floor (the head plus the
+    // smallest checkpoint) fits, but the summary that came back (about 750 tokens) does not fit
+    // beside the head: recorded, its every projection was over budget, and the next request
+    // failed open (`minimum_context_exceeds_budget`).
+    let task =
+        format!("Fix the flaky retry test. {}", "Context: the retry loop backs off. ".repeat(260));
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    log.turn("now").user(&task);
+    for step in 0..8 {
+        let call = format!("c{step}");
+        log.response(Some(&format!("r{step}")))
+            .tool_call(
+                &call,
+                "shell",
+                serde_json::json!({"cmd": format!("cat src/part_{step}.rs")}),
+            )
+            .response(None)
+            .tool_result(&call, "shell", serde_json::json!("fn retry() {}\n".repeat(90)));
+    }
+    let events = log.build();
+    let summary = crate::support::long_summary("retry", 3_000);
+    let (outcome, ledger) =
+        drive_with_summary(session_input(Trigger::MidTurn, &events, Some("now"), 4_000), &summary);
+    for checkpoint in &ledger {
+        let projection = projected(&events, Some("now"), Some(checkpoint), 4_000, true);
+        assert!(
+            projection.fits,
+            "checkpoint {} recorded, but its projection is {} tokens: {:?}",
+            checkpoint.checkpoint_id, projection.estimated_tokens, projection.diagnostics
+        );
+    }
+    assert!(ledger.is_empty(), "{:?}", codes(&outcome));
+    // Refused with its reason; an automatic trigger over budget then ends exhausted.
+    assert_eq!(outcome.outcome, OutcomeKind::Exhausted, "{:?}", codes(&outcome));
+    assert!(codes(&outcome).contains(&ReasonCode::MinimumContextExceedsBudget));
+}
