@@ -30,7 +30,7 @@ use crate::compaction::native::{
 use crate::compaction::plan::{Sizes, UsableCheckpoint, replay_tokens};
 use crate::compaction::summary_request::{
     SummaryRequest, build_oversized_summary_request, build_repair_request, build_summary_request,
-    is_compaction_failure_note, shrink_for_overflow_retry,
+    is_compaction_failure_note, shrink_for_overflow_retry, summary_payload,
 };
 use crate::compaction::summary_validation::validate_summary;
 use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step};
@@ -275,7 +275,17 @@ impl<E: TokenEstimator> Run<E> {
         };
         self.end = end;
         self.note_split("summarizer", end);
-        let fold_tokens = estimate_events(&self.estimator, &self.input.events[fold_start..end]);
+        // The fold as the summarizer can summarize it: a payload sent as an archive marker is
+        // not part of what a summary's size is judged against.
+        let fold = &self.input.events[fold_start..end];
+        let archived: u64 = request
+            .omitted_payloads
+            .iter()
+            .filter_map(|o| fold.iter().find(|e| e.runtime_event_id == o.runtime_event_id))
+            .filter_map(summary_payload)
+            .map(|payload| self.estimator.estimate_text(&payload))
+            .sum();
+        let fold_tokens = estimate_events(&self.estimator, fold).saturating_sub(archived);
         self.note_omissions(request.omitted_tool_results, "summarizer");
         self.note_payload_omissions(&request);
         let fingerprint = self.input_fingerprint(&request, &previous_summary, fold_start, end);
