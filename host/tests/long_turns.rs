@@ -304,3 +304,38 @@ async fn a_thousand_step_turn_fits_every_step_at_every_window() {
         assert_eq!(run.over_budget, 0, "every request fits");
     }
 }
+
+#[tokio::test]
+async fn a_manual_compaction_records_every_rolling_step_of_a_real_session() {
+    // Issue 37 (6B): at 4k the summarizer window takes the SWE-agent session in several rolling
+    // steps. Each step's checkpoint event had the same AgentRun event id, so the second append
+    // failed (`append_failed`, UNIQUE constraint) and the transaction ended on a first step
+    // that covers part of the turn: its projection did not fit beside the task.
+    use contextfold_host::runtime::StopSignal;
+    let path = trajectories()
+        .into_iter()
+        .find(|p| p.ends_with("swe-agent/ctf-crypto-eps.jsonl"))
+        .expect("committed trajectory");
+    let events = RuntimeEvent::parse_jsonl(&std::fs::read_to_string(path).expect("read"))
+        .expect("valid JSONL");
+    let config = SessionConfig {
+        session_id: events[0].session_id.clone(),
+        model: ModelFacts { context_window: Some(4_000), ..Default::default() },
+        ..runtime_support::config()
+    };
+    let (_dir, store, runtime) = runtime_with(config, WindowedExtractive, NoNativeCompactor);
+    runtime.append(events.clone()).await.expect("append");
+    let report = runtime.compact_manually(&StopSignal::new()).await.expect("manual compaction");
+    let codes: Vec<ReasonCode> = report.outcome.diagnostics.iter().map(|d| d.code).collect();
+    assert!(!codes.contains(&ReasonCode::AppendFailed), "{:?}", report.outcome.diagnostics);
+    let recorded = codes.iter().filter(|c| **c == ReasonCode::CheckpointRecorded).count();
+    let ledger = store.recorded_checkpoints(&events[0].session_id).expect("ledger");
+    assert!(
+        recorded > 1 && ledger.len() == recorded,
+        "{recorded} steps, {} in the ledger",
+        ledger.len()
+    );
+    let projection = runtime.project_for_request().await.expect("project").projection;
+    assert!(projection.fits, "{:?}", projection.diagnostics);
+    assert_eq!(report.outcome.tokens.after, projection.estimated_tokens);
+}

@@ -10,7 +10,9 @@
 //! while the request still exceeds the budget: up to the target, then (the reserved tail
 //! dropped) up to the largest safe cut, and at most [`MAX_ROLLING_STEPS`] checkpoints. An
 //! offline summarizer without an input window (the extractive one) folds the whole target at
-//! once. `summary_input_cannot_fit` remains only when even the smallest fold cannot fit.
+//! once. When no fold fits because one event alone exceeds the window, the same search runs
+//! again with the largest payloads sent as archive-addressed markers. `summary_input_cannot_fit`
+//! remains only when even the smallest fold cannot fit that way.
 
 use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
@@ -29,7 +31,7 @@ use crate::compaction::native::{
 use crate::compaction::plan::{Sizes, UsableCheckpoint, replay_tokens};
 use crate::compaction::summary_request::{
     SummaryRequest, build_oversized_summary_request, build_repair_request, build_summary_request,
-    is_compaction_failure_note, shrink_for_overflow_retry,
+    is_compaction_failure_note, shrink_for_overflow_retry, summary_payload,
 };
 use crate::compaction::summary_validation::validate_summary;
 use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step};
@@ -37,7 +39,7 @@ use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::EventContent;
 use crate::prefix_match::coverage_of;
 use crate::projection::live_head::Remainder;
-use crate::projection::materialize::REPLAY_LIMITATION;
+use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize_events};
 use crate::projection::{ProjectInput, project};
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
@@ -248,34 +250,50 @@ impl<E: TokenEstimator> Run<E> {
             },
             |_| true,
         );
+        let found = match found {
+            // One event alone exceeds the window: the same search again, with the largest
+            // payloads sent as archive-addressed markers. The largest fold, not the smallest: a
+            // fold that ends inside a turn replays that turn's notes and user texts verbatim
+            // (its live head), so a small fold of a turn that opens with the oversized payload
+            // replaces almost nothing, and its summary cannot be smaller than what it replaces.
+            Some(Err(_)) => largest_fitting(
+                &self.candidates(),
+                |end| {
+                    build_oversized_summary_request(
+                        previous_summary.as_deref(),
+                        &events[fold_start..end],
+                        window,
+                        estimator,
+                    )
+                },
+                |_| true,
+            ),
+            found => found,
+        };
         let (end, request) = match found {
             Some(Ok(found)) => found,
-            Some(Err(_)) => {
-                // One event alone exceeds the window: the smallest fold goes with its largest
-                // payloads as archive-addressed markers.
-                let end = self.candidates()[0];
-                let fold = &self.input.events[fold_start..end];
-                match build_oversized_summary_request(
-                    previous_summary.as_deref(),
-                    fold,
-                    window,
-                    &self.estimator,
-                ) {
-                    Ok(request) => (end, request),
-                    Err(error) => {
-                        let detail = format!(
-                            "summarizer request not dispatched: even the smallest safe fold \
-                             cannot fit: {error}"
-                        );
-                        return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
-                    }
-                }
+            Some(Err(error)) => {
+                let detail = format!(
+                    "summarizer request not dispatched: even the smallest safe fold cannot fit: \
+                     {error}"
+                );
+                return self.fail_open(ReasonCode::SummaryInputCannotFit, detail);
             }
             None => return self.fail_open(ReasonCode::NoSafePrefix, "no fold left".into()),
         };
         self.end = end;
         self.note_split("summarizer", end);
-        let fold_tokens = estimate_events(&self.estimator, &self.input.events[fold_start..end]);
+        // The fold as the summarizer can summarize it: a payload sent as an archive marker is
+        // not part of what a summary's size is judged against.
+        let fold = &self.input.events[fold_start..end];
+        let archived: u64 = request
+            .omitted_payloads
+            .iter()
+            .filter_map(|o| fold.iter().find(|e| e.runtime_event_id == o.runtime_event_id))
+            .filter_map(summary_payload)
+            .map(|payload| self.estimator.estimate_text(&payload))
+            .sum();
+        let fold_tokens = estimate_events(&self.estimator, fold).saturating_sub(archived);
         self.note_omissions(request.omitted_tool_results, "summarizer");
         self.note_payload_omissions(&request);
         let fingerprint = self.input_fingerprint(&request, &previous_summary, fold_start, end);
@@ -557,8 +575,37 @@ impl<E: TokenEstimator> Run<E> {
             );
             return self.fail_open(ReasonCode::ReplacementNotSmaller, detail);
         }
+        let budget = self.sizes.budget.history_budget;
+        if let Some(floor) = self.pinned_floor(&checkpoint, end)
+            && floor > budget
+        {
+            let detail = format!(
+                "candidate ({tokens} tokens) with the live head it pins and what no safe cut \
+                 covers is {floor} tokens, over the {budget} budget: no request could carry it \
+                 with its task; not recorded"
+            );
+            return self.fail_open(ReasonCode::MinimumContextExceedsBudget, detail);
+        }
         self.phase = Phase::Ready(Effect::AppendCheckpoint(Box::new(checkpoint.clone())));
         self.pending = Some((checkpoint, tokens));
+    }
+
+    /// Tokens of the smallest request `checkpoint` (covering `events[..end]`) can ever be sent
+    /// in: itself, the live head its coverage pins, and the events after the largest safe cut,
+    /// which no later step can fold. `None` when the coverage pins no head, or a later safe cut
+    /// would end it (a later step may still fold the rest of a completed turn).
+    fn pinned_floor(&self, checkpoint: &HistoryCompactCheckpoint, end: usize) -> Option<u64> {
+        let (events, prior_end) = (&self.input.events, self.sizes.prior_end);
+        let head = Remainder::split(events, prior_end, end).head;
+        let ends_later =
+            |cut: usize| cut > end && Remainder::split(events, prior_end, cut).head.is_empty();
+        if head.is_empty() || self.cuts.iter().any(|&cut| ends_later(cut)) {
+            return None;
+        }
+        let rest = &events[self.cuts.last().copied().unwrap_or(end).max(end)..];
+        let pinned = head.into_iter().chain(rest);
+        let messages = materialize_events(Some(checkpoint), pinned, &[]).messages;
+        Some(estimate_messages(&self.estimator, &messages))
     }
 
     /// The fixed replay limitation, plus what the producer cannot promise.

@@ -5,6 +5,7 @@ mod active_turn;
 mod coverage;
 mod driver;
 mod lifecycle;
+mod live_head;
 mod malformed;
 mod native;
 mod rows;

@@ -64,6 +64,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let circuit = remembered.unwrap_or_else(|| self.state().circuit.clone());
         let now_ms = self.now_ms();
         let tag = unique_tag();
+        let new_checkpoint_id = format!("cp-{ordinal:05}-{now_ms}-{tag}");
         let input = CompactInput {
             trigger: request.trigger,
             events: events.clone(),
@@ -72,7 +73,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             model: self.config.model.clone(),
             provider: self.config.provider.clone(),
             compactor: self.config.compactor,
-            new_checkpoint_id: format!("cp-{ordinal:05}-{now_ms}-{tag}"),
+            new_checkpoint_id: new_checkpoint_id.clone(),
             now_ms,
             provider_options: None,
             summarizer_label: self.summarizer.label(),
@@ -109,7 +110,13 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
                 Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
                     let store = Arc::clone(&self.store);
                     let run_id = request.run_id.clone();
-                    let event_id = format!("ar-{ordinal:05}-{now_ms}-{tag}-checkpoint");
+                    // One event per rolling step: the core names each step's checkpoint
+                    // (`<id>`, then `<id>.<n>`), and so does its AgentRun event id.
+                    let step = checkpoint.checkpoint_id.strip_prefix(&new_checkpoint_id);
+                    let event_id = format!(
+                        "ar-{ordinal:05}-{now_ms}-{tag}-checkpoint{}",
+                        step.unwrap_or_default()
+                    );
                     let recorded_at = self.now_ms();
                     let result = tokio::task::spawn_blocking(move || {
                         store.append_checkpoint(&event_id, &run_id, recorded_at, &checkpoint)

@@ -1,0 +1,174 @@
+//! Folds whose live head is large: a real SWE-agent session whose single turn opens with a
+//! 20 KB demonstration (larger than the summarizer window), compacted through a summarizer with
+//! an input window (no `extractive` label), and the write gate that refuses a checkpoint the
+//! task could not be sent beside.
+
+use std::path::Path;
+
+use contextfold_core::compaction::extractive::extractive_summary;
+use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::compaction::{
+    CompactInput, Compaction, CompactionOutcome, Effect, OutcomeKind, Step, SummaryResponse,
+    Trigger,
+};
+use contextfold_core::projection::{ProjectInput, Projection, project};
+use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, ReasonCode, RuntimeEvent};
+
+use crate::support::{codes, input, provider, window};
+
+/// The events of `tests/trajectories/<relative>`.
+fn trajectory(relative: &str) -> Vec<RuntimeEvent> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/trajectories").join(relative);
+    let text = std::fs::read_to_string(&path).expect("committed trajectory");
+    RuntimeEvent::parse_jsonl(&text).expect("valid JSONL")
+}
+
+/// SWE-agent on pydicom#1458: one turn, a system note, a 20 KB demonstration and the task.
+fn pydicom() -> Vec<RuntimeEvent> {
+    trajectory("swe-agent/pydicom-1458.jsonl")
+}
+
+/// `input` with the events' own session id (the trajectories are not session `s1`).
+fn session_input(
+    trigger: Trigger,
+    events: &[RuntimeEvent],
+    current: Option<&str>,
+    tokens: u64,
+) -> CompactInput {
+    input(trigger, events, current, None, window(tokens))
+}
+
+/// Drives `input` with a summarizer that has an input window (the extractive summary of each
+/// effect's fold, unlabelled) and a ledger that appends every checkpoint.
+fn drive_windowed(input: CompactInput) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
+    let events = input.events.clone();
+    let mut tx = Compaction::start(input).expect("valid input");
+    let mut ledger = Vec::new();
+    loop {
+        match tx.poll().expect("driver order") {
+            Step::Effect(Effect::Summarize(effect)) => {
+                let fold = &events[effect.fold.start..effect.fold.end];
+                let text = extractive_summary(
+                    effect.previous_summary.as_deref(),
+                    fold,
+                    effect.target_tokens,
+                );
+                let answer = SummaryResponse { text, finish_reason: FinishReason::Stop };
+                tx.handle_summary(Ok(answer)).expect("summary expected");
+            }
+            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+                ledger.push(*checkpoint);
+                tx.handle_append(Ok(())).expect("append expected");
+            }
+            Step::Effect(other) => panic!("unexpected effect {other:?}"),
+            Step::Done(outcome) => return (*outcome, ledger),
+        }
+    }
+}
+
+/// The next request's history at `tokens` with `checkpoint`.
+fn projected(
+    events: &[RuntimeEvent],
+    current: Option<&str>,
+    checkpoint: Option<&HistoryCompactCheckpoint>,
+    tokens: u64,
+    fail_open: bool,
+) -> Projection {
+    let (model, provider) = (window(tokens), provider());
+    let input = ProjectInput {
+        events,
+        current_turn_id: current,
+        checkpoint,
+        model: &model,
+        provider: Some(&provider),
+        fail_open,
+    };
+    project(&input, &CharEstimator).expect("valid log")
+}
+
+#[test]
+fn a_demonstration_larger_than_the_summarizer_window_does_not_block_compaction() {
+    // Issue 37 (6A): the smallest safe fold (the first model step) went with the demonstration
+    // as an archive marker, but a fold ending inside the turn replays the turn's notes and user
+    // texts verbatim as its live head, so the checkpoint replaced only the step's ~100 tokens
+    // and the whole compaction failed open (`replacement_not_smaller`) at 14,873 tokens.
+    let events = pydicom();
+    let before = projected(&events, None, None, 8_000, false);
+    assert!(!before.fits, "the raw session is over the 6,000-token budget");
+    let (outcome, ledger) = drive_windowed(session_input(Trigger::Manual, &events, None, 8_000));
+    assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", codes(&outcome));
+    assert!(codes(&outcome).contains(&ReasonCode::EventPayloadsOmitted), "{:?}", codes(&outcome));
+    let after = projected(&events, None, ledger.last(), 8_000, false);
+    assert!(after.fits, "{} tokens: {:?}", after.estimated_tokens, after.diagnostics);
+    assert_eq!(outcome.tokens.after, after.estimated_tokens);
+    println!(
+        "pydicom-1458 at 8k: {} -> {} tokens in {} checkpoints",
+        before.estimated_tokens,
+        after.estimated_tokens,
+        ledger.len()
+    );
+}
+
+/// Drives `input`, answering every summarize effect with `text` and appending every checkpoint.
+fn drive_with_summary(
+    input: CompactInput,
+    text: &str,
+) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
+    let mut tx = Compaction::start(input).expect("valid input");
+    let mut ledger = Vec::new();
+    loop {
+        match tx.poll().expect("driver order") {
+            Step::Effect(Effect::Summarize(_)) => {
+                let answer =
+                    SummaryResponse { text: text.into(), finish_reason: FinishReason::Stop };
+                tx.handle_summary(Ok(answer)).expect("summary expected");
+            }
+            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+                ledger.push(*checkpoint);
+                tx.handle_append(Ok(())).expect("append expected");
+            }
+            Step::Effect(other) => panic!("unexpected effect {other:?}"),
+            Step::Done(outcome) => return (*outcome, ledger),
+        }
+    }
+}
+
+#[test]
+fn a_checkpoint_the_task_cannot_be_sent_beside_is_never_recorded() {
+    // Issue 37 (6B): a mid-turn compaction at 4k (3,000-token budget) whose task, replayed
+    // verbatim as the live head, takes about 2,300 tokens. The plan's floor (the head plus the
+    // smallest checkpoint) fits, but the summary that came back (about 750 tokens) does not fit
+    // beside the head: recorded, its every projection was over budget, and the next request
+    // failed open (`minimum_context_exceeds_budget`).
+    let task =
+        format!("Fix the flaky retry test. {}", "Context: the retry loop backs off. ".repeat(260));
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    log.turn("now").user(&task);
+    for step in 0..8 {
+        let call = format!("c{step}");
+        log.response(Some(&format!("r{step}")))
+            .tool_call(
+                &call,
+                "shell",
+                serde_json::json!({"cmd": format!("cat src/part_{step}.rs")}),
+            )
+            .response(None)
+            .tool_result(&call, "shell", serde_json::json!("fn retry() {}\n".repeat(90)));
+    }
+    let events = log.build();
+    let summary = crate::support::long_summary("retry", 3_000);
+    let (outcome, ledger) =
+        drive_with_summary(session_input(Trigger::MidTurn, &events, Some("now"), 4_000), &summary);
+    for checkpoint in &ledger {
+        let projection = projected(&events, Some("now"), Some(checkpoint), 4_000, true);
+        assert!(
+            projection.fits,
+            "checkpoint {} recorded, but its projection is {} tokens: {:?}",
+            checkpoint.checkpoint_id, projection.estimated_tokens, projection.diagnostics
+        );
+    }
+    assert!(ledger.is_empty(), "{:?}", codes(&outcome));
+    // Refused with its reason; an automatic trigger over budget then ends exhausted.
+    assert_eq!(outcome.outcome, OutcomeKind::Exhausted, "{:?}", codes(&outcome));
+    assert!(codes(&outcome).contains(&ReasonCode::MinimumContextExceedsBudget));
+}
