@@ -108,6 +108,9 @@ reason_codes! {
     MalformedSummaryTooSmall = "malformed_summary_too_small",
     /// The summary looks like a provider or tool error message, not a summary.
     MalformedSummaryErrorText = "malformed_summary_error_text",
+    /// The quality gate's scores of a summary: which folded artifacts it keeps verbatim, and
+    /// how many the gate appended from the log (see `quality::gate`).
+    SummaryRetention = "summary_retention",
     /// This exact input already failed as malformed; it is not dispatched again.
     MalformedSummaryCircuitOpen = "malformed_summary_circuit_open",
     /// The summarizer request cannot fit the history-input budget, even with omissions.

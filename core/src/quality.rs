@@ -9,9 +9,11 @@
 //! the baselines (truncation, observation masking) with them.
 
 pub mod artifacts;
+pub mod gate;
 pub mod retention;
 
 pub use artifacts::{Artifact, ArtifactClass, extract_artifacts};
+pub use gate::{GateOutcome, QUALITY_GATE_VERSION, gate_summary};
 pub use retention::{ClassRetention, Retention, visible_text};
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ use crate::prefix_match::coverage_of;
 use crate::projection::live_head::Remainder;
 use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize_events};
 use crate::projection::{ProjectInput, project};
+use crate::quality::gate_summary;
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::Fold;
@@ -370,7 +371,12 @@ impl<E: TokenEstimator> Run<E> {
                 );
                 match verdict {
                     Ok(valid) => {
-                        let projection = CheckpointProjection::Summary(valid.text);
+                        let fold = &self.input.events[text.fold_start..self.prefix_end()];
+                        let gated =
+                            gate_summary(&valid.text, fold, self.summary_target(), &self.estimator);
+                        self.diagnostics
+                            .push(Diagnostic::new(ReasonCode::SummaryRetention, gated.detail()));
+                        let projection = CheckpointProjection::Summary(gated.text);
                         self.build_checkpoint(projection, self.producer());
                     }
                     Err(defect) if !text.repaired => {

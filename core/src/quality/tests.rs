@@ -3,6 +3,7 @@ use serde_json::json;
 use super::artifacts::{constraint_sentences, error_lines, path_tokens};
 use super::*;
 use crate::LogBuilder;
+use crate::TokenEstimator;
 
 fn texts(artifacts: &[Artifact], class: ArtifactClass) -> Vec<&str> {
     artifacts.iter().filter(|a| a.class == class).map(|a| a.text.as_str()).collect()
@@ -95,4 +96,43 @@ fn visible_text_reads_inside_json_arguments() {
         {"role": "assistant", "toolCalls": [{"arguments": "{\"command\":\"grep -n \\\"x\\\" a.py\"}"}]}
     ]);
     assert!(visible_text(&messages).contains("grep -n \"x\" a.py"));
+}
+
+#[test]
+fn the_gate_appends_lost_artifacts_within_the_target_and_reports_both_scores() {
+    let events = session();
+    let lossy = "## Goal\n- Fix the parser.\n## Done and In Progress\n- Ran the tests.\n\
+                 ## Next Steps\n- Fix it.\n## Critical Context\n- none\n";
+    let outcome = gate_summary(lossy, &events, 2_000, &crate::CharEstimator);
+    assert!(outcome.before.overall().kept < outcome.before.overall().total / 2);
+    assert_eq!(
+        outcome.after.overall().kept,
+        outcome.after.overall().total,
+        "{:?}",
+        outcome.after.lost
+    );
+    // An artifact quoted inside another appended one (a path in a plan line) is not repeated.
+    assert!(outcome.appended > 0 && outcome.appended < outcome.before.lost.len());
+    assert!(outcome.text.starts_with(lossy.trim_end()), "the summarizer's text is kept as written");
+    assert!(outcome.text.contains("- error: error: test parse_empty failed"));
+    assert!(outcome.detail().starts_with("quality gate v1: the summary keeps "));
+    // A tight target: only what fits is appended, constraints first.
+    let tight = gate_summary(lossy, &events, 80, &crate::CharEstimator);
+    assert!(tight.appended > 0 && tight.appended < outcome.appended);
+    assert!(tight.text.contains("constraint: You must not change the public API."));
+    assert!(crate::CharEstimator.estimate_text(&tight.text) <= 80 + 1);
+    // A summary that keeps enough is left as it is.
+    let kept = gate_summary(&outcome.text, &events, 2_000, &crate::CharEstimator);
+    assert_eq!(kept.appended, 0);
+    assert_eq!(kept.text, outcome.text);
+}
+
+#[test]
+fn a_text_ending_like_a_cut_is_closed() {
+    let mut text = "- error: Loading...\n".to_owned();
+    gate::end_cleanly(&mut text);
+    assert!(text.ends_with("- (end of the list)\n"));
+    let mut plain = "- error: done\n".to_owned();
+    gate::end_cleanly(&mut plain);
+    assert_eq!(plain, "- error: done\n");
 }

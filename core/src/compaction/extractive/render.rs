@@ -5,6 +5,7 @@
 
 use super::material::Material;
 use crate::quality::ArtifactClass;
+use crate::quality::gate::end_cleanly;
 
 /// One chosen item: an index into its [`Material`] list, or the text itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +117,7 @@ pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
         critical.push(left_out);
     }
     section(&mut out, "Critical Context", &critical, "- No paths, commands or errors recorded.");
+    end_cleanly(&mut out);
     out
 }
 
