@@ -122,8 +122,9 @@ async fn a_text_summary_is_recorded() {
     assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", outcome.diagnostics);
     let checkpoint = outcome.checkpoint.as_ref().expect("checkpoint");
     assert_eq!(checkpoint.schema_version(), 2);
+    // The model's text as written; the quality gate may append exact artifacts after it.
     assert!(
-        matches!(&checkpoint.projection, CheckpointProjection::Summary(text) if *text == valid_summary())
+        matches!(&checkpoint.projection, CheckpointProjection::Summary(text) if text.starts_with(valid_summary().trim_end()))
     );
     assert_eq!(checkpoint.coverage.event_count, long_session().len() as u64);
     assert_eq!(attempts(&outcome), [(AttemptKind::TextSummary, "checkpoint_recorded")]);

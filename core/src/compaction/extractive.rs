@@ -32,8 +32,9 @@ use render::{Chosen, Slot, render};
 /// `produced_by` value of checkpoints written from extractive summaries.
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
 
-/// Tokens kept for the header, headings, the fixed Next Steps line and the left-out line.
-const FRAME_TOKENS: u64 = 90;
+/// Tokens kept for the line that counts what was left out (the frame of headings and fixed
+/// lines is measured).
+const LEFT_OUT_TOKENS: u64 = 40;
 
 /// Writes a structured summary of `fold`, rolled forward from `previous_summary`, within
 /// `target_tokens` under both built-in estimators (so it fits whichever one the runtime
@@ -70,8 +71,9 @@ fn cost(text: &str) -> u64 {
 
 /// Picks what the summary quotes, in priority order, within `target_tokens`.
 fn choose(material: &Material, target_tokens: u64) -> Chosen {
-    let mut picker =
-        Picker { room: target_tokens.saturating_sub(FRAME_TOKENS), chosen: Chosen::default() };
+    let frame = cost(&render(material, &Chosen::default()));
+    let room = target_tokens.saturating_sub(frame + LEFT_OUT_TOKENS);
+    let mut picker = Picker { room, chosen: Chosen::default() };
     if let Some(task) = &material.task {
         let share = target_tokens / 2;
         let quoted = task.text.replace('\n', "\n> ");
@@ -110,6 +112,7 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
         paths.len(),
         identifiers.len(),
         requests,
+        material.excerpts.len(),
         material.decisions.len(),
         material.notes.len(),
     ];
@@ -141,6 +144,9 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
         if let Some(i) = newest(material.notes.len(), round) {
             picker.take(Slot::Note(i), &material.notes[i]);
         }
+        if let Some(i) = newest(material.excerpts.len(), round) {
+            picker.take(Slot::Excerpt(i), &material.excerpts[i]);
+        }
     }
     // Commands wait for their call's line under Done; those whose line did not fit go alone.
     for command in commands.iter().rev() {
@@ -158,7 +164,7 @@ struct Picker {
 impl Picker {
     /// Takes `slot` (rendered as about `text`) when it fits the room left.
     fn take(&mut self, slot: Slot, text: &str) {
-        let cost = cost(text) + 2;
+        let cost = cost(&format!("- {text}\n"));
         if cost <= self.room {
             self.room -= cost;
             self.chosen.quoted.push_str(text);

@@ -42,7 +42,9 @@ impl SummarySection {
 pub const SUMMARY_SECTIONS: [SummarySection; 5] = [
     SummarySection {
         title: "Goal",
-        guidance: "The user's current objective and the constraints they stated, in their terms.",
+        guidance: "The user's current objective, and every constraint they stated (each \
+                   sentence that says must, should, do not, only, never or always) copied \
+                   word for word.",
         required: true,
     },
     SummarySection {
@@ -59,13 +61,15 @@ pub const SUMMARY_SECTIONS: [SummarySection; 5] = [
     },
     SummarySection {
         title: "Next Steps",
-        guidance: "The concrete next actions, in order.",
+        guidance: "The concrete next actions, in order, with the latest plan or todo list \
+                   as the agent last wrote it.",
         required: true,
     },
     SummarySection {
         title: "Critical Context",
-        guidance: "Exact file paths, function and type names, commands, their results and \
-                   error messages, copied verbatim where they matter.",
+        guidance: "Copied verbatim, one per line, never paraphrased or shortened: file \
+                   paths, commands exactly as issued, error lines whole, and function, test \
+                   and type names. Name each command's outcome (error, rejected, ok).",
         required: true,
     },
 ];

@@ -13,7 +13,7 @@
 //! - **Command**: the first line of a tool call's `command` / `cmd` / `script` argument, exactly
 //!   as issued (one-word commands such as `submit` or an editor's `view` are skipped).
 //! - **Error**: a line of a tool result that reads as an error message (`ValueError: …`,
-//!   `error[E0308]: …`, `FAILED …`, `Traceback …`, `fatal: …`), or the first line of a result
+//!   `error[E0308]: …`, `FAILED …`, `… FAILED`, `Traceback …`, `fatal: …`), or the first line of a result
 //!   marked as failed. Numbered source listings are not errors.
 //! - **Identifier**: a snake_case or camelCase name the model or a call used (`parse_empty`,
 //!   `test_load_config`, `fromString`).
@@ -295,6 +295,8 @@ fn is_error_line(line: &str) -> bool {
         || line.starts_with("error[")
         || line.starts_with("fatal:")
         || line.starts_with("FAILED")
+        || line.ends_with(" FAILED")
+        || line.starts_with("assertion failed")
         || line.starts_with("ERROR")
         || line.starts_with("E   ")
         || line.contains("panicked at")
