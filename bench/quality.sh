@@ -55,8 +55,8 @@ for scenario, title in (("compact", "compact-then-project (one manual compaction
                         ("loop", "agent loop (every step whose request replays a checkpoint; k/n pooled over steps)")):
     print(f"\n### {title}\n")
     print("| sources | window | strategy | folded runs | " + " | ".join(CLASSES) +
-          " | overall | mean per request | largest request / budget | compactions per 100 steps |")
-    print("| --- | ---: | --- | ---: | " + " | ".join("---:" for _ in CLASSES) + " | ---: | ---: | ---: | ---: |")
+          " | overall | mean per request | largest request / budget | requests over budget | compactions per 100 steps |")
+    print("| --- | ---: | --- | ---: | " + " | ".join("---:" for _ in CLASSES) + " | ---: | ---: | ---: | ---: | ---: |")
     keys = sorted({(group(f), int(f["window"])) for f in lines if f["scenario"] == scenario},
                   key=lambda k: (k[0] != "real", k[1]))
     for grp, window in keys:
@@ -77,12 +77,13 @@ for scenario, title in (("compact", "compact-then-project (one manual compaction
             mean = f"{100 * share_sum / requests:.1f}%" if requests else "-"
             largest = max(int(f["request_tokens"]) for f in fs)
             budget = max(int(f["budget"]) for f in fs)
+            over = f"{sum(int(f['over_budget']) for f in fs)} / {requests}"
             steps = sum(int(f["steps"]) for f in fs)
             comps = sum(int(f["compactions"]) for f in fs)
             per100 = (f"{100 * comps / steps:.1f}"
                       if steps and scenario == "loop" and strategy == "contextfold" else "")
             print(f"| {len(fs)} {grp} | {window} | {strategy} | {len(folded)} / {len(fs)} | " +
-                  " | ".join(cells) + f" | {mean} | {largest} / {budget} | {per100} |")
+                  " | ".join(cells) + f" | {mean} | {largest} / {budget} | {over} | {per100} |")
 
 print("\n### Artifacts per agent (whole logs)\n")
 print("| agent | logs | events | " + " | ".join(CLASSES) + " |")

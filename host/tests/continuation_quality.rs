@@ -184,7 +184,7 @@ fn cli_run(path: &Path, window: u64) -> RunReport {
         let covered = usize::try_from(folded).expect("an index").min(events.len());
         let artifacts = extract_artifacts(&events[..covered]);
         let retention = Retention::measure(&artifacts, &visible_text(&projected["messages"]));
-        tally.add(&retention, tokens);
+        tally.add(&retention, tokens, budget);
     }
     RunReport {
         scenario: "compact",

@@ -26,11 +26,14 @@ pub struct Tally {
     pub share_sum: f64,
     /// Largest estimated request, in tokens.
     pub max_request: u64,
+    /// Measured requests over their budget (a baseline whose system notes and task alone are
+    /// over it; contextfold's typed `minimum_context_exceeds_budget`).
+    pub over_budget: usize,
 }
 
 impl Tally {
-    /// Adds one request's retention and size.
-    pub fn add(&mut self, retention: &Retention, request_tokens: u64) {
+    /// Adds one request's retention and size (built for `budget` tokens).
+    pub fn add(&mut self, retention: &Retention, request_tokens: u64, budget: u64) {
         for (sum, class) in self.classes.iter_mut().zip(retention.classes) {
             sum.kept += class.kept;
             sum.total += class.total;
@@ -38,6 +41,7 @@ impl Tally {
         self.measured += 1;
         self.share_sum += retention.overall().share();
         self.max_request = self.max_request.max(request_tokens);
+        self.over_budget += usize::from(request_tokens > budget);
     }
 
     /// Records a request size without scoring it (a step without a checkpoint).
@@ -114,7 +118,7 @@ pub fn quality_line(
     }
     let overall = tally.overall();
     line.push_str(&format!(
-        " overall={}/{} request_tokens={} budget={} steps={} compactions={} folded={} measured={} mean={:.4}",
+        " overall={}/{} request_tokens={} budget={} steps={} compactions={} folded={} measured={} over_budget={} mean={:.4}",
         overall.kept,
         overall.total,
         tally.max_request,
@@ -123,6 +127,7 @@ pub fn quality_line(
         run.compactions,
         run.folded,
         tally.measured,
+        tally.over_budget,
         tally.mean_share()
     ));
     line

@@ -73,7 +73,7 @@ impl Scorer {
         }
         let Some((_, artifacts)) = &self.artifacts else { unreachable!() };
         let contextfold = Retention::measure(artifacts, &text_of(&projection.messages));
-        self.tallies[0].add(&contextfold, projection.estimated_tokens);
+        self.tallies[0].add(&contextfold, projection.estimated_tokens, projection.history_budget);
         let budgets = [projection.history_budget, projection.estimated_tokens];
         let kinds = [Baseline::Truncation, Baseline::Masking];
         for (slot, (budget, kind)) in
@@ -81,7 +81,7 @@ impl Scorer {
         {
             let request = self.baselines.request(kind, log, task, budget, estimator);
             let retention = Retention::measure(artifacts, &text_of(&request.messages));
-            self.tallies[slot + 1].add(&retention, request.tokens);
+            self.tallies[slot + 1].add(&retention, request.tokens, budget);
         }
         true
     }
