@@ -10,7 +10,8 @@
 //! When the target is short, items are chosen by priority and recency, never by sort order:
 //! the task (whole, or its opening when it alone would take more than half the target) and
 //! every constraint first, then the plan and the newest request, then the newest error line,
-//! call, command, path and identifier in turn, round after round; an artifact already quoted
+//! call, command, path and identifier in turn, round after round, then with the room left the
+//! first lines of large results; an artifact already quoted
 //! elsewhere costs nothing. What had to be left out is counted per class and named with the
 //! events that hold its exact text. It is pure and deterministic: the same fold gives the same
 //! bytes. Every summary says it is extractive; checkpoints record `produced_by: "extractive"`.
@@ -112,7 +113,6 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
         paths.len(),
         identifiers.len(),
         requests,
-        material.excerpts.len(),
         material.decisions.len(),
         material.notes.len(),
     ];
@@ -144,13 +144,14 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
         if let Some(i) = newest(material.notes.len(), round) {
             picker.take(Slot::Note(i), &material.notes[i]);
         }
-        if let Some(i) = newest(material.excerpts.len(), round) {
-            picker.take(Slot::Excerpt(i), &material.excerpts[i]);
-        }
     }
     // Commands wait for their call's line under Done; those whose line did not fit go alone.
     for command in commands.iter().rev() {
         picker.artifact(ArtifactClass::Command, command);
+    }
+    // What room is left shows how large results began, newest first.
+    for (i, excerpt) in material.excerpts.iter().enumerate().rev() {
+        picker.take(Slot::Excerpt(i), excerpt);
     }
     picker.chosen
 }
