@@ -33,6 +33,11 @@ use render::{Chosen, Slot, render};
 /// `produced_by` value of checkpoints written from extractive summaries.
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
 
+/// The newest calls listed with their outcomes in the first rounds; older calls are kept by
+/// their exact artifacts first (a command alone costs a fraction of its call line), and their
+/// lines fill the room that is left.
+const CALLS_FIRST: usize = 12;
+
 /// Tokens kept for the line that counts what was left out (the frame of headings and fixed
 /// lines is measured).
 const LEFT_OUT_TOKENS: u64 = 40;
@@ -121,12 +126,11 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
         if let Some(i) = newest(errors.len(), round) {
             picker.artifact(ArtifactClass::Error, errors[i]);
         }
-        if let Some(i) = newest(material.done.len(), round) {
+        if let Some(i) = newest(material.done.len(), round).filter(|_| round < CALLS_FIRST) {
             picker.take(Slot::Done(i), &material.done[i]);
         }
-        if let Some(i) = newest(commands.len(), round)
-            && !material.done.iter().any(|done| done.contains(commands[i]))
-        {
+        // A command whose call line was just taken is already quoted, so it costs nothing.
+        if let Some(i) = newest(commands.len(), round) {
             picker.artifact(ArtifactClass::Command, commands[i]);
         }
         if let Some(i) = newest(paths.len(), round) {
@@ -145,11 +149,10 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
             picker.take(Slot::Note(i), &material.notes[i]);
         }
     }
-    // Commands wait for their call's line under Done; those whose line did not fit go alone.
-    for command in commands.iter().rev() {
-        picker.artifact(ArtifactClass::Command, command);
+    // Older calls' outcomes, then how large results began, newest first, in the room left.
+    for (i, done) in material.done.iter().enumerate().rev().skip(CALLS_FIRST) {
+        picker.take(Slot::Done(i), done);
     }
-    // What room is left shows how large results began, newest first.
     for (i, excerpt) in material.excerpts.iter().enumerate().rev() {
         picker.take(Slot::Excerpt(i), excerpt);
     }
