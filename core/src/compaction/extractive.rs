@@ -38,10 +38,6 @@ pub const EXTRACTIVE_PRODUCER: &str = "extractive";
 /// lines fill the room that is left.
 const CALLS_FIRST: usize = 12;
 
-/// Tokens kept for the line that counts what was left out (the frame of headings and fixed
-/// lines is measured).
-const LEFT_OUT_TOKENS: u64 = 40;
-
 /// Writes a structured summary of `fold`, rolled forward from `previous_summary`, within
 /// `target_tokens` under both built-in estimators (so it fits whichever one the runtime
 /// measuring it uses).
@@ -77,8 +73,9 @@ fn cost(text: &str) -> u64 {
 
 /// Picks what the summary quotes, in priority order, within `target_tokens`.
 fn choose(material: &Material, target_tokens: u64) -> Chosen {
+    // The frame: header, headings, fixed lines and the longest left-out line there can be.
     let frame = cost(&render(material, &Chosen::default()));
-    let room = target_tokens.saturating_sub(frame + LEFT_OUT_TOKENS);
+    let room = target_tokens.saturating_sub(frame);
     let mut picker = Picker { room, chosen: Chosen::default() };
     if let Some(task) = &material.task {
         let share = target_tokens / 2;
