@@ -5,15 +5,16 @@
 use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
 use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    CompactInput, Compaction, CompactionOutcome, Effect, OutcomeKind, ProviderFailureKind, Step,
-    SummaryResponse, Trigger,
+    Compaction, Effect, OutcomeKind, ProviderFailureKind, Step, SummaryResponse, Trigger,
 };
 use contextfold_core::projection::{Part, ProjectInput, project};
 use contextfold_core::safe_prefix::{safe_boundaries, split_current_turn};
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, ReasonCode};
 use serde_json::json;
 
-use crate::driver::{append_ok, assert_raw_tail_share, drive, summary, summary_failure};
+use crate::driver::{
+    append_ok, assert_raw_tail_share, drive, drive_extractive, summary, summary_failure,
+};
 use crate::support::{
     SESSION, codes, end_of_turn, good_summary, input, long_summary, provider, session,
     start_current_turn, v2_checkpoint, window,
@@ -51,34 +52,6 @@ fn active_turn_with_inputs(
     log.response(Some("now-last")).tool_call("now-last", "shell", json!({"cmd": "ls"}));
     log.response(None).tool_result("now-last", "shell", json!("Cargo.toml src"));
     "now".into()
-}
-
-/// Runs a compaction whose host answers every summarize effect with the extractive summary of
-/// the fold and appends every checkpoint.
-fn drive_extractive(input: CompactInput) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
-    let events = input.events.clone();
-    let mut tx = Compaction::start(input).expect("valid input");
-    let mut ledger = Vec::new();
-    loop {
-        match tx.poll().expect("driver order") {
-            Step::Effect(Effect::Summarize(effect)) => {
-                let fold = &events[effect.fold.start..effect.fold.end];
-                let text = extractive_summary(
-                    effect.previous_summary.as_deref(),
-                    fold,
-                    effect.target_tokens,
-                );
-                let answer = SummaryResponse { text, finish_reason: FinishReason::Stop };
-                tx.handle_summary(Ok(answer)).expect("summary expected");
-            }
-            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
-                ledger.push(*checkpoint);
-                tx.handle_append(Ok(())).expect("append expected");
-            }
-            Step::Effect(other) => panic!("unexpected effect {other:?}"),
-            Step::Done(outcome) => return (*outcome, ledger),
-        }
-    }
 }
 
 fn projected(

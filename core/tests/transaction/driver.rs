@@ -196,3 +196,43 @@ pub(crate) fn assert_raw_tail_share(
         assert!(more > share, "one more unit ({more} tokens) would fit the share {share}");
     }
 }
+
+/// Drives `input` to its end, answering every summarize effect with `summarize(effect, fold)`
+/// (a stop finish) and appending every checkpoint; returns the outcome and the ledger.
+pub(crate) fn drive_summaries(
+    input: CompactInput,
+    mut summarize: impl FnMut(&SummarizeEffect, &[RuntimeEvent]) -> String,
+) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
+    let events = input.events.clone();
+    let mut tx = Compaction::start(input).expect("valid input");
+    let mut ledger = Vec::new();
+    loop {
+        match tx.poll().expect("driver order") {
+            Step::Effect(Effect::Summarize(effect)) => {
+                let text = summarize(&effect, &events[effect.fold.start..effect.fold.end]);
+                let answer = SummaryResponse { text, finish_reason: FinishReason::Stop };
+                tx.handle_summary(Ok(answer)).expect("summary expected");
+            }
+            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+                ledger.push(*checkpoint);
+                tx.handle_append(Ok(())).expect("append expected");
+            }
+            Step::Effect(other) => panic!("unexpected effect {other:?}"),
+            Step::Done(outcome) => return (*outcome, ledger),
+        }
+    }
+}
+
+/// [`drive_summaries`] with the extractive summary of each effect's fold (the summarizer is
+/// unlabelled unless the input names it, so the core treats it as one with an input window).
+pub(crate) fn drive_extractive(
+    input: CompactInput,
+) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
+    drive_summaries(input, |effect, fold| {
+        contextfold_core::compaction::extractive::extractive_summary(
+            effect.previous_summary.as_deref(),
+            fold,
+            effect.target_tokens,
+        )
+    })
+}

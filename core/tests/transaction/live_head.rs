@@ -5,15 +5,11 @@
 
 use std::path::Path;
 
-use contextfold_core::compaction::extractive::extractive_summary;
-use contextfold_core::compaction::summary_validation::FinishReason;
-use contextfold_core::compaction::{
-    CompactInput, Compaction, CompactionOutcome, Effect, OutcomeKind, Step, SummaryResponse,
-    Trigger,
-};
+use contextfold_core::compaction::{CompactInput, OutcomeKind, Trigger};
 use contextfold_core::projection::{ProjectInput, Projection, project};
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, ReasonCode, RuntimeEvent};
 
+use crate::driver::{drive_extractive, drive_summaries};
 use crate::support::{codes, input, provider, window};
 
 /// The events of `tests/trajectories/<relative>`.
@@ -36,34 +32,6 @@ fn session_input(
     tokens: u64,
 ) -> CompactInput {
     input(trigger, events, current, None, window(tokens))
-}
-
-/// Drives `input` with a summarizer that has an input window (the extractive summary of each
-/// effect's fold, unlabelled) and a ledger that appends every checkpoint.
-fn drive_windowed(input: CompactInput) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
-    let events = input.events.clone();
-    let mut tx = Compaction::start(input).expect("valid input");
-    let mut ledger = Vec::new();
-    loop {
-        match tx.poll().expect("driver order") {
-            Step::Effect(Effect::Summarize(effect)) => {
-                let fold = &events[effect.fold.start..effect.fold.end];
-                let text = extractive_summary(
-                    effect.previous_summary.as_deref(),
-                    fold,
-                    effect.target_tokens,
-                );
-                let answer = SummaryResponse { text, finish_reason: FinishReason::Stop };
-                tx.handle_summary(Ok(answer)).expect("summary expected");
-            }
-            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
-                ledger.push(*checkpoint);
-                tx.handle_append(Ok(())).expect("append expected");
-            }
-            Step::Effect(other) => panic!("unexpected effect {other:?}"),
-            Step::Done(outcome) => return (*outcome, ledger),
-        }
-    }
 }
 
 /// The next request's history at `tokens` with `checkpoint`.
@@ -95,7 +63,7 @@ fn a_demonstration_larger_than_the_summarizer_window_does_not_block_compaction()
     let events = pydicom();
     let before = projected(&events, None, None, 8_000, false);
     assert!(!before.fits, "the raw session is over the 6,000-token budget");
-    let (outcome, ledger) = drive_windowed(session_input(Trigger::Manual, &events, None, 8_000));
+    let (outcome, ledger) = drive_extractive(session_input(Trigger::Manual, &events, None, 8_000));
     assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", codes(&outcome));
     assert!(codes(&outcome).contains(&ReasonCode::EventPayloadsOmitted), "{:?}", codes(&outcome));
     let after = projected(&events, None, ledger.last(), 8_000, false);
@@ -107,30 +75,6 @@ fn a_demonstration_larger_than_the_summarizer_window_does_not_block_compaction()
         after.estimated_tokens,
         ledger.len()
     );
-}
-
-/// Drives `input`, answering every summarize effect with `text` and appending every checkpoint.
-fn drive_with_summary(
-    input: CompactInput,
-    text: &str,
-) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
-    let mut tx = Compaction::start(input).expect("valid input");
-    let mut ledger = Vec::new();
-    loop {
-        match tx.poll().expect("driver order") {
-            Step::Effect(Effect::Summarize(_)) => {
-                let answer =
-                    SummaryResponse { text: text.into(), finish_reason: FinishReason::Stop };
-                tx.handle_summary(Ok(answer)).expect("summary expected");
-            }
-            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
-                ledger.push(*checkpoint);
-                tx.handle_append(Ok(())).expect("append expected");
-            }
-            Step::Effect(other) => panic!("unexpected effect {other:?}"),
-            Step::Done(outcome) => return (*outcome, ledger),
-        }
-    }
 }
 
 #[test]
@@ -158,7 +102,9 @@ fn a_checkpoint_the_task_cannot_be_sent_beside_is_never_recorded() {
     let events = log.build();
     let summary = crate::support::long_summary("retry", 3_000);
     let (outcome, ledger) =
-        drive_with_summary(session_input(Trigger::MidTurn, &events, Some("now"), 4_000), &summary);
+        drive_summaries(session_input(Trigger::MidTurn, &events, Some("now"), 4_000), |_, _| {
+            summary.clone()
+        });
     for checkpoint in &ledger {
         let projection = projected(&events, Some("now"), Some(checkpoint), 4_000, true);
         assert!(
