@@ -22,7 +22,7 @@
 //! - **Plan**: the lines of the newest plan: a todo/plan tool call's text, else the list items of
 //!   the newest assistant message that has a list.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -150,7 +150,7 @@ pub fn extract_artifacts(events: &[RuntimeEvent]) -> Vec<Artifact> {
 #[derive(Default)]
 struct Found {
     artifacts: Vec<Artifact>,
-    positions: HashMap<(ArtifactClass, String), usize>,
+    positions: BTreeMap<(ArtifactClass, String), usize>,
 }
 
 impl Found {
