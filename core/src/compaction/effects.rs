@@ -72,7 +72,8 @@ pub struct SummarizeEffect {
     /// the raw tail the fold keeps, at least a quarter of the budget (at most
     /// [`MAX_SUMMARY_TARGET_TOKENS`]), less when the rest of the request needs more of the
     /// budget (never below [`MIN_SUMMARY_TARGET_TOKENS`]), so the checkpoint leaves room for the
-    /// rest of the request.
+    /// rest of the request; and always below what the checkpoint replaces (less its envelope),
+    /// so a summary that meets it is never refused as not smaller.
     pub target_tokens: u64,
     /// The session's own provider options, passed through unchanged (the summarizer reuses
     /// the session's connection, model and options, with no compaction-only output cap).

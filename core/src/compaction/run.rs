@@ -207,11 +207,24 @@ impl<E: TokenEstimator> Run<E> {
         let share = (budget * AFTER_COMPACTION_SHARE_PERCENT / 100)
             .saturating_sub(rest)
             .saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
+        // A summary must also be smaller than what it replaces, or the write gate refuses it.
+        let smaller = self.replaced_tokens(self.end).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
         share
             .max(budget / 4)
             .min(MAX_SUMMARY_TARGET_TOKENS)
             .min(room)
             .max(MIN_SUMMARY_TARGET_TOKENS)
+            .min(smaller.max(1))
+    }
+
+    /// Tokens of the source a checkpoint over `events[..end]` replaces: the prefix, less the
+    /// live head, which is replayed beside the checkpoint.
+    fn replaced_tokens(&self, end: usize) -> u64 {
+        let head = Remainder::split(&self.input.events, self.sizes.prior_end, end).head;
+        let head_tokens: u64 =
+            head.iter().map(|event| crate::budget::estimate_event(&self.estimator, event)).sum();
+        crate::budget::source_tokens(&self.estimator, &self.input.events[..end])
+            .saturating_sub(head_tokens)
     }
 
     /// Id of the checkpoint this step records: the given id for the first, `<id>.<n>` after.
@@ -569,12 +582,7 @@ impl<E: TokenEstimator> Run<E> {
         {
             return self.fail_open(ReasonCode::SuccessorConflict, format!("{conflict}"));
         }
-        // The live head is replayed beside the checkpoint, so it is not part of what it replaces.
-        let head = Remainder::split(&self.input.events, self.sizes.prior_end, end).head;
-        let head_tokens: u64 =
-            head.iter().map(|event| crate::budget::estimate_event(&self.estimator, event)).sum();
-        let source_tokens =
-            crate::budget::source_tokens(&self.estimator, prefix).saturating_sub(head_tokens);
+        let source_tokens = self.replaced_tokens(end);
         if tokens >= source_tokens {
             let detail = format!(
                 "candidate ({tokens} tokens) is not smaller than the {source_tokens} source tokens"
