@@ -184,6 +184,10 @@ pub enum Command {
         /// Output tokens reported per answer (default: the reply's own count).
         #[arg(long)]
         output_tokens: Option<u64>,
+        /// Lossy summarizer mode: answer summarizer requests with a template summary keeping
+        /// this percentage of each class of the transcript's exact artifacts.
+        #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+        lossy_keep_percent: Option<u8>,
     },
     /// Play a bundled agent session through a small context window, offline.
     Demo {
@@ -273,11 +277,18 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
         Command::Verify { target, deep } => inspect::verify(&target, deep),
         Command::Recover { target } => inspect::recover(&target),
         Command::Export { target } => inspect::export(&target),
-        Command::ProviderSim { listen, context_window, reply, output_tokens } => {
+        Command::ProviderSim {
+            listen,
+            context_window,
+            reply,
+            output_tokens,
+            lossy_keep_percent,
+        } => {
             let mut config = crate::simulator::SimulatorConfig {
                 context_window,
                 output_tokens,
                 listen,
+                lossy_keep_percent,
                 ..Default::default()
             };
             if let Some(reply) = reply {

@@ -13,10 +13,11 @@
 //!   tokens, and whether it overflowed.
 //!
 //! Counting is in `counting` (the rendering), caching in [`cache`] (the rules and their
-//! sources), answers in `wire`.
+//! sources), answers in `wire`, the lossy summarizer mode in [`lossy`].
 
 pub mod cache;
 mod counting;
+pub mod lossy;
 mod server;
 mod wire;
 
@@ -70,6 +71,11 @@ pub struct SimulatorConfig {
     /// `o200k_base`). Models a provider whose own tokenizer counts more or fewer tokens for the
     /// same text, as Anthropic's does; input, cached and written tokens are all scaled.
     pub count_scale_permille: u32,
+    /// The lossy summarizer mode: `Some(p)` answers every summarizer request (one carrying
+    /// contextfold's `<events>` or `<new_events>` transcript) with a template summary that keeps
+    /// `p` percent of each class of the transcript's exact artifacts ([`lossy`]); other
+    /// requests still get `reply_text`. `None` (the default): every request gets `reply_text`.
+    pub lossy_keep_percent: Option<u8>,
 }
 
 impl Default for SimulatorConfig {
@@ -80,6 +86,7 @@ impl Default for SimulatorConfig {
             output_tokens: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             count_scale_permille: 1_000,
+            lossy_keep_percent: None,
         }
     }
 }
@@ -152,6 +159,7 @@ struct State {
     openai: cache::OpenAiCache,
     anthropic: cache::AnthropicCache,
     records: Vec<RequestRecord>,
+    lossy: Vec<lossy::LossySummary>,
 }
 
 /// The simulated provider without a socket. Thread-safe; one per simulated session.
@@ -177,6 +185,12 @@ impl SimulatedProvider {
         self.state.lock().unwrap_or_else(PoisonError::into_inner).records.clone()
     }
 
+    /// The lossy summaries answered so far, oldest first (empty unless
+    /// [`SimulatorConfig::lossy_keep_percent`] is set).
+    pub fn lossy_summaries(&self) -> Vec<lossy::LossySummary> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).lossy.clone()
+    }
+
     /// Answers one request `body` of `shape`, records it, and returns what the server sends.
     pub fn answer(&self, shape: WireShape, body: &[u8]) -> SimulatedAnswer {
         let request: Value = match serde_json::from_slice(body) {
@@ -199,9 +213,15 @@ impl SimulatedProvider {
         let scale = |tokens: u64| tokens * u64::from(self.config.count_scale_permille) / 1_000;
         let input = scale(rendering.tokens.len() as u64);
         let overflow = input + max_output.unwrap_or(0) > self.config.context_window;
-        let reply_tokens = self.config.output_tokens.unwrap_or_else(|| {
-            crate::tokenizer::OpenAiTokenizer::o200k_base().count(&self.config.reply_text)
-        });
+        let lossy_answer = self
+            .config
+            .lossy_keep_percent
+            .and_then(|keep| Some(lossy::lossy_summary(&lossy::transcript_of(&request)?, keep)));
+        let reply_text = lossy_answer.as_ref().map_or(self.config.reply_text.as_str(), |s| &s.text);
+        let reply_tokens = self
+            .config
+            .output_tokens
+            .unwrap_or_else(|| crate::tokenizer::OpenAiTokenizer::o200k_base().count(reply_text));
         let output = max_output.map_or(reply_tokens, |cap| reply_tokens.min(cap));
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let index = state.records.len() as u64 + 1;
@@ -233,7 +253,7 @@ impl SimulatedProvider {
             let reply = wire::Reply {
                 index,
                 model: &model,
-                text: &self.config.reply_text,
+                text: reply_text,
                 usage,
                 capped: output < reply_tokens,
                 stream,
@@ -241,6 +261,9 @@ impl SimulatedProvider {
             };
             (usage, wire::success(shape, &reply))
         };
+        if let Some(summary) = lossy_answer.clone().filter(|_| !overflow) {
+            state.lossy.push(summary);
+        }
         state.records.push(RequestRecord {
             index,
             shape,
