@@ -237,7 +237,7 @@ export interface Projection<F extends ProjectionFormat = 'ai-sdk'> {
 
 /** A summarize effect: ready-to-send AI SDK messages plus the caller's provider options. */
 export interface SummarizeRequest {
-  purpose: 'initial' | 'rolling' | 'repair';
+  purpose: 'initial' | 'rolling' | 'repair' | 'retention_repair';
   messages: ModelMessage[];
   providerOptions: JsonObject;
   estimatedInputTokens: Count;

@@ -140,6 +140,13 @@ pub trait TokenEstimator {
     fn stored_name(&self) -> Option<&'static str> {
         None
     }
+
+    /// This estimator's identity as a checkpoint's manifest records it (`chars-v1`,
+    /// `pieces-v1 x1.082`, `tiktoken:o200k_base`): estimates of one name are the same estimates.
+    /// The default is the stored name, or `custom`.
+    fn name(&self) -> String {
+        self.stored_name().unwrap_or("custom").to_owned()
+    }
 }
 
 impl<T: TokenEstimator + ?Sized> TokenEstimator for &T {
@@ -165,6 +172,10 @@ impl<T: TokenEstimator + ?Sized> TokenEstimator for &T {
 
     fn stored_name(&self) -> Option<&'static str> {
         (**self).stored_name()
+    }
+
+    fn name(&self) -> String {
+        (**self).name()
     }
 }
 
@@ -192,6 +203,10 @@ impl<T: TokenEstimator + ?Sized> TokenEstimator for std::sync::Arc<T> {
     fn stored_name(&self) -> Option<&'static str> {
         (**self).stored_name()
     }
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
 }
 
 /// Per-message overhead used by the default estimator.
@@ -204,6 +219,10 @@ pub const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
 pub struct CharEstimator;
 
 impl TokenEstimator for CharEstimator {
+    fn name(&self) -> String {
+        "chars-v1".to_owned()
+    }
+
     fn estimate_text(&self, text: &str) -> u64 {
         // Counted on bytes, not chars: in valid UTF-8 an ASCII character is a byte below 0x80
         // and every other character has exactly one leading byte (0xC0 and up), so the bytes

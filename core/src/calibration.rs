@@ -343,6 +343,11 @@ impl<E: TokenEstimator> TokenEstimator for CalibratedEstimator<E> {
     fn scale_tally(&self, base_tokens: u64) -> u64 {
         self.scale(base_tokens)
     }
+
+    fn name(&self) -> String {
+        let ratio = self.ratio_permille;
+        format!("{} x{}.{:03}", self.base.name(), ratio / 1_000, ratio % 1_000)
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod json;
+mod manifest;
+
+pub use manifest::{
+    MANIFEST_VERSION, MAX_LOST_LISTED, ProjectionManifest, QualityRecord, Score, Scores,
+};
 
 /// Schema version of text-summary checkpoints.
 pub const SCHEMA_V2: u32 = 2;
@@ -119,6 +124,8 @@ pub struct HistoryCompactCheckpoint {
     pub previous_checkpoint_id: Option<String>,
     /// What produced the projection, e.g. `extractive`, `openai-chat:gpt-4.1`.
     pub produced_by: Option<String>,
+    /// How the projection was made and what it kept (metadata, never replayed).
+    pub manifest: Option<ProjectionManifest>,
 }
 
 impl HistoryCompactCheckpoint {
@@ -148,7 +155,8 @@ impl HistoryCompactCheckpoint {
 
     /// Serializes to the documented JSON value (see `docs/events.md`): `schemaVersion`,
     /// identity, `highWater`, `coverage`, `summary` (V2) or `providerState` (V3),
-    /// `limitations`, `estimatedTokens`, then the optional lineage fields when set.
+    /// `limitations`, `estimatedTokens`, then the optional lineage fields and `manifest` when
+    /// set.
     pub fn to_value(&self) -> Value {
         json::checkpoint_to_json(self)
     }
@@ -211,6 +219,7 @@ impl HistoryCompactCheckpoint {
             estimated_tokens: wire.estimated_tokens,
             previous_checkpoint_id: wire.previous_checkpoint_id,
             produced_by: wire.produced_by,
+            manifest: wire.manifest,
         })
     }
 }

@@ -111,6 +111,12 @@ reason_codes! {
     /// The quality gate's scores of a summary: which folded artifacts it keeps verbatim, and
     /// how many the gate appended from the log (see `quality::gate`).
     SummaryRetention = "summary_retention",
+    /// A valid LLM summary kept less than the gate's threshold: one repair request naming the
+    /// missing artifacts was sent.
+    SummaryRetentionRepair = "summary_retention_repair",
+    /// The rolling chain's covered retention decayed past the trigger: this compaction folds
+    /// the log again from its start instead of rolling on the latest summary.
+    QualityRecompaction = "quality_recompaction",
     /// This exact input already failed as malformed; it is not dispatched again.
     MalformedSummaryCircuitOpen = "malformed_summary_circuit_open",
     /// The summarizer request cannot fit the history-input budget, even with omissions.

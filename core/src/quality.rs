@@ -13,7 +13,10 @@ pub mod gate;
 pub mod retention;
 
 pub use artifacts::{Artifact, ArtifactClass, extract_artifacts};
-pub use gate::{GateOutcome, QUALITY_GATE_VERSION, gate_summary};
+pub use gate::{
+    COVERED_SCORE_WINDOW, GateOutcome, QUALITY_GATE_VERSION, RETENTION_THRESHOLD_PERCENT,
+    covered_score, gate_summary,
+};
 pub use retention::{ClassRetention, Retention, visible_text};
 
 #[cfg(test)]

@@ -197,6 +197,7 @@ fn checkpoint(kind: u8) -> Option<HistoryCompactCheckpoint> {
         estimated_tokens: 5,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     })
 }
 

@@ -31,6 +31,7 @@ fn checkpoint_over(prefix: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
         estimated_tokens: 10,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     }
 }
 

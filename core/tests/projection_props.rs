@@ -122,6 +122,7 @@ fn checkpoint_for(
         estimated_tokens: 0,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     })
 }
 

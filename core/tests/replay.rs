@@ -58,6 +58,7 @@ fn checkpoint(
         estimated_tokens: 0,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     }
 }
 

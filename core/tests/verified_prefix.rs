@@ -34,6 +34,7 @@ fn checkpoint(events: &[RuntimeEvent], id: &str) -> HistoryCompactCheckpoint {
         estimated_tokens: 5,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     }
 }
 

@@ -139,6 +139,10 @@ impl TokenEstimator for OpenAiTokenizer {
         self.count(text)
     }
 
+    fn name(&self) -> String {
+        format!("tiktoken:{}", self.encoding.name())
+    }
+
     fn message_overhead(&self) -> u64 {
         CHAT_MESSAGE_OVERHEAD_TOKENS
     }

@@ -27,6 +27,7 @@ fn checkpoint(prefix: &[RuntimeEvent]) -> String {
         estimated_tokens: 10,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     };
     serde_json::to_string(&checkpoint).expect("checkpoint JSON")
 }

@@ -33,6 +33,7 @@ fn checkpoint(session: &str, prefix: &[RuntimeEvent]) -> HistoryCompactCheckpoin
         estimated_tokens: 20,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     }
 }
 

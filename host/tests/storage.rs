@@ -39,6 +39,7 @@ fn checkpoint(
         estimated_tokens: 10,
         previous_checkpoint_id: previous.map(str::to_owned),
         produced_by: Some("test".into()),
+        manifest: None,
     }
 }
 

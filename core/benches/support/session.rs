@@ -85,5 +85,6 @@ fn checkpoint_over(events: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
         estimated_tokens: 20,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     }
 }

@@ -21,6 +21,7 @@ pub(super) struct CheckpointWire {
     pub(super) estimated_tokens: u64,
     pub(super) previous_checkpoint_id: Option<String>,
     pub(super) produced_by: Option<String>,
+    pub(super) manifest: Option<super::ProjectionManifest>,
 }
 
 const CHECKPOINT_FIELDS: &[&str] = &[
@@ -36,6 +37,7 @@ const CHECKPOINT_FIELDS: &[&str] = &[
     "estimatedTokens",
     "previousCheckpointId",
     "producedBy",
+    "manifest",
 ];
 
 /// Reads the fields of a checkpoint; the schema rules are the caller's.
@@ -54,6 +56,7 @@ pub(super) fn wire_from_json(value: &Value) -> Result<CheckpointWire, JsonReadEr
         estimated_tokens: fields.required("estimatedTokens", u64)?,
         previous_checkpoint_id: fields.optional("previousCheckpointId", string)?,
         produced_by: fields.optional("producedBy", string)?,
+        manifest: fields.optional("manifest", manifest)?,
     })
 }
 
@@ -81,7 +84,16 @@ pub(super) fn checkpoint_to_json(checkpoint: &HistoryCompactCheckpoint) -> Value
     if let Some(produced_by) = &checkpoint.produced_by {
         map.insert("producedBy".into(), produced_by.clone().into());
     }
+    if let Some(manifest) = &checkpoint.manifest {
+        let value = serde_json::to_value(manifest).unwrap_or(Value::Null);
+        map.insert("manifest".into(), value);
+    }
     Value::Object(map)
+}
+
+/// The manifest, read by its serde derive (metadata, read rarely).
+fn manifest(value: &Value) -> Result<super::ProjectionManifest, JsonReadError> {
+    serde_json::from_value(value.clone()).map_err(|e| JsonReadError(e.to_string()))
 }
 
 fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {

@@ -41,10 +41,11 @@ use crate::prefix_match::coverage_of;
 use crate::projection::live_head::Remainder;
 use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize_events};
 use crate::projection::{ProjectInput, project};
-use crate::quality::gate_summary;
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::Fold;
+
+mod quality;
 
 /// The result a handler is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +82,10 @@ struct TextAttempt {
     fingerprint: InputFingerprint,
     repaired: bool,
     shrunk: bool,
+    /// The gated first summary while its retention repair is pending.
+    before_repair: Option<crate::quality::GateOutcome>,
+    /// This step folds from the start of the log (see [`quality`]).
+    recompacted: bool,
 }
 
 #[derive(Debug)]
@@ -251,19 +256,42 @@ impl<E: TokenEstimator> Run<E> {
             result: ReasonCode::Cancelled,
         });
         let window = self.input_window();
+        let (mut previous_summary, mut fold_start) = (previous_summary, fold_start);
+        let (found, recompacted) = match self.recompaction_due() {
+            Some(why) => {
+                let (events, estimator) = (&self.input.events, &self.estimator);
+                let fresh = largest_fitting(
+                    &self.candidates(),
+                    |end| build_summary_request(None, &events[..end], window, estimator),
+                    |_| true,
+                );
+                let fits = matches!(fresh, Some(Ok(_)));
+                let detail = if fits {
+                    (previous_summary, fold_start) = (None, 0);
+                    format!("{why}: folding the log again from its start")
+                } else {
+                    format!("{why}; the whole prefix does not fit one request, rolling on")
+                };
+                self.diagnostics.push(Diagnostic::new(ReasonCode::QualityRecompaction, detail));
+                (fresh.filter(|_| fits), fits)
+            }
+            None => (None, false),
+        };
         let (events, estimator) = (&self.input.events, &self.estimator);
-        let found = largest_fitting(
-            &self.candidates(),
-            |end| {
-                build_summary_request(
-                    previous_summary.as_deref(),
-                    &events[fold_start..end],
-                    window,
-                    estimator,
-                )
-            },
-            |_| true,
-        );
+        let found = found.or_else(|| {
+            largest_fitting(
+                &self.candidates(),
+                |end| {
+                    build_summary_request(
+                        previous_summary.as_deref(),
+                        &events[fold_start..end],
+                        window,
+                        estimator,
+                    )
+                },
+                |_| true,
+            )
+        });
         let found = match found {
             // One event alone exceeds the window: the same search again, with the largest
             // payloads sent as archive-addressed markers. The largest fold, not the smallest: a
@@ -325,6 +353,8 @@ impl<E: TokenEstimator> Run<E> {
             fingerprint,
             repaired: false,
             shrunk: false,
+            before_repair: None,
+            recompacted,
         });
     }
 
@@ -384,13 +414,10 @@ impl<E: TokenEstimator> Run<E> {
                 );
                 match verdict {
                     Ok(valid) => {
-                        let fold = &self.input.events[text.fold_start..self.prefix_end()];
-                        let gated =
-                            gate_summary(&valid.text, fold, self.summary_target(), &self.estimator);
-                        self.diagnostics
-                            .push(Diagnostic::new(ReasonCode::SummaryRetention, gated.detail()));
-                        let projection = CheckpointProjection::Summary(gated.text);
-                        self.build_checkpoint(projection, self.producer());
+                        self.on_valid_summary(&mut text, &valid.text);
+                    }
+                    Err(defect) if text.before_repair.is_some() => {
+                        self.accept_first_summary(&mut text, format!("{defect}"));
                     }
                     Err(defect) if !text.repaired => {
                         text.repaired = true;
@@ -411,6 +438,9 @@ impl<E: TokenEstimator> Run<E> {
                         );
                     }
                 }
+            }
+            Err(failure) if text.before_repair.is_some() => {
+                self.accept_first_summary(&mut text, failure.message.clone());
             }
             Err(failure) if failure.kind == ProviderFailureKind::Overflow && !text.shrunk => {
                 text.shrunk = true;
@@ -508,10 +538,10 @@ impl<E: TokenEstimator> Run<E> {
                 };
                 match accept_native_output(&items, &binding) {
                     Ok(state) => {
-                        let produced_by = format!("openai-codex:{}", self.input.provider.model_id);
+                        let manifest = self.native_manifest();
                         self.build_checkpoint(
                             CheckpointProjection::ProviderState(state),
-                            produced_by,
+                            Some(manifest),
                         );
                     }
                     Err(defect) => {
@@ -543,7 +573,11 @@ impl<E: TokenEstimator> Run<E> {
 
     // ----- the write gate and the durable append ------------------------------------------
 
-    fn build_checkpoint(&mut self, projection: CheckpointProjection, produced_by: String) {
+    fn build_checkpoint(
+        &mut self,
+        projection: CheckpointProjection,
+        manifest: Option<crate::checkpoint::ProjectionManifest>,
+    ) {
         let end = self.prefix_end();
         let prefix = &self.input.events[..end];
         let Some(coverage) = coverage_of(prefix) else {
@@ -566,7 +600,8 @@ impl<E: TokenEstimator> Run<E> {
             // no longer replay here (another provider's state): the host appends only while it
             // is still the tip.
             previous_checkpoint_id: self.input.checkpoint.as_ref().map(|c| c.checkpoint_id.clone()),
-            produced_by: Some(produced_by),
+            produced_by: manifest.as_ref().map(|m| m.summarizer.clone()),
+            manifest,
         };
         checkpoint.estimated_tokens = match &checkpoint.projection {
             CheckpointProjection::Summary(_) => checkpoint_tokens(&checkpoint, &self.estimator),

@@ -31,9 +31,12 @@
 //!
 //! [`summary_template`]: crate::compaction::summary_template
 
+mod quality_repair;
 mod transcript;
 
 use transcript::PayloadKind;
+
+pub use quality_repair::{build_retention_repair_request, request_shape_hash};
 pub use transcript::{is_compaction_failure_note, summary_payload};
 
 use serde::{Deserialize, Serialize};
@@ -65,6 +68,9 @@ pub enum SummaryPurpose {
     Rolling,
     /// The one stricter retry after a malformed completion.
     Repair,
+    /// The one retry after a valid summary that left out exact artifacts of its input, naming
+    /// them (the quality gate's repair request).
+    RetentionRepair,
 }
 
 impl SummaryPurpose {
@@ -74,6 +80,7 @@ impl SummaryPurpose {
             SummaryPurpose::Initial => "initial",
             SummaryPurpose::Rolling => "rolling",
             SummaryPurpose::Repair => "repair",
+            SummaryPurpose::RetentionRepair => "retention_repair",
         }
     }
 }

@@ -74,6 +74,11 @@ pub const SUMMARY_SECTIONS: [SummarySection; 5] = [
     },
 ];
 
+/// Version of the summarizer prompt (every instruction text of this module), recorded in each
+/// checkpoint's manifest. Any change to an instruction text must bump it; a test pins the texts'
+/// digest to this version.
+pub const SUMMARY_PROMPT_VERSION: u32 = 2;
+
 /// Marker that separates base instructions from the repair block in a repair request's
 /// system message. Used to keep exactly one repair block when a repair is repaired again.
 pub const REPAIR_SEPARATOR: &str = "\n\n=== REPAIR ===\n";
@@ -161,6 +166,19 @@ pub fn repair_instructions(reason: &str, previous_output_chars: u64) -> String {
     )
 }
 
+/// The repair block appended after a valid summary that left out exact artifacts of its input
+/// (the quality gate's one repair request). `missing` lists them, one `- <class>: <text>` line
+/// each.
+pub fn retention_repair_instructions(missing: &str) -> String {
+    format!(
+        "Your previous answer was a valid summary, but an automatic check found that it left \
+         out these exact artifacts of the input, which the next model call needs:\n{missing}\n\
+         Write the whole summary again from the same input, with the same headings, and \
+         include each of them verbatim (copy the text exactly, in the section where it belongs) \
+         beside everything your previous answer kept. Still use only facts from the input."
+    )
+}
+
 /// The required sections, in order.
 pub fn required_sections() -> impl Iterator<Item = &'static SummarySection> {
     SUMMARY_SECTIONS.iter().filter(|section| section.required)
@@ -183,6 +201,21 @@ mod tests {
             assert!(text.contains("Never invent"));
         }
         assert!(rolling_instructions().contains("still valid"));
+    }
+
+    /// Pins every instruction text to [`SUMMARY_PROMPT_VERSION`]: a changed text fails here
+    /// until the version is bumped and the digest below updated with it.
+    #[test]
+    fn the_prompt_version_changes_with_the_prompt() {
+        let texts = [
+            initial_instructions(),
+            rolling_instructions(),
+            repair_instructions("reason", 7),
+            retention_repair_instructions("- path: a.py"),
+        ];
+        let digest = crate::digest::sha256_text(texts.join("\u{0}").as_bytes());
+        let pinned = (2, "sha256:457639b1f3a01ac97a1857aa7890c33bb3f2f2f0385ad90a6e875cceac402d76");
+        assert_eq!((SUMMARY_PROMPT_VERSION, digest.as_str()), pinned, "bump the prompt version");
     }
 
     #[test]

@@ -156,6 +156,17 @@ impl<E: HashEngine> PrefixHasher<E> {
     }
 }
 
+/// `sha256:<hex>` of `bytes` (not a prefix digest: for fingerprints of other data, such as a
+/// summarizer request's shape).
+pub(crate) fn sha256_text(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let mut text = String::from("sha256:");
+    for byte in sha2::Sha256::digest(bytes) {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
+}
+
 /// The `sha256:<hex>` digest of `events` (the whole slice is the prefix).
 pub fn digest_prefix(events: &[RuntimeEvent]) -> String {
     digest_prefix_with::<Sha2Engine>(events)

@@ -53,6 +53,7 @@ pub type SweepResult = Result<PrefixMatch, PrefixMismatch>;
 ///         estimated_tokens: 10,
 ///         previous_checkpoint_id: None,
 ///         produced_by: None,
+///         manifest: None,
 ///     }
 /// }
 /// let mut log = LogBuilder::new("s");

@@ -9,6 +9,7 @@
 use super::artifacts::{Artifact, ArtifactClass, extract_artifacts};
 use super::retention::Retention;
 use crate::budget::TokenEstimator;
+use crate::checkpoint::{MAX_LOST_LISTED, QualityRecord, Score};
 use crate::compaction::summary_validation::TRUNCATION_MARKERS;
 use crate::event::RuntimeEvent;
 
@@ -64,6 +65,61 @@ impl GateOutcome {
     }
 }
 
+impl GateOutcome {
+    /// The manifest's record of this outcome. `covered` is the recorded summary's retention of
+    /// the whole covered prefix ([`covered_score`]), `chain_best_percent` the high water of the
+    /// chain it continues (`None` when it starts one).
+    pub fn record(
+        &self,
+        covered: Score,
+        chain_best_percent: Option<u32>,
+        repair_requested: bool,
+        recompacted: bool,
+    ) -> QualityRecord {
+        let lost = by_priority(&self.after.lost)
+            .into_iter()
+            .take(MAX_LOST_LISTED)
+            .map(|a| format!("{}: {}", a.class.name(), a.text))
+            .collect();
+        QualityRecord {
+            gate_version: QUALITY_GATE_VERSION,
+            threshold_percent: RETENTION_THRESHOLD_PERCENT,
+            before: self.before.scores(),
+            after: self.after.scores(),
+            covered,
+            chain_best_percent: chain_best_percent.unwrap_or(0).max(covered.percent()),
+            lost,
+            appended: u32::try_from(self.appended).unwrap_or(u32::MAX),
+            repair_requested,
+            recompacted,
+        }
+    }
+
+    /// Whether the gated text (the exact-artifacts list appended) still keeps less than
+    /// [`RETENTION_THRESHOLD_PERCENT`]: the target had no room for enough of the list.
+    pub fn still_below_threshold(&self) -> bool {
+        is_below(&self.after)
+    }
+}
+
+/// Retention of the artifacts of `prefix` (its newest [`COVERED_SCORE_WINDOW`] events) in
+/// `summary`: what a checkpoint over `prefix` still knows of all it covers.
+pub fn covered_score(prefix: &[RuntimeEvent], summary: &str) -> Score {
+    let newest = &prefix[prefix.len().saturating_sub(COVERED_SCORE_WINDOW)..];
+    let overall = Retention::measure(&extract_artifacts(newest), summary).overall();
+    Score { kept: overall.kept, total: overall.total }
+}
+
+/// The covered score looks at this many newest covered events at most, so its cost stays
+/// bounded on long logs.
+pub const COVERED_SCORE_WINDOW: usize = 2_000;
+
+fn is_below(retention: &Retention) -> bool {
+    let overall = retention.overall();
+    u64::from(overall.kept) * 100
+        < u64::from(overall.total) * u64::from(RETENTION_THRESHOLD_PERCENT)
+}
+
 /// Scores `summary` against the artifacts of `fold` and, below the threshold, appends the lost
 /// ones (by class priority, newest first) while the result stays within `target_tokens`.
 pub fn gate_summary(
@@ -74,9 +130,7 @@ pub fn gate_summary(
 ) -> GateOutcome {
     let artifacts = extract_artifacts(fold);
     let before = Retention::measure(&artifacts, summary);
-    let overall = before.overall();
-    let below = u64::from(overall.kept) * 100
-        < u64::from(overall.total) * u64::from(RETENTION_THRESHOLD_PERCENT);
+    let below = is_below(&before);
     let mut text = summary.trim_end().to_owned();
     let mut appended = 0;
     if below {

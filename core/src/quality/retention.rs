@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::artifacts::{Artifact, ArtifactClass};
+use crate::checkpoint::{Score, Scores};
 
 /// Kept and total artifacts of one class.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +60,21 @@ impl Retention {
             kept: sum.kept + c.kept,
             total: sum.total + c.total,
         })
+    }
+
+    /// The figures as a checkpoint manifest records them.
+    pub fn scores(&self) -> Scores {
+        let score = |c: ClassRetention| Score { kept: c.kept, total: c.total };
+        let class = |class: ArtifactClass| score(self.class(class));
+        Scores {
+            constraint: class(ArtifactClass::Constraint),
+            plan: class(ArtifactClass::Plan),
+            error: class(ArtifactClass::Error),
+            command: class(ArtifactClass::Command),
+            path: class(ArtifactClass::Path),
+            identifier: class(ArtifactClass::Identifier),
+            overall: score(self.overall()),
+        }
     }
 }
 

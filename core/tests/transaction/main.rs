@@ -8,5 +8,6 @@ mod lifecycle;
 mod live_head;
 mod malformed;
 mod native;
+mod quality;
 mod rows;
 mod support;

@@ -160,6 +160,7 @@ fn checkpoint_with(
         estimated_tokens: 100,
         previous_checkpoint_id: None,
         produced_by: Some("test".into()),
+        manifest: None,
     }
 }
 

@@ -101,6 +101,7 @@ impl CoverageBuilder {
             estimated_tokens: 20,
             previous_checkpoint_id: previous.map(str::to_owned),
             produced_by: None,
+            manifest: None,
         }
     }
 }

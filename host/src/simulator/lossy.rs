@@ -65,6 +65,62 @@ pub fn is_kept(index: usize, keep_percent: u8) -> bool {
     (index + 1) * p / 100 > index * p / 100
 }
 
+/// The lossy mode's answer to a summarizer `request` (`None` for any other request). A
+/// retention repair request, whose instructions list artifacts the first answer left out, is
+/// answered like a model that follows them only in part: the first answer plus the same share
+/// (`keep_percent`, spread as in [`is_kept`]) of the listed artifacts.
+pub fn lossy_answer(request: &Value, keep_percent: u8) -> Option<LossySummary> {
+    let transcript = transcript_of(request)?;
+    let mut summary = lossy_summary(&transcript, keep_percent);
+    let listed = repair_listing(request);
+    if listed.is_empty() {
+        return Some(summary);
+    }
+    let mut index = 0;
+    let mut still_dropped = Vec::new();
+    for artifact in std::mem::take(&mut summary.dropped) {
+        let asked = listed.iter().any(|line| line == &artifact.text);
+        if asked && is_kept(index, keep_percent) {
+            summary.kept.push(artifact);
+        } else {
+            still_dropped.push(artifact);
+        }
+        index += usize::from(asked);
+    }
+    summary.dropped = still_dropped;
+    summary.text = render(&summary.kept, summary.kept.len() + summary.dropped.len(), &transcript);
+    Some(summary)
+}
+
+/// The artifact texts a retention repair request lists (`- <class>: <text>` lines of its
+/// instructions), or none.
+fn repair_listing(request: &Value) -> Vec<String> {
+    const OPENING: &str = "which the next model call needs:\n";
+    const CLOSING: &str = "\nWrite the whole summary again";
+    let mut strings = Vec::new();
+    collect_strings(request, &mut strings);
+    let Some(text) = strings.into_iter().find(|s| s.contains(OPENING)) else { return Vec::new() };
+    let start = text.find(OPENING).map_or(0, |at| at + OPENING.len());
+    let end = text[start..].find(CLOSING).map_or(text.len(), |at| start + at);
+    text[start..end]
+        .lines()
+        .filter_map(|line| {
+            let item = line.strip_prefix("- ")?;
+            let (class, rest) = item.split_once(": ")?;
+            ArtifactClass::ALL.iter().any(|c| c.name() == class).then(|| rest.to_owned())
+        })
+        .collect()
+}
+
+fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|item| collect_strings(item, out)),
+        Value::Object(map) => map.values().for_each(|item| collect_strings(item, out)),
+        _ => {}
+    }
+}
+
 /// The lossy summary of `transcript` keeping `keep_percent` percent of each class.
 pub fn lossy_summary(transcript: &str, keep_percent: u8) -> LossySummary {
     let artifacts = extract_artifacts(&transcript_events(transcript));
@@ -76,14 +132,19 @@ pub fn lossy_summary(transcript: &str, keep_percent: u8) -> LossySummary {
             side.push(artifact.clone());
         }
     }
+    let text = render(&kept, artifacts.len(), transcript);
+    LossySummary { text, kept, dropped }
+}
+
+/// The template summary holding `kept` (of `total` artifacts of `transcript`).
+fn render(kept: &[Artifact], total: usize, transcript: &str) -> String {
     let items = |classes: &[ArtifactClass]| -> String {
         kept.iter()
             .filter(|a| classes.contains(&a.class))
             .map(|a| format!("- {}\n", a.text))
             .collect()
     };
-    let total = artifacts.len();
-    let text = format!(
+    format!(
         "## Goal\nContinue the task of the transcript; a lossy simulated summary keeps {} of \
          {total} exact artifacts.\n{}\n## Done and In Progress\nThe transcript had {} entries; \
          the work is in progress.\n\n## Key Decisions\nNone.\n\n## Next Steps\nContinue from \
@@ -98,8 +159,7 @@ pub fn lossy_summary(transcript: &str, keep_percent: u8) -> LossySummary {
             ArtifactClass::Path,
             ArtifactClass::Identifier,
         ]),
-    );
-    LossySummary { text, kept, dropped }
+    )
 }
 
 /// Splits a transcript into (head line, body) entries: an entry starts at a head line

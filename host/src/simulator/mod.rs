@@ -213,10 +213,8 @@ impl SimulatedProvider {
         let scale = |tokens: u64| tokens * u64::from(self.config.count_scale_permille) / 1_000;
         let input = scale(rendering.tokens.len() as u64);
         let overflow = input + max_output.unwrap_or(0) > self.config.context_window;
-        let lossy_answer = self
-            .config
-            .lossy_keep_percent
-            .and_then(|keep| Some(lossy::lossy_summary(&lossy::transcript_of(&request)?, keep)));
+        let lossy_answer =
+            self.config.lossy_keep_percent.and_then(|keep| lossy::lossy_answer(&request, keep));
         let reply_text = lossy_answer.as_ref().map_or(self.config.reply_text.as_str(), |s| &s.text);
         let reply_tokens = self
             .config

@@ -49,6 +49,7 @@ impl Session {
             estimated_tokens: 0,
             previous_checkpoint_id: None,
             produced_by: None,
+            manifest: None,
         };
         let name = format!("{}+checkpoint@{end}", self.name);
         Self { name, events, checkpoint: Some(checkpoint), ..*self }

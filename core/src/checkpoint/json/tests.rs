@@ -65,6 +65,8 @@ struct DerivedWire {
     previous_checkpoint_id: Option<String>,
     #[serde(default)]
     produced_by: Option<String>,
+    #[serde(default)]
+    manifest: Option<crate::checkpoint::ProjectionManifest>,
 }
 
 fn digest() -> String {

@@ -74,6 +74,7 @@ fn checkpoint(
         estimated_tokens: 40,
         previous_checkpoint_id: None,
         produced_by: None,
+        manifest: None,
     }
 }
 
