@@ -178,7 +178,10 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
             ));
         }
         for (label, extra) in transcript_variants(&mut prng) {
-            let input = transcript_input(&values, &current, window, extra);
+            let mut input = transcript_input(&values, &current, window, extra);
+            if input["script"] == "played" {
+                input["script"] = played_script(&input);
+            }
             compaction.push(case(name(label), "compaction", input));
         }
         circuit.extend(circuit_case(&compaction, &values, &current, window, index));
@@ -272,6 +275,40 @@ fn circuit_case(
     Some(case(format!("s{index}_text_circuit_open"), "compaction", input))
 }
 
+/// The script a summarizer that answers every request with the extractive summary, and a
+/// ledger that accepts every append, play for `input`: one entry per effect handed out. Rolling
+/// steps use it, since how many requests a step makes (a retention repair or not) is the
+/// transaction's decision.
+fn played_script(input: &Value) -> Value {
+    use contextfold_core::compaction::summary_validation::FinishReason;
+    use contextfold_core::compaction::{Compaction, Effect, Step, SummaryResponse};
+    let compact = crate::transcript::compact_input(input).expect("a valid transcript input");
+    let events = compact.events.clone();
+    let mut tx = Compaction::start(compact).expect("the transaction starts");
+    let mut script = Vec::new();
+    loop {
+        match tx.poll().expect("driver order") {
+            Step::Effect(Effect::Summarize(effect)) => {
+                script.push(json!({"summary": "extractive"}));
+                let fold = &events[effect.fold.start..effect.fold.end];
+                let text = contextfold_core::compaction::extractive::extractive_summary(
+                    effect.previous_summary.as_deref(),
+                    fold,
+                    effect.target_tokens,
+                );
+                let answer = SummaryResponse { text, finish_reason: FinishReason::Stop };
+                tx.handle_summary(Ok(answer)).expect("a summary is awaited");
+            }
+            Step::Effect(Effect::AppendCheckpoint(_)) => {
+                script.push(json!({"append": "ok"}));
+                tx.handle_append(Ok(())).expect("an append is awaited");
+            }
+            Step::Effect(other) => panic!("a text transcript handed out {other:?}"),
+            Step::Done(_) => return Value::Array(script),
+        }
+    }
+}
+
 fn item(n: u64) -> Value {
     json!({"type": "compaction", "id": format!("cmp_{n}"), "encrypted_content": format!("gAAAA{n:016x}")})
 }
@@ -296,10 +333,10 @@ fn transcript_variants(prng: &mut SplitMix64) -> Vec<(&'static str, Value)> {
         ("text_mid_turn_recorded", json!({"trigger": "mid-turn", "script": steps(4)})),
         // A summarizer with an input window (not the extractive one): the fold is split into
         // rolling steps whose inputs fit, each recorded before the next.
-        ("text_rolling_steps", json!({"summarizerLabel": null, "script": steps(12)})),
+        ("text_rolling_steps", json!({"summarizerLabel": null, "script": "played"})),
         (
             "text_rolling_steps_mid_turn",
-            json!({"summarizerLabel": null, "trigger": "mid-turn", "script": steps(12)}),
+            json!({"summarizerLabel": null, "trigger": "mid-turn", "script": "played"}),
         ),
         (
             "text_below_high_water",

@@ -195,6 +195,10 @@ impl TokenEstimator for ReferenceEstimator<'_> {
         }
         CharEstimator.estimate_text(text)
     }
+
+    fn name(&self) -> String {
+        CharEstimator.name()
+    }
 }
 
 /// Where a text an event may keep as a reference is: the caller's string is read from there.

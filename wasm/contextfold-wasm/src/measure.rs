@@ -165,6 +165,13 @@ impl TokenEstimator for BaseEstimator {
     fn estimate_attachment(&self, attachment: &Attachment) -> u64 {
         self.inner().estimate_attachment(attachment)
     }
+
+    fn name(&self) -> String {
+        match self {
+            BaseEstimator::Chars => CharEstimator.name(),
+            BaseEstimator::Counter(_) => "countTokens".to_owned(),
+        }
+    }
 }
 
 /// `base` scaled by the calibration's ratio for `provider` (1.0 without either).
