@@ -19,12 +19,15 @@ use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use contextfold_host::providers::OpenAiChatSummarizer;
 use contextfold_host::runtime::{NoNativeCompactor, SessionConfig, StopSignal};
 use contextfold_host::simulator::lossy::LossySummary;
-use contextfold_host::simulator::{Simulator, SimulatorConfig};
+use contextfold_host::simulator::{Simulator, SimulatorConfig, SimulatorHandle};
 
 use runtime_support::runtime_with;
 
 /// The trajectory: an OpenHands session with constraints, a plan, errors, commands and paths.
 const TRAJECTORY: &str = "openhands/ponylang__ponyc-4593.jsonl";
+
+/// A trajectory with more artifacts than an 8k window's summary target can list.
+const REPAIR_TRAJECTORY: &str = "mini-swe-agent/astroid-1333-deepseek-chat.jsonl";
 
 /// The session model's window.
 const WINDOW: u64 = 32_000;
@@ -33,24 +36,40 @@ const WINDOW: u64 = 32_000;
 struct Compacted {
     /// The folded events (the checkpoint's covered prefix; the first fold starts at 0).
     fold: Vec<RuntimeEvent>,
-    /// The simulator's one answered summary.
+    /// The simulator's first answered summary.
     lossy: LossySummary,
     /// The recorded checkpoint.
     checkpoint: HistoryCompactCheckpoint,
     /// The `summary_retention` diagnostic's detail.
     retention_detail: String,
+    /// Every lossy answer, oldest first.
+    answers: Vec<LossySummary>,
+    /// The outcome's diagnostics.
+    diagnostics: Vec<contextfold_core::Diagnostic>,
 }
 
 /// Appends the trajectory, compacts manually through the simulator at `keep_percent`.
 async fn compact_with(keep_percent: u8) -> Compacted {
     let events = trajectories::load(&trajectories::root().join(TRAJECTORY));
+    let (compacted, sim) = compact_events(events, WINDOW, keep_percent).await;
+    assert_eq!(compacted.answers.len(), 1, "one summarizer request was answered");
+    sim.shutdown().await;
+    compacted
+}
+
+/// Appends `events`, compacts manually at `window` through the simulator at `keep_percent`.
+async fn compact_events(
+    events: Vec<RuntimeEvent>,
+    window: u64,
+    keep_percent: u8,
+) -> (Compacted, SimulatorHandle) {
     let config = SimulatorConfig { lossy_keep_percent: Some(keep_percent), ..Default::default() };
     let sim = Simulator::start(config).await.expect("the simulator starts");
     let summarizer = OpenAiChatSummarizer::new(&sim.openai_base_url(), "gpt-4.1", "sk-sim")
         .expect("a Chat client");
     let session = SessionConfig {
         session_id: events[0].session_id.clone(),
-        model: ModelFacts { context_window: Some(WINDOW), ..Default::default() },
+        model: ModelFacts { context_window: Some(window), ..Default::default() },
         provider: ProviderIdentity {
             provider: "openai".into(),
             connection_slug: "sim".into(),
@@ -64,19 +83,20 @@ async fn compact_with(keep_percent: u8) -> Compacted {
     let outcome = report.outcome;
     assert_eq!(outcome.outcome, OutcomeKind::Recorded, "{:?}", outcome.diagnostics);
     let checkpoint = outcome.checkpoint.clone().expect("a recorded checkpoint");
-    let summaries = sim.provider().lossy_summaries();
-    assert_eq!(summaries.len(), 1, "one summarizer request was answered in the lossy mode");
+    let answers = sim.provider().lossy_summaries();
     let diagnostics: Vec<_> =
         outcome.diagnostics.iter().filter(|d| d.code.as_str() == "summary_retention").collect();
-    assert_eq!(diagnostics.len(), 1, "one retention diagnostic: {:?}", outcome.diagnostics);
+    assert!(!diagnostics.is_empty(), "a retention diagnostic: {:?}", outcome.diagnostics);
     let covered = usize::try_from(checkpoint.coverage.event_count).expect("a count");
-    sim.shutdown().await;
-    Compacted {
+    let compacted = Compacted {
         fold: events[..covered].to_vec(),
-        lossy: summaries[0].clone(),
+        lossy: answers[0].clone(),
+        answers,
         checkpoint,
         retention_detail: diagnostics[0].detail.clone(),
-    }
+        diagnostics: outcome.diagnostics,
+    };
+    (compacted, sim)
 }
 
 /// `kept/total` of each class named in one half of the diagnostic (`constraint 1/3, path 2/9`).
@@ -176,4 +196,36 @@ async fn a_summary_that_keeps_everything_gets_nothing_appended() {
     assert!(!summary.contains(EXACT_ARTIFACTS_LINE), "a list was appended:\n{summary}");
     assert_eq!(summary.trim_end(), run.lossy.text.trim_end(), "the summary is the simulator's");
     assert!(run.retention_detail.contains(" 0 appended from the log"), "{}", run.retention_detail);
+}
+
+/// A real mini-swe-agent trajectory compacted at an 8k window: the summary target is far
+/// smaller than the folded artifacts, so a summary keeping 30% cannot be completed by the
+/// exact-artifacts list and the step sends one repair request naming what is still missing;
+/// the simulator, like a model that follows it in part, adds 30% of the named ones. The request
+/// went over HTTP, the repaired answer kept more, and each repair is reported.
+#[tokio::test]
+async fn a_summary_the_list_cannot_complete_is_repaired_through_the_provider() {
+    let path = trajectories::root().join(REPAIR_TRAJECTORY);
+    let (run, sim) = compact_events(trajectories::load(&path), 8_000, 30).await;
+    sim.shutdown().await;
+    let repaired: Vec<_> =
+        run.diagnostics.iter().filter(|d| d.code.as_str() == "summary_retention_repair").collect();
+    let repairs: Vec<usize> =
+        (0..run.answers.len()).filter(|&i| run.answers[i].repair_listed > 0).collect();
+    println!(
+        "QUALITY_REPAIR {} summarizer answers, repair requests at {repairs:?}, diagnostics: {:?}",
+        run.answers.len(),
+        repaired.iter().map(|d| d.detail.as_str()).collect::<Vec<_>>()
+    );
+    assert!(!repairs.is_empty(), "a repair request went to the provider");
+    assert_eq!(repaired.len(), repairs.len(), "each repair request is reported");
+    for &i in &repairs {
+        let (first, second) = (&run.answers[i - 1], &run.answers[i]);
+        // The request named only what its transcript shows, so the answer keeps what the
+        // first kept plus 30% of what it named.
+        let named = second.repair_listed;
+        assert_eq!(second.kept.len(), first.kept.len() + named * 30 / 100, "{i}: {named} named");
+    }
+    let quality = run.checkpoint.manifest.as_ref().and_then(|m| m.quality.as_ref());
+    assert!(quality.is_some(), "the checkpoint records its gate");
 }

@@ -30,6 +30,9 @@ pub struct LossySummary {
     pub kept: Vec<Artifact>,
     /// The artifacts left out.
     pub dropped: Vec<Artifact>,
+    /// How many artifacts of its transcript the request named as missing (0 unless it was a
+    /// retention repair).
+    pub repair_listed: usize,
 }
 
 /// The transcript of a summarizer request: the text inside `<events>` or `<new_events>` of
@@ -88,6 +91,7 @@ pub fn lossy_answer(request: &Value, keep_percent: u8) -> Option<LossySummary> {
         index += usize::from(asked);
     }
     summary.dropped = still_dropped;
+    summary.repair_listed = index;
     summary.text = render(&summary.kept, summary.kept.len() + summary.dropped.len(), &transcript);
     Some(summary)
 }
@@ -133,7 +137,7 @@ pub fn lossy_summary(transcript: &str, keep_percent: u8) -> LossySummary {
         }
     }
     let text = render(&kept, artifacts.len(), transcript);
-    LossySummary { text, kept, dropped }
+    LossySummary { text, kept, dropped, repair_listed: 0 }
 }
 
 /// The template summary holding `kept` (of `total` artifacts of `transcript`).

@@ -90,7 +90,9 @@ impl<E: TokenEstimator> Run<E> {
             let lost = gated.after.lost.clone();
             let mut ordered: Vec<_> = lost.iter().collect();
             ordered.sort_by_key(|a| (a.class, std::cmp::Reverse(a.last_seen)));
-            let repair = build_retention_repair_request(&text.request, &ordered, &self.estimator);
+            let window = self.input_window();
+            let repair =
+                build_retention_repair_request(&text.request, &ordered, window, &self.estimator);
             if let Some((request, listed)) = repair {
                 text.repaired = true;
                 let overall = gated.after.overall();

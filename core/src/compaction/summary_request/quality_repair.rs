@@ -7,12 +7,15 @@ use crate::projection::{Message, Role};
 use crate::quality::Artifact;
 
 /// After a valid summary of `previous` that left out `lost` artifacts (highest priority
-/// first), the one request asking for the summary again with them verbatim. It lists as many
-/// as fit the repair reserve, so it fits the budget `previous` was built for, and returns how
-/// many it listed; `None` when not even one fits. The summary's text is not resent: the model rewrites from the same input.
+/// first), the one request asking for the summary again with them verbatim. It names only
+/// artifacts the request's input shows (a model cannot copy what was omitted from it; the
+/// exact-artifacts list brings those from the log), as many as fit `input_budget` (at least
+/// the repair reserve `previous` was built with), and returns how many it named; `None` when
+/// none can be named. The summary's text is not resent: the model rewrites from the same input.
 pub fn build_retention_repair_request(
     previous: &SummaryRequest,
     lost: &[&Artifact],
+    input_budget: u64,
     estimator: &dyn TokenEstimator,
 ) -> Option<(SummaryRequest, usize)> {
     let base_system = match previous.messages.first().map(message_text) {
@@ -22,19 +25,24 @@ pub fn build_retention_repair_request(
         },
         None => return None,
     };
+    let shown: String = previous.messages.iter().skip(1).map(message_text).collect();
     let system_text = |missing: &str| {
         format!("{base_system}{REPAIR_SEPARATOR}{}", retention_repair_instructions(missing))
     };
     let base = estimator.estimate_text(&base_system);
-    let (mut missing, mut listed) = (String::new(), 0);
-    for artifact in lost {
+    let room = input_budget
+        .saturating_sub(previous.estimated_input_tokens)
+        .max(previous.repair_reserve_tokens);
+    let (mut missing, mut named, mut growth) = (String::new(), 0, 0);
+    for artifact in lost.iter().filter(|a| shown.contains(a.text.as_str())) {
         let line = format!("- {}: {}\n", artifact.class.name(), artifact.text);
         let grown = estimator.estimate_text(&system_text(&format!("{missing}{line}")));
-        if grown.saturating_sub(base) > previous.repair_reserve_tokens {
+        if grown.saturating_sub(base) > room {
             break;
         }
+        growth = grown.saturating_sub(base);
         missing.push_str(&line);
-        listed += 1;
+        named += 1;
     }
     if missing.is_empty() {
         return None;
@@ -44,12 +52,12 @@ pub fn build_retention_repair_request(
     let request = SummaryRequest {
         purpose: SummaryPurpose::RetentionRepair,
         messages,
-        estimated_input_tokens: previous.estimated_input_tokens + previous.repair_reserve_tokens,
+        estimated_input_tokens: previous.estimated_input_tokens + growth,
         omitted_tool_results: previous.omitted_tool_results,
         repair_reserve_tokens: previous.repair_reserve_tokens,
         omitted_payloads: previous.omitted_payloads.clone(),
     };
-    Some((request, listed))
+    Some((request, named))
 }
 
 /// `sha256:<hex>` of a request's shape: its purpose, each message's role, and the instruction
