@@ -85,12 +85,61 @@ export interface HistoryCompactCheckpoint {
   estimatedTokens: Count;
   previousCheckpointId?: string;
   producedBy?: string;
+  /** How the projection was made and what it kept (metadata; nothing replays from it). */
+  manifest?: ProjectionManifest;
+}
+
+/** Kept and looked-for artifacts of one class. */
+export interface ArtifactScore {
+  kept: number;
+  total: number;
+}
+
+/** Scores per artifact class, and pooled. */
+export interface ArtifactScores {
+  constraint: ArtifactScore;
+  plan: ArtifactScore;
+  error: ArtifactScore;
+  command: ArtifactScore;
+  path: ArtifactScore;
+  identifier: ArtifactScore;
+  overall: ArtifactScore;
+}
+
+/** A checkpoint's projection manifest (version 1, see docs/events.md). */
+export interface ProjectionManifest {
+  version: number;
+  /** `extractive`, `text-summary:<model>`, `openai-codex:<model>`, or the caller's label. */
+  summarizer: string;
+  /** The summarizer prompt's version (text summaries only). */
+  promptVersion?: number;
+  /** `sha256:<hex>` of the summarizer request's purpose, roles and instructions. */
+  requestShape: string;
+  /** The token estimator's name, e.g. `chars-v1`, `pieces-v1 x1.082`, `countTokens`. */
+  estimator: string;
+  /** The quality gate's record (text summaries only). */
+  quality?: {
+    gateVersion: number;
+    thresholdPercent: number;
+    before: ArtifactScores;
+    after: ArtifactScores;
+    covered: ArtifactScore;
+    chainBestPercent: number;
+    lost: string[];
+    appended: number;
+    repairRequested: boolean;
+    recompacted: boolean;
+  };
 }
 
 /** What the runtime knows about the selected model. Other keys are ignored. */
 export interface ModelFacts {
   contextWindow?: number;
   fixedOverheadTokens?: number;
+  /** Share of the budget (0-90%) an automatic compaction keeps raw; default 25. */
+  rawTailSharePercent?: number;
+  /** Share of the budget (0-90%) the request right after a compaction may fill; default 50. */
+  afterCompactionSharePercent?: number;
   [key: string]: unknown;
 }
 

@@ -23,8 +23,8 @@ pub const UNKNOWN_WINDOW_HISTORY_BUDGET: u64 = 32_000;
 
 /// What the runtime knows about the selected model.
 ///
-/// JSON: `{ "contextWindow"?, "fixedOverheadTokens"? }` (a `null` window is unknown; other keys
-/// are ignored).
+/// JSON: `{ "contextWindow"?, "fixedOverheadTokens"?, "rawTailSharePercent"?,
+/// "afterCompactionSharePercent"? }` (a `null` window is unknown; other keys are ignored).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModelFacts {
     /// Total context window in tokens, if known.
@@ -32,6 +32,12 @@ pub struct ModelFacts {
     /// Tokens the next request spends outside history (system prompt, tool schemas). They are
     /// subtracted from the history budget.
     pub fixed_overhead_tokens: u64,
+    /// This model's share of the history budget, in percent, that an automatic compaction
+    /// keeps raw; `None`: [`crate::compaction::RAW_TAIL_SHARE_PERCENT`].
+    pub raw_tail_share_percent: Option<u64>,
+    /// This model's share of the history budget, in percent, that the request right after a
+    /// compaction may fill; `None`: [`crate::compaction::AFTER_COMPACTION_SHARE_PERCENT`].
+    pub after_compaction_share_percent: Option<u64>,
 }
 
 impl ModelFacts {
@@ -41,6 +47,9 @@ impl ModelFacts {
         Ok(ModelFacts {
             context_window: fields.optional("contextWindow", json_read::u64)?,
             fixed_overhead_tokens: fields.or_default("fixedOverheadTokens", json_read::u64)?,
+            raw_tail_share_percent: fields.optional("rawTailSharePercent", share_percent)?,
+            after_compaction_share_percent: fields
+                .optional("afterCompactionSharePercent", share_percent)?,
         })
     }
 
@@ -53,7 +62,33 @@ impl ModelFacts {
         if self.fixed_overhead_tokens != 0 {
             map.insert("fixedOverheadTokens".into(), self.fixed_overhead_tokens.into());
         }
+        if let Some(share) = self.raw_tail_share_percent {
+            map.insert("rawTailSharePercent".into(), share.into());
+        }
+        if let Some(share) = self.after_compaction_share_percent {
+            map.insert("afterCompactionSharePercent".into(), share.into());
+        }
         Value::Object(map)
+    }
+
+    /// The raw-tail share in force for this model, in percent.
+    pub fn raw_tail_share(&self) -> u64 {
+        self.raw_tail_share_percent.unwrap_or(crate::compaction::RAW_TAIL_SHARE_PERCENT)
+    }
+
+    /// The after-compaction share in force for this model, in percent.
+    pub fn after_compaction_share(&self) -> u64 {
+        self.after_compaction_share_percent
+            .unwrap_or(crate::compaction::AFTER_COMPACTION_SHARE_PERCENT)
+    }
+}
+
+/// A share of the budget in percent: a whole number from 0 to 90 (a share above 90 would leave
+/// no room to grow before the next compaction).
+fn share_percent(value: &Value) -> Result<u64, JsonReadError> {
+    match json_read::u64(value)? {
+        share @ 0..=90 => Ok(share),
+        share => Err(JsonReadError(format!("a share of {share}%: expected 0 to 90"))),
     }
 }
 
@@ -327,10 +362,33 @@ mod tests {
 
     #[test]
     fn overhead_reduces_history_and_saturates() {
-        let facts = ModelFacts { context_window: Some(8_000), fixed_overhead_tokens: 1_000 };
+        let facts = ModelFacts {
+            context_window: Some(8_000),
+            fixed_overhead_tokens: 1_000,
+            ..Default::default()
+        };
         assert_eq!(ContextBudget::from_model(&facts).history_budget, 5_000);
-        let facts = ModelFacts { context_window: Some(8_000), fixed_overhead_tokens: 9_000 };
+        let facts = ModelFacts {
+            context_window: Some(8_000),
+            fixed_overhead_tokens: 9_000,
+            ..Default::default()
+        };
         assert_eq!(ContextBudget::from_model(&facts).history_budget, 0);
+    }
+
+    #[test]
+    fn shares_are_read_written_and_bounded() {
+        let json = serde_json::json!({"contextWindow": 8_000, "rawTailSharePercent": 10,
+            "afterCompactionSharePercent": 70});
+        let facts = ModelFacts::from_json(&json).expect("valid shares");
+        assert_eq!((facts.raw_tail_share(), facts.after_compaction_share()), (10, 70));
+        assert_eq!(facts.to_json(), json);
+        let defaults = ModelFacts::default();
+        assert_eq!((defaults.raw_tail_share(), defaults.after_compaction_share()), (25, 50));
+        for key in ["rawTailSharePercent", "afterCompactionSharePercent"] {
+            let error = ModelFacts::from_json(&serde_json::json!({ key: 95 })).expect_err("95%");
+            assert!(error.to_string().contains("expected 0 to 90"), "{error}");
+        }
     }
 
     #[test]

@@ -88,6 +88,7 @@ fn budget(window: u64, overhead: u64) -> ContextBudget {
     ContextBudget::from_model(&ModelFacts {
         context_window: Some(window),
         fixed_overhead_tokens: overhead,
+        ..ModelFacts::default()
     })
 }
 

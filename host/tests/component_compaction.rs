@@ -71,7 +71,7 @@ fn native_outcome(events: Vec<RuntimeEvent>, checkpoint_id: &str, window: u64) -
         events: events.clone(),
         current_turn_id: None,
         checkpoint: None,
-        model: CoreFacts { context_window: Some(window), fixed_overhead_tokens: 0 },
+        model: CoreFacts { context_window: Some(window), ..CoreFacts::default() },
         provider: CoreIdentity {
             provider: "openai".into(),
             connection_slug: "main".into(),

@@ -42,6 +42,8 @@ pub(crate) struct Sizes {
     /// Estimated history of the next request before compaction.
     pub(crate) before: u64,
     pub(crate) budget: ContextBudget,
+    /// The model's raw-tail share, in percent ([`crate::ModelFacts::raw_tail_share`]).
+    pub(crate) raw_tail_share: u64,
 }
 
 impl Sizes {
@@ -139,7 +141,14 @@ pub(crate) fn measure(
             fixed_tokens(events, prior_end, prior_end, estimator),
         ),
     };
-    Sizes { prior_end, current_tokens, minimum_tokens, before, budget }
+    Sizes {
+        prior_end,
+        current_tokens,
+        minimum_tokens,
+        before,
+        budget,
+        raw_tail_share: RAW_TAIL_SHARE_PERCENT,
+    }
 }
 
 /// Decides whether to compact and which prefix to fold towards.
@@ -201,8 +210,8 @@ pub(crate) fn decide(
 }
 
 /// The trigger's verbatim tail: automatic triggers keep the newest raw units (settled steps of
-/// the active turn, or completed turns) that fit together in [`RAW_TAIL_SHARE_PERCENT`] of the
-/// history budget, so the next call sees its latest work exactly. Manual compaction folds
+/// the active turn, or completed turns) that fit together in the model's raw-tail share
+/// ([`RAW_TAIL_SHARE_PERCENT`] unless its facts say otherwise) of the history budget, so the next call sees its latest work exactly. Manual compaction folds
 /// everything, and so does a provider overflow (it proved the estimate wrong, so a share of it
 /// means nothing). Returns the smallest cut whose raw tail still fits the share, if any.
 fn reserved_target(
@@ -216,7 +225,7 @@ fn reserved_target(
     if matches!(trigger, Trigger::Manual | Trigger::Overflow) {
         return None;
     }
-    let share = sizes.budget.history_budget * RAW_TAIL_SHARE_PERCENT / 100;
+    let share = sizes.budget.history_budget * sizes.raw_tail_share / 100;
     let mut kept = None;
     let mut tail_tokens = 0;
     let mut end = largest;

@@ -18,10 +18,9 @@ use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
-    AFTER_COMPACTION_SHARE_PERCENT, AppendFailure, Attempt, AttemptKind,
-    CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome, Effect, MAX_ROLLING_STEPS,
-    MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind, ProviderFailure,
-    ProviderFailureKind, SummarizeEffect, SummaryResponse,
+    AppendFailure, Attempt, AttemptKind, CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome, Effect,
+    MAX_ROLLING_STEPS, MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind,
+    ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
 };
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::fold_search::largest_fitting;
@@ -209,7 +208,7 @@ impl<E: TokenEstimator> Run<E> {
             &self.estimator,
         );
         let room = budget.saturating_sub(rest).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
-        let share = (budget * AFTER_COMPACTION_SHARE_PERCENT / 100)
+        let share = (budget * self.input.model.after_compaction_share() / 100)
             .saturating_sub(rest)
             .saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
         // A summary must also be smaller than what it replaces, or the write gate refuses it.

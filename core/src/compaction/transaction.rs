@@ -156,8 +156,9 @@ impl<E: TokenEstimator> Compaction<E> {
             &mut diagnostics,
         );
         let cuts = plan::all_cuts(&input.events, input.current_turn_id.as_deref());
-        let sizes =
+        let mut sizes =
             plan::measure(&input.events, prior_end, &cuts, usable.as_ref(), budget, &estimator);
+        sizes.raw_tail_share = input.model.raw_tail_share();
         let decision = plan::decide(
             input.trigger,
             &input.events,

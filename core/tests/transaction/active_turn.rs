@@ -2,6 +2,7 @@
 //! task replayed), rolling steps when the compactor input cannot take the whole fold, the
 //! reserved tail that never blocks the only useful fold, and measured fail-open figures.
 
+use contextfold_core::compaction::RAW_TAIL_SHARE_PERCENT;
 use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
 use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
@@ -9,7 +10,9 @@ use contextfold_core::compaction::{
 };
 use contextfold_core::projection::{Part, ProjectInput, project};
 use contextfold_core::safe_prefix::{safe_boundaries, split_current_turn};
-use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, ReasonCode};
+use contextfold_core::{
+    CharEstimator, HistoryCompactCheckpoint, LogBuilder, ModelFacts, ReasonCode,
+};
 use serde_json::json;
 
 use crate::driver::{
@@ -96,7 +99,13 @@ fn a_session_whose_only_turn_is_active_shrinks_mid_turn() {
     let cuts = safe_boundaries(&events, Some(&current)).expect("suffix");
     assert!(cuts.contains(&covered), "coverage ends after a settled step");
     // The newest steps stay raw, within their share of the budget: the trigger's verbatim tail.
-    assert_raw_tail_share(&events, &cuts, covered, run.outcome.tokens.budget);
+    assert_raw_tail_share(
+        &events,
+        &cuts,
+        covered,
+        run.outcome.tokens.budget,
+        RAW_TAIL_SHARE_PERCENT,
+    );
     let projection = projected(&events, &current, Some(recorded), false);
     assert!(projection.fits);
     assert_eq!(projection.estimated_tokens, run.outcome.tokens.after, "figures are measured");
@@ -121,7 +130,13 @@ fn mid_turn_compaction_folds_prior_turns_and_settled_steps_together() {
     let covered = recorded.coverage.event_count as usize;
     assert!(covered > prior_end, "settled steps of the active turn are covered");
     let cuts = safe_boundaries(&events, Some(&current)).expect("suffix");
-    assert_raw_tail_share(&events, &cuts, covered, run.outcome.tokens.budget);
+    assert_raw_tail_share(
+        &events,
+        &cuts,
+        covered,
+        run.outcome.tokens.budget,
+        RAW_TAIL_SHARE_PERCENT,
+    );
     assert_eq!(
         run.summaries()[0].fold,
         contextfold_core::safe_prefix::Fold { start: 0, end: covered }
@@ -286,4 +301,35 @@ fn a_paste_larger_than_the_summarizer_window_reaches_it_as_an_addressed_marker()
     let projection = projected(&events, &current, ledger.last(), false);
     assert!(projection.fits);
     assert!(texts(&projection).contains(&TASK));
+}
+
+/// The shares are the model's: a model whose facts ask for a 10% raw tail and a 70% request
+/// after compaction gets both, where the defaults give 25% and 50%.
+#[test]
+fn the_raw_tail_and_after_compaction_shares_are_per_model() {
+    let mut log = LogBuilder::new(SESSION);
+    let current = active_turn(&mut log, 30, 3_000);
+    let events = log.events().to_vec();
+    let cuts = safe_boundaries(&events, Some(&current)).expect("suffix");
+    let run_with = |model: ModelFacts| {
+        drive(
+            input(Trigger::MidTurn, &events, Some(&current), None, model),
+            vec![summary(long_summary("active", 1_200)), append_ok()],
+        )
+    };
+    let default = run_with(window(WINDOW));
+    let tuned = run_with(ModelFacts {
+        raw_tail_share_percent: Some(10),
+        after_compaction_share_percent: Some(70),
+        ..window(WINDOW)
+    });
+    let covered = |run: &crate::driver::Driven| {
+        run.outcome.checkpoint.as_ref().expect("recorded").coverage.event_count as usize
+    };
+    let budget = default.outcome.tokens.budget;
+    assert_raw_tail_share(&events, &cuts, covered(&default), budget, RAW_TAIL_SHARE_PERCENT);
+    assert_raw_tail_share(&events, &cuts, covered(&tuned), budget, 10);
+    assert!(covered(&tuned) > covered(&default), "a smaller raw tail folds more");
+    let target = |run: &crate::driver::Driven| run.summaries()[0].target_tokens;
+    assert!(target(&tuned) > target(&default), "a larger share gives the summary more room");
 }

@@ -1,6 +1,7 @@
 //! Coverage rows: what a recorded checkpoint claims, rolling updates, reuse of an old
 //! checkpoint after a rolling failure, and prefix or digest mismatches.
 
+use contextfold_core::compaction::RAW_TAIL_SHARE_PERCENT;
 use contextfold_core::compaction::summary_request::SummaryPurpose;
 use contextfold_core::compaction::{AttemptKind, OutcomeKind, ProviderFailureKind, Trigger};
 use contextfold_core::event::EventContent;
@@ -41,7 +42,7 @@ fn recorded_checkpoint_covers_the_prefix_and_names_its_trigger_and_predecessor()
     let end = summarize.fold.end;
     // Automatic triggers keep the newest small turns raw, within their share of the budget.
     let cuts = safe_boundaries(&events, Some(&current)).expect("suffix");
-    assert_raw_tail_share(&events, &cuts, end, run.outcome.tokens.budget);
+    assert_raw_tail_share(&events, &cuts, end, run.outcome.tokens.budget, RAW_TAIL_SHARE_PERCENT);
     assert_eq!(recorded.coverage, coverage_of(&events[..end]).expect("non-empty"));
     assert_eq!(recorded.previous_checkpoint_id.as_deref(), Some("cp-old"));
     assert_eq!(recorded.high_water.name, Trigger::PreTurn.as_str());

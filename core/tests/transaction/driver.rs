@@ -182,10 +182,10 @@ pub(crate) fn assert_raw_tail_share(
     cuts: &[usize],
     covered: usize,
     budget: u64,
+    share_percent: u64,
 ) {
     use contextfold_core::budget::{CharEstimator, estimate_events};
-    use contextfold_core::compaction::RAW_TAIL_SHARE_PERCENT;
-    let share = budget * RAW_TAIL_SHARE_PERCENT / 100;
+    let share = budget * share_percent / 100;
     let largest = *cuts.last().expect("a safe cut");
     assert!(cuts.contains(&covered), "coverage ends at a safe cut");
     assert!(covered < largest, "the newest unit stays raw");

@@ -50,7 +50,11 @@ fn texts(values: &[Value]) -> Vec<String> {
 fn request(session: &Session, len: usize) -> Request {
     let events = &session.events[..len];
     let current = session.names_current_turn.then(|| events[len - 1].turn_id.as_str());
-    let model = ModelFacts { context_window: Some(100_000_000), fixed_overhead_tokens: 0 };
+    let model = ModelFacts {
+        context_window: Some(100_000_000),
+        fixed_overhead_tokens: 0,
+        ..ModelFacts::default()
+    };
     let input = ProjectInput {
         events,
         current_turn_id: current,

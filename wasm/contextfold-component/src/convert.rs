@@ -148,6 +148,8 @@ pub(crate) fn model_facts(model: &ModelFacts) -> CoreModelFacts {
     CoreModelFacts {
         context_window: model.context_window,
         fixed_overhead_tokens: model.fixed_overhead_tokens,
+        // The WIT record (0.1.0) carries no shares: the core's defaults apply.
+        ..CoreModelFacts::default()
     }
 }
 

@@ -92,7 +92,11 @@ fn case(
     summarizer: Summarizer,
     current_turn_id: Option<&str>,
 ) -> (Value, CompactionOutcome) {
-    let model = ModelFacts { context_window: Some(6_000), fixed_overhead_tokens: 0 };
+    let model = ModelFacts {
+        context_window: Some(6_000),
+        fixed_overhead_tokens: 0,
+        ..ModelFacts::default()
+    };
     let provider = ProviderIdentity {
         provider: "openai-compatible".into(),
         connection_slug: "loopback".into(),
