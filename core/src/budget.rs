@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use crate::attachment::{Attachment, attachment_tokens};
 use crate::event::{EventContent, RuntimeEvent};
-use crate::json_read::{self, Fields, JsonReadError};
 
 /// The classic output/overhead reserve, and the cap on the reserve of a known window.
 pub const MAX_RESERVE_TOKENS: u64 = 16_384;
@@ -25,39 +24,21 @@ pub const UNKNOWN_WINDOW_HISTORY_BUDGET: u64 = 32_000;
 ///
 /// JSON: `{ "contextWindow"?, "fixedOverheadTokens"? }` (a `null` window is unknown; other keys
 /// are ignored).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelFacts {
     /// Total context window in tokens, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
     /// Tokens the next request spends outside history (system prompt, tool schemas). They are
     /// subtracted from the history budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub fixed_overhead_tokens: u64,
 }
 
-impl ModelFacts {
-    /// Reads the model facts' JSON (see [`crate::json_read`]).
-    pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        let fields = Fields::of(value, "struct ModelFacts", None)?;
-        Ok(ModelFacts {
-            context_window: fields.optional("contextWindow", json_read::u64)?,
-            fixed_overhead_tokens: fields.or_default("fixedOverheadTokens", json_read::u64)?,
-        })
-    }
-
-    /// The facts as JSON, leaving out an unknown window and a zero overhead.
-    pub fn to_json(&self) -> Value {
-        let mut map = serde_json::Map::new();
-        if let Some(window) = self.context_window {
-            map.insert("contextWindow".into(), window.into());
-        }
-        if self.fixed_overhead_tokens != 0 {
-            map.insert("fixedOverheadTokens".into(), self.fixed_overhead_tokens.into());
-        }
-        Value::Object(map)
-    }
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
-
-crate::serde_via_value!(ModelFacts);
 
 /// The budget derived from [`ModelFacts`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! of its content are compared with the names a reader expects, never allocated or hashed into a
 //! map, and each field's value is built as a `Value` (a string moved into the event afterwards).
 //! It accepts exactly the JSON `serde_json::from_str::<Value>` accepts and builds the same values
-//! (numbers as serde_json reads them, by `json_read/decimal.rs`; a repeated key keeps its first position
+//! (numbers read by serde_json; a repeated key keeps its first position
 //! and its last value; nesting stops at serde_json's depth); the tests compare both on generated
 //! and mutated documents. Its errors say what was wrong and where, in serde_json's words.
 
@@ -202,7 +202,7 @@ impl<'a> TextReader<'a> {
         Ok(value)
     }
 
-    /// A number, as serde_json reads it (see `json_read/decimal.rs`).
+    /// A number, as serde_json reads it.
     fn number(&mut self) -> Result<Number, JsonSyntaxError> {
         let bytes = self.text.as_bytes();
         let start = self.position;
@@ -213,12 +213,12 @@ impl<'a> TextReader<'a> {
             end += 1;
         }
         self.position = end;
-        super::decimal::parse_number(&bytes[start..end]).map_err(|error| {
+        // serde_json's own number reader: its integer and float rules, correctly rounded.
+        let token = &self.text[start..end];
+        serde_json::from_str::<Number>(token).map_err(|error| {
             self.position = start;
-            self.error(match error {
-                super::decimal::NumberError::OutOfRange => "number out of range",
-                super::decimal::NumberError::Invalid => "invalid number",
-            })
+            let out_of_range = error.to_string().starts_with("number out of range");
+            self.error(if out_of_range { "number out of range" } else { "invalid number" })
         })
     }
 
