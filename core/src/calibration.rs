@@ -239,7 +239,7 @@ impl ModelCalibration {
     /// The ratio in use: the upper quantile of the samples, clamped.
     pub fn ratio_permille(&self) -> u32 {
         let mut sorted = self.samples_permille.clone();
-        sorted.sort();
+        crate::sort::sort(&mut sorted);
         let Some(rank) = (sorted.len() * CALIBRATION_QUANTILE_PERCENT).div_ceil(100).checked_sub(1)
         else {
             return UNIT_RATIO_PERMILLE;

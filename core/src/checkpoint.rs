@@ -155,7 +155,7 @@ impl HistoryCompactCheckpoint {
     /// identity, `highWater`, `coverage`, `summary` (V2) or `providerState` (V3),
     /// `limitations`, `estimatedTokens`, then the optional lineage fields when set.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(wire::CheckpointWire::from(self)).unwrap_or(Value::Null)
+        crate::json_read::text::to_value(&wire::CheckpointWire::from(self)).unwrap_or(Value::Null)
     }
 
     /// Serializes to compact JSON text.

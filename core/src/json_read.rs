@@ -3,6 +3,7 @@
 //! serde derive; events stay here because the npm package reads them by the thousand
 //! (docs/performance.md).
 
+mod number;
 pub mod text;
 
 use serde_json::{Map, Value};

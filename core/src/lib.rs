@@ -118,6 +118,7 @@ pub mod quality;
 pub mod recovery;
 pub mod replay;
 pub mod safe_prefix;
+mod sort;
 pub mod verified_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};

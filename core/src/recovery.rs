@@ -191,7 +191,7 @@ pub fn select_recovered_checkpoint(
     // no tip, and the next lower level is tried.
     let mut counts: Vec<u64> =
         candidates.iter().map(|c| c.checkpoint.coverage.event_count).collect();
-    counts.sort_by(|a, b| b.cmp(a));
+    crate::sort::sort_by(&mut counts, |a, b| b.cmp(a));
     counts.dedup();
     for count in counts {
         let level: Vec<&Candidate<'_>> =
@@ -252,7 +252,7 @@ fn finish(
     winner: Option<&Candidate<'_>>,
     mut skipped: Vec<(usize, SkippedCheckpoint)>,
 ) -> Recovery {
-    skipped.sort_by_key(|(index, _)| *index);
+    crate::sort::sort_by_key(&mut skipped, |(index, _)| *index);
     Recovery {
         selected: winner.map(|w| w.checkpoint.clone()),
         selected_event_id: winner.map(|w| w.event.event_id.clone()),
@@ -366,7 +366,7 @@ fn chain_tip<'c, 'a>(
     }
     let mut next: Vec<Option<usize>> = vec![None; members.len()];
     for (p, list) in &mut successors {
-        list.sort_by(|&a, &b| members[a].record_order(members[b]));
+        crate::sort::sort_by(list, |&a, &b| members[a].record_order(members[b]));
         next[*p] = list.first().copied();
     }
     // Walk every chain from its root; whatever is not reached lost a compare-and-swap (or sits

@@ -102,7 +102,7 @@ impl<'a, E: HashEngine> PrefixSweep<'a, E> {
     /// A sweep over `checkpoints` hashing with a fresh engine `E`.
     pub fn with_engine(checkpoints: &'a [HistoryCompactCheckpoint]) -> Self {
         let mut order: Vec<usize> = (0..checkpoints.len()).collect();
-        order.sort_by_key(|&index| checkpoints[index].coverage.event_count);
+        crate::sort::sort_by_key(&mut order, |&index| checkpoints[index].coverage.event_count);
         let mut sweep = Self {
             checkpoints,
             order,

@@ -137,7 +137,7 @@ pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
 
 /// Writes a core type for the wrapper (JSON text, or a JS value when it holds a large integer).
 pub fn to_js<T: Serialize>(value: &T, what: &str) -> Result<JsValue, BindingError> {
-    let json = serde_json::to_value(value)
+    let json = contextfold_core::json_read::text::to_value(value)
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })?;
     json_to_js(json, what)
 }

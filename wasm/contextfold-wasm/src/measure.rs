@@ -211,7 +211,7 @@ pub fn calibrate(calibration: JsValue, fact: JsValue) -> Result<JsValue, JsValue
         .map_err(|e| BindingError::core("invalid_usage_fact", e))
         .and_then(usage_fact_from_json)?;
     calibration.observe(&fact);
-    let value = serde_json::to_value(&calibration)
+    let value = contextfold_core::json_read::text::to_value(&calibration)
         .map_err(|e| BindingError::Output { what: "calibration".into(), detail: e.to_string() })?;
     Ok(json_to_js(value, "calibration")?)
 }
