@@ -24,7 +24,6 @@ mod tokens;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-
 pub use base64::{decode as decode_base64, encode as encode_base64};
 pub use error::AttachmentError;
 pub use sniff::{SIGNED_MEDIA_TYPES, image_dimensions, sniff_media_type};

@@ -61,7 +61,10 @@ pub(crate) fn missing_field(name: &str) -> JsonReadError {
 /// `value`'s object, moved out: the entries of a type read from an owned value (events, whose
 /// strings are moved into the typed value rather than copied).
 #[inline(never)]
-pub(crate) fn into_object(value: Value, expecting: &str) -> Result<Map<String, Value>, JsonReadError> {
+pub(crate) fn into_object(
+    value: Value,
+    expecting: &str,
+) -> Result<Map<String, Value>, JsonReadError> {
     match value {
         Value::Object(map) => Ok(map),
         other => Err(JsonReadError::invalid_type(&other, expecting)),
@@ -155,4 +158,3 @@ pub(crate) mod test_support {
         values
     }
 }
-

@@ -107,6 +107,7 @@ pub mod compaction;
 pub mod diagnostics;
 pub mod digest;
 pub mod event;
+#[doc(hidden)] // the event reader's parts, public for the npm binding only
 pub mod json_read;
 pub mod json_text;
 pub mod ledger_row;

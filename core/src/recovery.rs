@@ -51,7 +51,6 @@ pub struct RecordedCheckpointEvent {
     pub payload: Value,
 }
 
-
 /// Why a recorded checkpoint event was not selected as valid. Serialized as its code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -46,8 +46,7 @@ mod tests {
     #[test]
     fn sorts_as_std_sorts_stably() {
         for len in 0..40usize {
-            let items: Vec<(u8, usize)> =
-                (0..len).map(|i| (((i * 7919) % 5) as u8, i)).collect();
+            let items: Vec<(u8, usize)> = (0..len).map(|i| (((i * 7919) % 5) as u8, i)).collect();
             let (mut ours, mut std) = (items.clone(), items);
             sort_by_key(&mut ours, |item| item.0);
             std.sort_by_key(|item| item.0);

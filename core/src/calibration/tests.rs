@@ -166,7 +166,10 @@ fn facts_that_cannot_be_true_are_refused() {
 fn the_wire_forms_are_the_documented_ones() {
     let text = r#"{"provider":"p","model":"m","estimatedInputTokens":900,"kind":"overflow","limitTokens":1000}"#;
     let fact: UsageFact = serde_json::from_str(text).unwrap();
-    assert_eq!(fact.report, UsageReport::Overflow { counted_tokens: None, limit_tokens: Some(1000) });
+    assert_eq!(
+        fact.report,
+        UsageReport::Overflow { counted_tokens: None, limit_tokens: Some(1000) }
+    );
     assert_eq!(serde_json::to_string(&fact).unwrap(), text);
     let response = r#"{"provider":"p","model":"m","estimatedInputTokens":9,"kind":"response","inputTokens":10,"unknown":1}"#;
     let fact: UsageFact = serde_json::from_str(response).expect("unknown keys ignored");

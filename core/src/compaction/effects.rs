@@ -11,7 +11,6 @@ use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::EventContent;
 use crate::safe_prefix::Fold;
 
-
 /// Who emitted the Compact command. Only the trigger differs between them: they all enter the
 /// same transaction, with no force flag and no policy knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -241,10 +240,16 @@ mod tests {
         let failure: ProviderFailure =
             serde_json::from_str(r#"{"kind":"rate_limited","message":"m","extra":1}"#).unwrap();
         assert_eq!(failure.kind, ProviderFailureKind::RateLimited);
-        assert_eq!(serde_json::to_string(&failure).unwrap(), r#"{"kind":"rate_limited","message":"m"}"#);
-        assert!(serde_json::from_str::<ProviderFailure>(r#"{"kind":"other","message":"m"}"#).is_err());
+        assert_eq!(
+            serde_json::to_string(&failure).unwrap(),
+            r#"{"kind":"rate_limited","message":"m"}"#
+        );
+        assert!(
+            serde_json::from_str::<ProviderFailure>(r#"{"kind":"other","message":"m"}"#).is_err()
+        );
         assert!(serde_json::from_str::<ProviderFailure>(r#"{"kind":"auth"}"#).is_err());
-        let append: AppendFailure = serde_json::from_str(r#"{"conflict":true,"message":"m"}"#).unwrap();
+        let append: AppendFailure =
+            serde_json::from_str(r#"{"conflict":true,"message":"m"}"#).unwrap();
         assert!(append.conflict);
         assert_eq!(serde_json::to_string(&append).unwrap(), r#"{"conflict":true,"message":"m"}"#);
         assert!(serde_json::from_str::<AppendFailure>(r#"{"conflict":1,"message":"m"}"#).is_err());

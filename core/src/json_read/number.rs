@@ -76,10 +76,37 @@ mod tests {
     fn numbers_read_as_serde_json_reads_them() {
         let big = "1".repeat(310);
         let cases = [
-            "0", "-0", "7", "-7", "18446744073709551615", "18446744073709551616",
-            "-9223372036854775808", "-9223372036854775809", "1.5", "-0.0", "1e3", "1E+3",
-            "2.5e-3", "0.1", "1e308", "1e309", "-1e309", "4.9e-324", "1e-400", &big, "01", "1.",
-            ".5", "+1", "1e", "1e+", "--1", "-", "1.5.5", "0x1", "1_0",
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "1.5",
+            "-0.0",
+            "1e3",
+            "1E+3",
+            "2.5e-3",
+            "0.1",
+            "1e308",
+            "1e309",
+            "-1e309",
+            "4.9e-324",
+            "1e-400",
+            &big,
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "1e",
+            "1e+",
+            "--1",
+            "-",
+            "1.5.5",
+            "0x1",
+            "1_0",
         ];
         for case in cases {
             let ours = parse_number(case);
@@ -87,7 +114,11 @@ mod tests {
             match (&ours, &theirs) {
                 (Ok(a), Ok(b)) => {
                     assert_eq!(a, b, "{case}");
-                    assert_eq!(a.as_f64().map(f64::to_bits), b.as_f64().map(f64::to_bits), "{case}");
+                    assert_eq!(
+                        a.as_f64().map(f64::to_bits),
+                        b.as_f64().map(f64::to_bits),
+                        "{case}"
+                    );
                 }
                 (Err(NumberError::OutOfRange), Err(e)) => {
                     assert!(e.to_string().starts_with("number out of range"), "{case}: {e}")

@@ -1,7 +1,8 @@
 //! Conversion between JavaScript values and the core's serde types, and error mapping.
 //!
 //! Fast path: the package's JavaScript wrapper passes every structured argument as JSON text
-//! (`JSON.stringify`), read here with `serde_json` straight into the core's types, and results
+//! (`JSON.stringify`), read here into a `serde_json::Value` (the core's text reader) and from it
+//! into the core's types by their serde derives (events by the core's own reader), and results
 //! come back as JSON text for `JSON.parse`. Crossing the boundary as one string is far cheaper
 //! than building or walking a JS object graph field by field.
 //!

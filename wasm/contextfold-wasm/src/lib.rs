@@ -319,8 +319,9 @@ pub fn validate_summary(
 #[wasm_bindgen(js_name = recoverCheckpoint)]
 pub fn recover_checkpoint(session_id: &str, records: JsValue) -> Result<JsValue, JsValue> {
     let what = "recorded checkpoint events";
-    let records: Vec<RecordedCheckpointEvent> = serde_json::from_value(json_from_js(records, what)?)
-        .map_err(|e| BindingError::invalid(what, e))?;
+    let records: Vec<RecordedCheckpointEvent> =
+        serde_json::from_value(json_from_js(records, what)?)
+            .map_err(|e| BindingError::invalid(what, e))?;
     let recovery = select_recovered_checkpoint(session_id, &records);
     let value = json!({
         "checkpoint": recovery.selected.as_ref().map(|c| c.to_value()),
@@ -363,9 +364,10 @@ mod tests {
 
     #[test]
     fn import_options_accept_the_documented_shape_only() {
-        let ids = read_import_options(json!({ "sessionId": "s", "firstSeq": 5, "runIdPrefix": null }))
-            .expect("valid");
-        let defaults = ImportContext::new("s".into());
+        let ids =
+            read_import_options(json!({ "sessionId": "s", "firstSeq": 5, "runIdPrefix": null }))
+                .expect("valid");
+        let defaults = ImportContext::new("s");
         assert_eq!((ids.first_seq, &ids.run_id_prefix), (5, &defaults.run_id_prefix));
         assert!(read_import_options(json!({ "sessionID": "s" })).is_err());
         assert!(read_import_options(json!({ "sessionId": "s", "firstTurn": -1 })).is_err());

@@ -183,8 +183,8 @@ pub fn calibrated<E: TokenEstimator>(
 /// that can be true (a response counts at least one input token, cached ones among them).
 pub fn usage_fact_from_json(value: serde_json::Value) -> Result<UsageFact, BindingError> {
     let invalid = |detail: String| BindingError::core("invalid_usage_fact", detail);
-    let fact =
-        serde_json::from_value::<UsageFact>(value).map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
+    let fact = serde_json::from_value::<UsageFact>(value)
+        .map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
     fact.validate().map_err(|e| invalid(e.to_string()))?;
     Ok(fact)
 }

@@ -18,7 +18,6 @@ use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-
 use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
 use crate::measure::{BaseEstimator, CounterFailure, calibrated};
 use crate::read_with_events;

@@ -28,7 +28,11 @@ fn checkpoints() -> [Value; 2] {
 }
 
 /// `base` with `edit` applied to its object at `path` (keys, outermost first).
-fn edited(base: &Value, path: &[&str], edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
+fn edited(
+    base: &Value,
+    path: &[&str],
+    edit: impl FnOnce(&mut serde_json::Map<String, Value>),
+) -> Value {
     let mut value = base.clone();
     let mut object = &mut value;
     for key in path {
