@@ -21,11 +21,8 @@ mod error;
 mod sniff;
 mod tokens;
 
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-use crate::json_read::{self, JsonReadError, into_object, into_string, nullable};
 
 pub use base64::{decode as decode_base64, encode as encode_base64};
 pub use error::AttachmentError;
@@ -42,8 +39,8 @@ pub const MAX_ATTACHMENT_BYTES: u64 = 32 << 20;
 /// One image or file (see the module docs for the three places its bytes can be). Reading one
 /// from JSON checks it ([`Attachment::verify`]): every reader, typed or not, refuses a
 /// tampered or inconsistent attachment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "AttachmentFields")]
 pub struct Attachment {
     /// IANA media type, lower case (`image/png`, `application/pdf`, …).
     pub media_type: String,
@@ -73,54 +70,56 @@ pub struct Attachment {
     pub url: Option<String>,
 }
 
-/// The JSON names of an [`Attachment`]'s fields.
-const ATTACHMENT_FIELDS: &[&str] =
-    &["mediaType", "byteLength", "sha256", "name", "width", "height", "detail", "data", "url"];
-
 /// The prefix of the message a refused attachment gives any JSON reader.
 pub const INVALID_ATTACHMENT_PREFIX: &str = "invalid attachment (";
 
-impl Attachment {
-    /// Reads an attachment from an owned JSON value, as the derive of its fields did (unknown
-    /// fields refused, `null` for an absent optional one), then checks it
-    /// ([`Attachment::verify`]); a refused one is named by [`INVALID_ATTACHMENT_PREFIX`].
-    pub(crate) fn read_json(value: Value) -> Result<Self, JsonReadError> {
-        let object = into_object(value, "struct AttachmentFields")?;
-        let mut media_type = None;
-        let mut a = Attachment {
-            media_type: String::new(),
-            byte_length: None,
-            sha256: None,
-            name: None,
-            width: None,
-            height: None,
-            detail: None,
-            data: None,
-            url: None,
+/// An attachment as read, before it is checked: unknown fields refused, `null` for an absent
+/// optional one.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AttachmentFields {
+    media_type: String,
+    #[serde(default)]
+    byte_length: Option<u64>,
+    #[serde(default)]
+    sha256: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    width: Option<u32>,
+    #[serde(default)]
+    height: Option<u32>,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+impl TryFrom<AttachmentFields> for Attachment {
+    type Error = String;
+
+    /// Checks the attachment read ([`Attachment::verify`]); a refused one is named by
+    /// [`INVALID_ATTACHMENT_PREFIX`].
+    fn try_from(f: AttachmentFields) -> Result<Self, String> {
+        let attachment = Attachment {
+            media_type: f.media_type,
+            byte_length: f.byte_length,
+            sha256: f.sha256,
+            name: f.name,
+            width: f.width,
+            height: f.height,
+            detail: f.detail,
+            data: f.data,
+            url: f.url,
         };
-        for (key, value) in object {
-            match key.as_str() {
-                "mediaType" => media_type = Some(into_string(value)?),
-                "byteLength" => a.byte_length = nullable(value, |v| json_read::u64(&v))?,
-                "sha256" => a.sha256 = nullable(value, into_string)?,
-                "name" => a.name = nullable(value, into_string)?,
-                "width" => a.width = nullable(value, |v| json_read::u32(&v))?,
-                "height" => a.height = nullable(value, |v| json_read::u32(&v))?,
-                "detail" => a.detail = nullable(value, into_string)?,
-                "data" => a.data = nullable(value, into_string)?,
-                "url" => a.url = nullable(value, into_string)?,
-                _ => return Err(json_read::unknown_field(&key, ATTACHMENT_FIELDS)),
-            }
-        }
-        a.media_type = media_type.ok_or_else(|| json_read::missing_field("mediaType"))?;
-        match a.verify() {
-            Ok(()) => Ok(a),
-            Err(e) => Err(JsonReadError(format!("{INVALID_ATTACHMENT_PREFIX}{}): {e}", e.code()))),
+        match attachment.verify() {
+            Ok(()) => Ok(attachment),
+            Err(e) => Err(format!("{INVALID_ATTACHMENT_PREFIX}{}): {e}", e.code())),
         }
     }
 }
-
-crate::deserialize_via_value!(Attachment, Attachment::read_json);
 
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()

@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use crate::attachment::{Attachment, attachment_tokens};
 use crate::event::{EventContent, RuntimeEvent};
-use crate::json_read::{self, Fields, JsonReadError};
 
 /// The classic output/overhead reserve, and the cap on the reserve of a known window.
 pub const MAX_RESERVE_TOKENS: u64 = 16_384;
@@ -25,52 +24,27 @@ pub const UNKNOWN_WINDOW_HISTORY_BUDGET: u64 = 32_000;
 ///
 /// JSON: `{ "contextWindow"?, "fixedOverheadTokens"?, "rawTailSharePercent"?,
 /// "afterCompactionSharePercent"? }` (a `null` window is unknown; other keys are ignored).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelFacts {
     /// Total context window in tokens, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
     /// Tokens the next request spends outside history (system prompt, tool schemas). They are
     /// subtracted from the history budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub fixed_overhead_tokens: u64,
     /// This model's share of the history budget, in percent, that an automatic compaction
     /// keeps raw; `None`: [`crate::compaction::RAW_TAIL_SHARE_PERCENT`].
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "share_percent")]
     pub raw_tail_share_percent: Option<u64>,
     /// This model's share of the history budget, in percent, that the request right after a
     /// compaction may fill; `None`: [`crate::compaction::AFTER_COMPACTION_SHARE_PERCENT`].
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "share_percent")]
     pub after_compaction_share_percent: Option<u64>,
 }
 
 impl ModelFacts {
-    /// Reads the model facts' JSON (see [`crate::json_read`]).
-    pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        let fields = Fields::of(value, "struct ModelFacts", None)?;
-        Ok(ModelFacts {
-            context_window: fields.optional("contextWindow", json_read::u64)?,
-            fixed_overhead_tokens: fields.or_default("fixedOverheadTokens", json_read::u64)?,
-            raw_tail_share_percent: fields.optional("rawTailSharePercent", share_percent)?,
-            after_compaction_share_percent: fields
-                .optional("afterCompactionSharePercent", share_percent)?,
-        })
-    }
-
-    /// The facts as JSON, leaving out an unknown window and a zero overhead.
-    pub fn to_json(&self) -> Value {
-        let mut map = serde_json::Map::new();
-        if let Some(window) = self.context_window {
-            map.insert("contextWindow".into(), window.into());
-        }
-        if self.fixed_overhead_tokens != 0 {
-            map.insert("fixedOverheadTokens".into(), self.fixed_overhead_tokens.into());
-        }
-        if let Some(share) = self.raw_tail_share_percent {
-            map.insert("rawTailSharePercent".into(), share.into());
-        }
-        if let Some(share) = self.after_compaction_share_percent {
-            map.insert("afterCompactionSharePercent".into(), share.into());
-        }
-        Value::Object(map)
-    }
-
     /// The raw-tail share in force for this model, in percent.
     pub fn raw_tail_share(&self) -> u64 {
         self.raw_tail_share_percent.unwrap_or(crate::compaction::RAW_TAIL_SHARE_PERCENT)
@@ -85,14 +59,18 @@ impl ModelFacts {
 
 /// A share of the budget in percent: a whole number from 0 to 90 (a share above 90 would leave
 /// no room to grow before the next compaction).
-fn share_percent(value: &Value) -> Result<u64, JsonReadError> {
-    match json_read::u64(value)? {
-        share @ 0..=90 => Ok(share),
-        share => Err(JsonReadError(format!("a share of {share}%: expected 0 to 90"))),
+fn share_percent<'de, D: serde::Deserializer<'de>>(reader: D) -> Result<Option<u64>, D::Error> {
+    match Option::<u64>::deserialize(reader)? {
+        Some(share) if share > 90 => {
+            Err(serde::de::Error::custom(format!("a share of {share}%: expected 0 to 90")))
+        }
+        share => Ok(share),
     }
 }
 
-crate::serde_via_value!(ModelFacts);
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
 
 /// The budget derived from [`ModelFacts`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -380,13 +358,14 @@ mod tests {
     fn shares_are_read_written_and_bounded() {
         let json = serde_json::json!({"contextWindow": 8_000, "rawTailSharePercent": 10,
             "afterCompactionSharePercent": 70});
-        let facts = ModelFacts::from_json(&json).expect("valid shares");
+        let facts: ModelFacts = serde_json::from_value(json.clone()).expect("valid shares");
         assert_eq!((facts.raw_tail_share(), facts.after_compaction_share()), (10, 70));
-        assert_eq!(facts.to_json(), json);
+        assert_eq!(serde_json::to_value(&facts).expect("json"), json);
         let defaults = ModelFacts::default();
         assert_eq!((defaults.raw_tail_share(), defaults.after_compaction_share()), (25, 50));
         for key in ["rawTailSharePercent", "afterCompactionSharePercent"] {
-            let error = ModelFacts::from_json(&serde_json::json!({ key: 95 })).expect_err("95%");
+            let error = serde_json::from_value::<ModelFacts>(serde_json::json!({ key: 95 }))
+                .expect_err("95%");
             assert!(error.to_string().contains("expected 0 to 90"), "{error}");
         }
     }

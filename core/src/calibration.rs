@@ -33,7 +33,7 @@
 use crate::attachment::Attachment;
 use crate::budget::TokenEstimator;
 
-mod json;
+use serde::{Deserialize, Serialize};
 
 /// Responses to requests estimated below this many tokens give no sample: in so small a request
 /// what the estimate does not see (tool definitions, the provider's message framing: tens to
@@ -66,7 +66,8 @@ pub const UNIT_RATIO_PERMILLE: u32 = 1_000;
 ///
 /// JSON (camelCase, the report's fields beside the others): `{ "provider", "model",
 /// "estimatedInputTokens", "kind": "response" | "overflow", ... }`; other keys are ignored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UsageFact {
     /// Provider of the request (`openai`, `anthropic`, …).
     pub provider: String,
@@ -75,11 +76,13 @@ pub struct UsageFact {
     /// The request's own estimate of its input tokens, uncalibrated.
     pub estimated_input_tokens: u64,
     /// What the provider answered.
+    #[serde(flatten)]
     pub report: UsageReport,
 }
 
 /// The provider's side of a [`UsageFact`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
 #[non_exhaustive]
 pub enum UsageReport {
     /// A response with its usage. `input_tokens` is every input token the provider counted,
@@ -89,17 +92,22 @@ pub enum UsageReport {
         /// Input tokens counted, cached included.
         input_tokens: u64,
         /// Input tokens read from the provider's prompt cache.
+        #[serde(default)]
         cached_input_tokens: u64,
         /// Input tokens written to the prompt cache (Anthropic's cache creation).
+        #[serde(default)]
         cache_write_tokens: u64,
         /// Output tokens.
+        #[serde(default)]
         output_tokens: u64,
     },
     /// A context-length refusal, with the counts where the provider gave them.
     Overflow {
         /// Tokens the provider counted, if it said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         counted_tokens: Option<u64>,
         /// The limit the request exceeded, if known (the provider's message or the window).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         limit_tokens: Option<u64>,
     },
 }
@@ -207,14 +215,17 @@ fn permille(tokens: u64, estimate: u64) -> u32 {
 ///
 /// JSON: `{ "models": [{ "provider", "model", "samplesPermille": [...] }] }` (`models` may be
 /// left out; no other keys).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Calibration {
     /// One entry per provider and model, least recently updated first.
+    #[serde(default)]
     pub models: Vec<ModelCalibration>,
 }
 
 /// The samples of one provider and model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelCalibration {
     /// Provider.
     pub provider: String,
@@ -228,7 +239,7 @@ impl ModelCalibration {
     /// The ratio in use: the upper quantile of the samples, clamped.
     pub fn ratio_permille(&self) -> u32 {
         let mut sorted = self.samples_permille.clone();
-        crate::stable_sort::sort(&mut sorted);
+        crate::sort::sort(&mut sorted);
         let Some(rank) = (sorted.len() * CALIBRATION_QUANTILE_PERCENT).div_ceil(100).checked_sub(1)
         else {
             return UNIT_RATIO_PERMILLE;

@@ -9,8 +9,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-mod json;
 mod manifest;
+mod wire;
 
 pub use manifest::{
     MANIFEST_VERSION, MAX_LOST_LISTED, ProjectionManifest, QualityRecord, Score, Scores,
@@ -22,7 +22,8 @@ pub const SCHEMA_V2: u32 = 2;
 pub const SCHEMA_V3: u32 = 3;
 
 /// The identity of one event, used as a checkpoint's `through` boundary.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Boundary {
     /// Run id of the last covered event.
     pub run_id: String,
@@ -33,7 +34,8 @@ pub struct Boundary {
 }
 
 /// Which ordered prefix of the log a checkpoint covers, and the proof.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Coverage {
     /// Number of events in the covered prefix.
     pub event_count: u64,
@@ -46,7 +48,8 @@ pub struct Coverage {
 }
 
 /// Which high-water decision produced a checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HighWater {
     /// The trigger that crossed it: `manual`, `pre_turn`, `mid_turn` or `overflow`.
     pub name: String,
@@ -58,9 +61,11 @@ pub struct HighWater {
 /// validated variant.
 /// JSON: `{ "kind": "openai_codex_remote_v2", "connectionSlug", "modelId", "itemId",
 /// "encryptedContent" }`, no other keys.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum ProviderState {
+    #[serde(rename_all = "camelCase")]
     /// One OpenAI Codex remote compaction (v2) output item.
     OpenaiCodexRemoteV2 {
         /// Connection the state was produced on.
@@ -158,18 +163,18 @@ impl HistoryCompactCheckpoint {
     /// `limitations`, `estimatedTokens`, then the optional lineage fields and `manifest` when
     /// set.
     pub fn to_value(&self) -> Value {
-        json::checkpoint_to_json(self)
+        crate::json_read::text::to_value(&wire::CheckpointWire::from(self)).unwrap_or(Value::Null)
     }
 
     /// Serializes to compact JSON text.
     pub fn to_json(&self) -> String {
-        crate::json_text::json_text(&self.to_value())
+        serde_json::to_string(&wire::CheckpointWire::from(self)).unwrap_or_default()
     }
 
     /// Parses the documented JSON text.
     pub fn from_json(json: &str) -> Result<Self, CheckpointParseError> {
-        let value = crate::json_read::text::value_from_text(json)
-            .map_err(|e| CheckpointParseError::Syntax(e.to_string()))?;
+        let value: Value =
+            serde_json::from_str(json).map_err(|e| CheckpointParseError::Syntax(e.to_string()))?;
         Self::from_value(value)
     }
 
@@ -182,7 +187,7 @@ impl HistoryCompactCheckpoint {
         if version != u64::from(SCHEMA_V2) && version != u64::from(SCHEMA_V3) {
             return Err(CheckpointParseError::UnsupportedSchemaVersion(version));
         }
-        let wire = json::wire_from_json(&value)
+        let wire: wire::CheckpointWire = serde_json::from_value(value)
             .map_err(|e| CheckpointParseError::Invalid(e.to_string()))?;
         let projection = match (wire.schema_version, wire.summary, wire.provider_state) {
             (SCHEMA_V2, Some(summary), None) => CheckpointProjection::Summary(summary),
@@ -257,7 +262,7 @@ impl CheckpointParseError {
 /// Serde uses the documented JSON form, with the schema-version check of [`HistoryCompactCheckpoint::from_value`].
 impl Serialize for HistoryCompactCheckpoint {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(serializer)
+        wire::CheckpointWire::from(self).serialize(serializer)
     }
 }
 

@@ -92,9 +92,9 @@
 //! - [`compaction`]: the compaction transaction (sans-IO) and its parts.
 //! - [`recovery`]: choosing a checkpoint from a ledger; [`prune`]: tool-result pruning.
 //! - [`verified_prefix`]: full or cached (O(tail)) verification of a checkpoint's prefix.
-//! - [`diagnostics`]: stable reason codes; [`typed_json`]: typed values to and from JSON values.
-//! - [`json_read`]: JSON text read by hand (values, numbers) and the hand-written readers;
-//!   [`json_text`]: serde_json's compact text, written by one non-generic writer.
+//! - [`diagnostics`]: stable reason codes.
+//! - [`json_read`]: events read straight from their text (the one hand-written reader, kept for
+//!   speed); [`json_text`]: serde_json's compact text, written by one non-generic writer.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -107,6 +107,7 @@ pub mod compaction;
 pub mod diagnostics;
 pub mod digest;
 pub mod event;
+#[doc(hidden)] // the event reader's parts, public for the npm binding only
 pub mod json_read;
 pub mod json_text;
 pub mod ledger_row;
@@ -118,8 +119,7 @@ pub mod quality;
 pub mod recovery;
 pub mod replay;
 pub mod safe_prefix;
-pub mod stable_sort;
-pub mod typed_json;
+mod sort;
 pub mod verified_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};

@@ -27,17 +27,17 @@ mod successor;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::checkpoint::{CheckpointParseError, Coverage, HistoryCompactCheckpoint};
 use crate::diagnostics::{Diagnostic, ReasonCode};
-use crate::json_read::{self, Fields, JsonReadError};
 
 pub use successor::{SuccessorError, is_valid_successor};
 
-/// One `history_compact_checkpoint_recorded` event of the AgentRun ledger.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One `history_compact_checkpoint_recorded` event of the AgentRun ledger (other keys are
+/// ignored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedCheckpointEvent {
     /// Id of the AgentRun event.
@@ -50,24 +50,6 @@ pub struct RecordedCheckpointEvent {
     /// checkpoint JSON text, for ledgers that store the payload as text.
     pub payload: Value,
 }
-
-impl RecordedCheckpointEvent {
-    /// Reads a recorded event by hand (`json_read`; other keys are ignored, as the derive
-    /// ignored them).
-    pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        let fields = Fields::of(value, "struct RecordedCheckpointEvent", None)?;
-        Ok(RecordedCheckpointEvent {
-            event_id: fields.required("eventId", json_read::string)?,
-            session_id: fields.required("sessionId", json_read::string)?,
-            recorded_at_ms: fields.required("recordedAtMs", json_read::u64)?,
-            payload: fields.required("payload", |payload| Ok(payload.clone()))?,
-        })
-    }
-}
-
-crate::deserialize_via_value!(RecordedCheckpointEvent, |value| {
-    RecordedCheckpointEvent::from_json(&value)
-});
 
 /// Why a recorded checkpoint event was not selected as valid. Serialized as its code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -208,7 +190,7 @@ pub fn select_recovered_checkpoint(
     // no tip, and the next lower level is tried.
     let mut counts: Vec<u64> =
         candidates.iter().map(|c| c.checkpoint.coverage.event_count).collect();
-    crate::stable_sort::sort_by(&mut counts, |a, b| b.cmp(a));
+    crate::sort::sort_by(&mut counts, |a, b| b.cmp(a));
     counts.dedup();
     for count in counts {
         let level: Vec<&Candidate<'_>> =
@@ -269,7 +251,7 @@ fn finish(
     winner: Option<&Candidate<'_>>,
     mut skipped: Vec<(usize, SkippedCheckpoint)>,
 ) -> Recovery {
-    crate::stable_sort::sort_by_key(&mut skipped, |(index, _)| *index);
+    crate::sort::sort_by_key(&mut skipped, |(index, _)| *index);
     Recovery {
         selected: winner.map(|w| w.checkpoint.clone()),
         selected_event_id: winner.map(|w| w.event.event_id.clone()),
@@ -383,7 +365,7 @@ fn chain_tip<'c, 'a>(
     }
     let mut next: Vec<Option<usize>> = vec![None; members.len()];
     for (p, list) in &mut successors {
-        crate::stable_sort::sort_by(list, |&a, &b| members[a].record_order(members[b]));
+        crate::sort::sort_by(list, |&a, &b| members[a].record_order(members[b]));
         next[*p] = list.first().copied();
     }
     // Walk every chain from its root; whatever is not reached lost a compare-and-swap (or sits

@@ -161,3 +161,28 @@ fn facts_that_cannot_be_true_are_refused() {
     let overflow = fact(1_000, UsageReport::Overflow { counted_tokens: None, limit_tokens: None });
     assert_eq!(overflow.validate(), Ok(()));
 }
+
+#[test]
+fn the_wire_forms_are_the_documented_ones() {
+    let text = r#"{"provider":"p","model":"m","estimatedInputTokens":900,"kind":"overflow","limitTokens":1000}"#;
+    let fact: UsageFact = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        fact.report,
+        UsageReport::Overflow { counted_tokens: None, limit_tokens: Some(1000) }
+    );
+    assert_eq!(serde_json::to_string(&fact).unwrap(), text);
+    let response = r#"{"provider":"p","model":"m","estimatedInputTokens":9,"kind":"response","inputTokens":10,"unknown":1}"#;
+    let fact: UsageFact = serde_json::from_str(response).expect("unknown keys ignored");
+    assert_eq!(
+        serde_json::to_string(&fact).unwrap(),
+        r#"{"provider":"p","model":"m","estimatedInputTokens":9,"kind":"response","inputTokens":10,"cachedInputTokens":0,"cacheWriteTokens":0,"outputTokens":0}"#
+    );
+    let missing = r#"{"provider":"p","model":"m","estimatedInputTokens":9,"kind":"response"}"#;
+    assert!(serde_json::from_str::<UsageFact>(missing).is_err(), "inputTokens is required");
+    let error = serde_json::from_str::<Calibration>(r#"{"model":[]}"#).unwrap_err();
+    assert!(error.to_string().starts_with("unknown field `model`, expected `models`"), "{error}");
+    let empty: Calibration = serde_json::from_str("{}").unwrap();
+    assert_eq!(serde_json::to_string(&empty).unwrap(), r#"{"models":[]}"#);
+    let model = r#"{"models":[{"provider":"p","model":"m","samplesPermille":[1000],"x":1}]}"#;
+    assert!(serde_json::from_str::<Calibration>(model).is_err(), "unknown model key refused");
+}

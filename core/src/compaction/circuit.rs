@@ -16,12 +16,10 @@
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::compaction::summary_request::{SummaryPurpose, SummaryRequest};
 use crate::diagnostics::ReasonCode;
-use crate::json_read::{Fields, JsonReadError, string, vec};
 
 /// How many fingerprints one circuit remembers; recording more evicts the oldest.
 pub const MALFORMED_CIRCUIT_CAPACITY: usize = 16;
@@ -139,9 +137,35 @@ pub fn arms_circuit(code: ReasonCode) -> bool {
 ///
 /// JSON: `{ "fingerprints": ["sha256:...", ...] }` (no other key), checked on the way in: at
 /// most [`MALFORMED_CIRCUIT_CAPACITY`] fingerprints, none twice.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "CircuitWire")]
 pub struct MalformedInputCircuit {
     fingerprints: VecDeque<InputFingerprint>,
+}
+
+/// The serialized form, checked on the way in.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CircuitWire {
+    fingerprints: Vec<InputFingerprint>,
+}
+
+impl TryFrom<CircuitWire> for MalformedInputCircuit {
+    type Error = CircuitStateError;
+
+    fn try_from(wire: CircuitWire) -> Result<Self, Self::Error> {
+        if wire.fingerprints.len() > MALFORMED_CIRCUIT_CAPACITY {
+            return Err(CircuitStateError::OverCapacity(wire.fingerprints.len()));
+        }
+        let mut circuit = MalformedInputCircuit::new();
+        for fp in wire.fingerprints {
+            if circuit.is_open(&fp) {
+                return Err(CircuitStateError::Duplicate);
+            }
+            circuit.fingerprints.push_back(fp);
+        }
+        Ok(circuit)
+    }
 }
 
 /// Why a serialized circuit was rejected.
@@ -165,41 +189,6 @@ impl CircuitStateError {
         }
     }
 }
-
-impl MalformedInputCircuit {
-    /// Reads the circuit's JSON (see [`crate::json_read`]); a circuit over capacity or with a
-    /// repeated fingerprint is refused with the [`CircuitStateError`]'s message.
-    pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        let fields = Fields::of(value, "struct CircuitWire", Some(&["fingerprints"]))?;
-        let fingerprints = fields.required("fingerprints", |v| vec(v, string))?;
-        Self::from_fingerprints(fingerprints).map_err(|e| JsonReadError(e.to_string()))
-    }
-
-    /// The circuit as JSON, oldest fingerprint first.
-    pub fn to_json(&self) -> Value {
-        let fingerprints = self.fingerprints.iter().map(|fp| Value::from(fp.0.clone())).collect();
-        Value::Object(serde_json::Map::from_iter([(
-            "fingerprints".to_owned(),
-            Value::Array(fingerprints),
-        )]))
-    }
-
-    fn from_fingerprints(fingerprints: Vec<String>) -> Result<Self, CircuitStateError> {
-        if fingerprints.len() > MALFORMED_CIRCUIT_CAPACITY {
-            return Err(CircuitStateError::OverCapacity(fingerprints.len()));
-        }
-        let mut circuit = MalformedInputCircuit::new();
-        for fp in fingerprints.into_iter().map(InputFingerprint) {
-            if circuit.is_open(&fp) {
-                return Err(CircuitStateError::Duplicate);
-            }
-            circuit.fingerprints.push_back(fp);
-        }
-        Ok(circuit)
-    }
-}
-
-crate::serde_via_value!(MalformedInputCircuit);
 
 impl MalformedInputCircuit {
     /// An empty circuit (nothing is open).

@@ -11,8 +11,6 @@ use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
 use crate::event::EventContent;
 use crate::safe_prefix::Fold;
 
-mod json;
-
 /// Who emitted the Compact command. Only the trigger differs between them: they all enter the
 /// same transaction, with no force flag and no policy knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -153,8 +151,8 @@ impl ProviderFailureKind {
     }
 }
 
-/// A failed provider call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A failed provider call. JSON: `{ "kind", "message" }`, other keys ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderFailure {
     /// The failure class.
     pub kind: ProviderFailureKind,
@@ -162,8 +160,8 @@ pub struct ProviderFailure {
     pub message: String,
 }
 
-/// A failed durable append.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A failed durable append. JSON: `{ "conflict", "message" }`, other keys ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AppendFailure {
     /// Another writer recorded a checkpoint first (the compare-and-swap lost).
     pub conflict: bool,
@@ -231,4 +229,29 @@ pub struct CompactionOutcome {
     pub failure_note: Option<EventContent>,
     /// History tokens before and after (estimated), and the budget.
     pub tokens: TokenFigures,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_have_the_documented_json() {
+        let failure: ProviderFailure =
+            serde_json::from_str(r#"{"kind":"rate_limited","message":"m","extra":1}"#).unwrap();
+        assert_eq!(failure.kind, ProviderFailureKind::RateLimited);
+        assert_eq!(
+            serde_json::to_string(&failure).unwrap(),
+            r#"{"kind":"rate_limited","message":"m"}"#
+        );
+        assert!(
+            serde_json::from_str::<ProviderFailure>(r#"{"kind":"other","message":"m"}"#).is_err()
+        );
+        assert!(serde_json::from_str::<ProviderFailure>(r#"{"kind":"auth"}"#).is_err());
+        let append: AppendFailure =
+            serde_json::from_str(r#"{"conflict":true,"message":"m"}"#).unwrap();
+        assert!(append.conflict);
+        assert_eq!(serde_json::to_string(&append).unwrap(), r#"{"conflict":true,"message":"m"}"#);
+        assert!(serde_json::from_str::<AppendFailure>(r#"{"conflict":1,"message":"m"}"#).is_err());
+    }
 }

@@ -55,7 +55,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::diagnostics::ReasonCode;
-use crate::json_read::{Fields, JsonReadError, string};
 
 pub use output::{accept_native_output, provider_state_matches, redact_provider_state};
 pub use request::build_native_request;
@@ -161,7 +160,8 @@ pub struct NativeBinding {
 
 /// Which provider, connection and model a request is about to use. JSON: `{ "provider",
 /// "connectionSlug", "modelId" }` (other keys are ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProviderIdentity {
     /// Provider kind, e.g. [`OPENAI_CODEX_PROVIDER`].
     pub provider: String,
@@ -170,29 +170,6 @@ pub struct ProviderIdentity {
     /// Model id.
     pub model_id: String,
 }
-
-impl ProviderIdentity {
-    /// Reads the identity's JSON (see [`crate::json_read`]).
-    pub fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        let fields = Fields::of(value, "struct ProviderIdentity", None)?;
-        Ok(ProviderIdentity {
-            provider: fields.required("provider", string)?,
-            connection_slug: fields.required("connectionSlug", string)?,
-            model_id: fields.required("modelId", string)?,
-        })
-    }
-
-    /// The identity as JSON.
-    pub fn to_json(&self) -> Value {
-        let mut map = serde_json::Map::new();
-        map.insert("provider".into(), self.provider.clone().into());
-        map.insert("connectionSlug".into(), self.connection_slug.clone().into());
-        map.insert("modelId".into(), self.model_id.clone().into());
-        Value::Object(map)
-    }
-}
-
-crate::serde_via_value!(ProviderIdentity);
 
 /// Why a native compaction response was not admitted. Every variant is the reason code
 /// `native_no_unique_item`: nothing partial or ambiguous is ever persisted.

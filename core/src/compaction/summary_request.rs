@@ -306,7 +306,7 @@ fn omission_order(
     }
     results.retain(|(_, saving)| *saving > 0);
     others.retain(|(_, saving)| *saving > 0);
-    crate::stable_sort::sort_by_key(&mut others, |(position, saving)| {
+    crate::sort::sort_by_key(&mut others, |(position, saving)| {
         (*saving, std::cmp::Reverse(*position))
     });
     results.reverse();

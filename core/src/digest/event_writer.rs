@@ -107,7 +107,7 @@ fn open_with_attachments<S: CanonicalSink>(sink: &mut S, attachments: &[Attachme
     sink.write_str("{");
     if !attachments.is_empty() {
         sink.write_str("\"attachments\":");
-        let value = crate::typed_json::to_value(attachments).unwrap_or(Value::Null);
+        let value = crate::json_read::text::to_value(attachments).unwrap_or(Value::Null);
         write_value(sink, &value);
         sink.write_str(",");
     }

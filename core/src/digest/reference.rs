@@ -47,7 +47,7 @@ fn append_value(out: &mut String, value: &Value) {
         }
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            crate::stable_sort::sort_by(&mut keys, |a, b| a.encode_utf16().cmp(b.encode_utf16()));
+            crate::sort::sort_by(&mut keys, |a, b| a.encode_utf16().cmp(b.encode_utf16()));
             out.push('{');
             for (index, key) in keys.into_iter().enumerate() {
                 if index > 0 {

@@ -1,6 +1,7 @@
 //! Reading a [`RuntimeEvent`] from a JSON value, by hand.
 //!
-//! Every reader of events (text, JSON Lines, `serde` through [`deserialize_via_value!`]) parses
+//! The one hand-written reader left: events are the rows the npm package reads by the
+//! thousand (docs/performance.md). Every reader of events (text, JSON Lines, `serde`) parses
 //! the JSON into one `serde_json::Value` and reads that value here, moving its strings and
 //! nested values into the event rather than copying them. serde's derive would generate one
 //! copy of this code per deserializer and, for the internally tagged [`EventContent`], buffer
@@ -11,9 +12,8 @@
 //! read in order, the first one a type does not know refused by name (`unknown field …`), a
 //! wrong type refused in serde's words, the first missing required field reported after the
 //! rest were read; `null` is `None` for an optional field and an error for a defaulted one. A
-//! content object's `type` is read first wherever it stands.
-//!
-//! [`deserialize_via_value!`]: crate::deserialize_via_value
+//! content object's `type` is read first wherever it stands. Attachments are read by their
+//! serde derive.
 
 use serde_json::{Map, Value};
 
@@ -155,8 +155,21 @@ impl RuntimeEvent {
     }
 }
 
-crate::deserialize_via_value!(RuntimeEvent, RuntimeEvent::read_json);
-crate::deserialize_via_value!(EventContent, EventContent::read_json);
+/// serde's `Deserialize` for a type read here: its value parsed by `Value`'s one reader, then
+/// read by hand.
+macro_rules! deserialize_via_value {
+    ($type:ty) => {
+        impl<'de> serde::Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
+                <$type>::read_json(value).map_err(<D::Error as serde::de::Error>::custom)
+            }
+        }
+    };
+}
+
+deserialize_via_value!(RuntimeEvent);
+deserialize_via_value!(EventContent);
 
 /// The `type` of a content object.
 #[derive(Clone, Copy, PartialEq)]
@@ -277,7 +290,7 @@ impl EventContent {
 /// An `attachments` array.
 fn attachments(value: Value) -> Result<Vec<Attachment>, JsonReadError> {
     match value {
-        Value::Array(items) => items.into_iter().map(Attachment::read_json).collect(),
+        Value::Array(_) => serde_json::from_value(value).map_err(|e| JsonReadError(e.to_string())),
         other => Err(JsonReadError::invalid_type(&other, "a sequence")),
     }
 }

@@ -4,7 +4,7 @@
 //! of its content are compared with the names a reader expects, never allocated or hashed into a
 //! map, and each field's value is built as a `Value` (a string moved into the event afterwards).
 //! It accepts exactly the JSON `serde_json::from_str::<Value>` accepts and builds the same values
-//! (numbers as serde_json reads them, by `json_read/decimal.rs`; a repeated key keeps its first position
+//! (numbers by the standard library's parsers, as serde_json types them; a repeated key keeps its first position
 //! and its last value; nesting stops at serde_json's depth); the tests compare both on generated
 //! and mutated documents. Its errors say what was wrong and where, in serde_json's words.
 
@@ -202,7 +202,7 @@ impl<'a> TextReader<'a> {
         Ok(value)
     }
 
-    /// A number, as serde_json reads it (see `json_read/decimal.rs`).
+    /// A number, as serde_json reads it.
     fn number(&mut self) -> Result<Number, JsonSyntaxError> {
         let bytes = self.text.as_bytes();
         let start = self.position;
@@ -213,11 +213,11 @@ impl<'a> TextReader<'a> {
             end += 1;
         }
         self.position = end;
-        super::decimal::parse_number(&bytes[start..end]).map_err(|error| {
+        super::number::parse_number(&self.text[start..end]).map_err(|error| {
             self.position = start;
             self.error(match error {
-                super::decimal::NumberError::OutOfRange => "number out of range",
-                super::decimal::NumberError::Invalid => "invalid number",
+                super::number::NumberError::OutOfRange => "number out of range",
+                super::number::NumberError::Invalid => "invalid number",
             })
         })
     }
@@ -366,6 +366,15 @@ pub fn value_from_text(text: &str) -> Result<Value, JsonSyntaxError> {
     let value = reader.value()?;
     reader.finish()?;
     Ok(value)
+}
+
+/// `value` as a JSON value, through its text: serde_json writes the text (the one serializer
+/// every type is written with) and [`value_from_text`] reads it back. `serde_json::to_value`
+/// would add a second copy of every type's `Serialize` code to the npm module (measured in
+/// docs/performance.md, "Cold types back to serde derives").
+pub fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
+    value_from_text(&serde_json::to_string(value)?)
+        .map_err(<serde_json::Error as serde::ser::Error>::custom)
 }
 
 #[cfg(test)]

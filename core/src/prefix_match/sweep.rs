@@ -102,9 +102,8 @@ impl<'a> PrefixSweep<'a> {
 impl<'a, E: HashEngine> PrefixSweep<'a, E> {
     /// A sweep over `checkpoints` hashing with a fresh engine `E`.
     pub fn with_engine(checkpoints: &'a [HistoryCompactCheckpoint]) -> Self {
-        let order = crate::stable_sort::stable_order(checkpoints.len(), &mut |a, b| {
-            checkpoints[a].coverage.event_count < checkpoints[b].coverage.event_count
-        });
+        let mut order: Vec<usize> = (0..checkpoints.len()).collect();
+        crate::sort::sort_by_key(&mut order, |&index| checkpoints[index].coverage.event_count);
         let mut sweep = Self {
             checkpoints,
             order,

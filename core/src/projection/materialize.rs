@@ -378,7 +378,7 @@ impl Projector {
     fn finish(mut self) -> (Vec<Message>, Vec<Repair>) {
         let mut unanswered: Vec<(&String, &CallSite)> =
             self.calls.iter().filter(|(_, site)| !site.answered).collect();
-        crate::stable_sort::sort_by_key(&mut unanswered, |(_, site)| (site.slot, site.part_index));
+        crate::sort::sort_by_key(&mut unanswered, |(_, site)| (site.slot, site.part_index));
         for (call_id, site) in unanswered {
             let part = Part::ToolResult {
                 call_id: call_id.clone(),

@@ -110,11 +110,11 @@ pub fn prune_request<'a>(
     if request.iter().any(|event| !event.attachments().is_empty()) {
         candidates.extend(attachment_candidates(request, estimator));
     }
-    crate::stable_sort::sort_by_key(&mut candidates, |c| (c.key, c.index, c.kind));
+    crate::sort::sort_by_key(&mut candidates, |c| (c.key, c.index, c.kind));
     let cut = close_epochs(candidates.iter().map(|c| c.freed));
     let mut chosen: Vec<(usize, CandidateKind)> =
         candidates[..cut.pruned].iter().map(|c| (c.index, c.kind)).collect();
-    crate::stable_sort::sort(&mut chosen);
+    crate::sort::sort(&mut chosen);
     let mut events: Vec<Cow<'a, RuntimeEvent>> =
         request.iter().map(|event| Cow::Borrowed(*event)).collect();
     let (mut results, mut attachments) = (Vec::new(), Vec::new());

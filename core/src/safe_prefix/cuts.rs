@@ -136,7 +136,7 @@ pub(super) fn group_splits(events: &[RuntimeEvent]) -> GroupSplits {
     for exchange in open.into_values() {
         close(exchange, &mut unanswered_calls);
     }
-    crate::stable_sort::sort(&mut unanswered_calls);
+    crate::sort::sort(&mut unanswered_calls);
     // delta[p] changes the open-group count from position p on; a group (a, b) opens at a + 1
     // and closes at b + 1.
     let mut delta = vec![0i64; events.len() + 2];

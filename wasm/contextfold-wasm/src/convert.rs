@@ -1,7 +1,8 @@
 //! Conversion between JavaScript values and the core's serde types, and error mapping.
 //!
 //! Fast path: the package's JavaScript wrapper passes every structured argument as JSON text
-//! (`JSON.stringify`), read here with `serde_json` straight into the core's types, and results
+//! (`JSON.stringify`), read here into a `serde_json::Value` (the core's text reader) and from it
+//! into the core's types by their serde derives (events by the core's own reader), and results
 //! come back as JSON text for `JSON.parse`. Crossing the boundary as one string is far cheaper
 //! than building or walking a JS object graph field by field.
 //!
@@ -137,7 +138,7 @@ pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
 
 /// Writes a core type for the wrapper (JSON text, or a JS value when it holds a large integer).
 pub fn to_js<T: Serialize>(value: &T, what: &str) -> Result<JsValue, BindingError> {
-    let json = contextfold_core::typed_json::to_value(value)
+    let json = contextfold_core::json_read::text::to_value(value)
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })?;
     json_to_js(json, what)
 }

@@ -8,14 +8,13 @@ use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::diagnostics::Diagnostic;
 use contextfold_core::event::validate_log;
-use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::replay::{ReplayPlan, evaluate_replay_with};
 use contextfold_core::safe_prefix::{
     PrefixOptions, safe_boundaries as core_safe_boundaries,
     select_safe_prefix as core_select_safe_prefix, split_current_turn,
 };
 use contextfold_core::verified_prefix::FullVerificationWith;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
@@ -25,16 +24,27 @@ use crate::session::checkpoint_from_json;
 use crate::{events_from_js, events_from_json};
 
 /// Options of [`select_safe_prefix`] (`{ currentTurnId?, reserveTailTokens?, reserveTailTurns? }`,
-/// nothing else), read by hand (`contextfold_core::json_read`).
-fn read_prefix_options(value: &Value) -> Result<PrefixOptions, JsonReadError> {
-    const KNOWN: &[&str] = &["currentTurnId", "reserveTailTokens", "reserveTailTurns"];
-    let fields = Fields::of(value, "struct PrefixArgs", Some(KNOWN))?;
-    let turns = fields.optional("reserveTailTurns", json_read::u64)?.unwrap_or(0);
+/// nothing else).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PrefixArgs {
+    #[serde(default)]
+    current_turn_id: Option<String>,
+    #[serde(default)]
+    reserve_tail_tokens: Option<u64>,
+    #[serde(default)]
+    reserve_tail_turns: Option<u64>,
+}
+
+/// Reads [`select_safe_prefix`]'s options.
+fn read_prefix_options(value: Value) -> Result<PrefixOptions, String> {
+    let args: PrefixArgs = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let turns = args.reserve_tail_turns.unwrap_or(0);
     Ok(PrefixOptions {
-        current_turn_id: fields.optional("currentTurnId", json_read::string)?,
-        reserve_tail_tokens: fields.optional("reserveTailTokens", json_read::u64)?.unwrap_or(0),
+        current_turn_id: args.current_turn_id,
+        reserve_tail_tokens: args.reserve_tail_tokens.unwrap_or(0),
         reserve_tail_turns: usize::try_from(turns)
-            .map_err(|_| JsonReadError(format!("reserveTailTurns {turns} is beyond usize")))?,
+            .map_err(|_| format!("reserveTailTurns {turns} is beyond usize"))?,
     })
 }
 
@@ -44,7 +54,7 @@ fn read_prefix_options(value: &Value) -> Result<PrefixOptions, JsonReadError> {
 #[wasm_bindgen(js_name = selectSafePrefix)]
 pub fn select_safe_prefix(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let events = events_from_js(events)?;
-    let options = read_prefix_options(&json_from_js(options, "prefix options")?)
+    let options = read_prefix_options(json_from_js(options, "prefix options")?)
         .map_err(|e| BindingError::invalid("prefix options", e))?;
     let prefix = core_select_safe_prefix(&events, &options, &CharEstimator)
         .map_err(|e| BindingError::core(e.code(), e))?;
@@ -68,29 +78,18 @@ pub fn safe_boundaries(events: JsValue, current_turn_id: JsValue) -> Result<JsVa
 }
 
 /// Input of [`evaluate_replay`] (`{ events, checkpoint, currentTurnId?, model?, provider? }`,
-/// nothing else), read by hand (`contextfold_core::json_read`), the events as JSON values.
-#[derive(Debug, PartialEq)]
+/// nothing else), the events as JSON values.
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ReplayArgs {
     events: Vec<Value>,
     checkpoint: Value,
+    #[serde(default)]
     current_turn_id: Option<String>,
+    #[serde(default)]
     model: Option<ModelFacts>,
+    #[serde(default)]
     provider: Option<ProviderIdentity>,
-}
-
-impl ReplayArgs {
-    fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        const KNOWN: &[&str] = &["events", "checkpoint", "currentTurnId", "model", "provider"];
-        let fields = Fields::of(value, "struct ReplayArgs", Some(KNOWN))?;
-        Ok(ReplayArgs {
-            events: fields
-                .required("events", |events| json_read::vec(events, |e| Ok(e.clone())))?,
-            checkpoint: fields.required("checkpoint", |checkpoint| Ok(checkpoint.clone()))?,
-            current_turn_id: fields.optional("currentTurnId", json_read::string)?,
-            model: fields.optional("model", ModelFacts::from_json)?,
-            provider: fields.optional("provider", ProviderIdentity::from_json)?,
-        })
-    }
 }
 
 /// The result of [`evaluate_replay`].
@@ -137,7 +136,7 @@ impl From<&ReplayPlan> for PlanJson {
 /// checkpoint: `checkpoint_*`, a current turn that is not the log's suffix).
 #[wasm_bindgen(js_name = evaluateReplay)]
 pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
-    let args = ReplayArgs::from_json(&json_from_js(input, "replay input")?)
+    let args = serde_json::from_value::<ReplayArgs>(json_from_js(input, "replay input")?)
         .map_err(|e| BindingError::invalid("replay input", e))?;
     let events = events_from_json(args.events)?;
     validate_log(&events).map_err(|e| BindingError::core(e.code(), e))?;
@@ -172,99 +171,25 @@ pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
 
 #[cfg(test)]
 mod tests {
-    use serde::Deserialize;
-
     use super::*;
 
-    /// The derive `ReplayArgs::from_json` replaced (with events as values), kept to compare with.
-    mod derived {
-        use super::*;
-
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        pub(super) struct ReplayArgs {
-            pub(super) events: Vec<Value>,
-            pub(super) checkpoint: Value,
-            #[serde(default)]
-            pub(super) current_turn_id: Option<String>,
-            #[serde(default)]
-            pub(super) model: Option<ModelFacts>,
-            #[serde(default)]
-            pub(super) provider: Option<ProviderIdentity>,
-        }
-    }
-
     #[test]
-    fn replay_args_read_as_the_derive_read_them() {
-        let base = json!({
-            "events": [{ "seq": 1 }], "checkpoint": { "schemaVersion": 2 }, "currentTurnId": "t",
-            "model": { "contextWindow": 8000 },
-            "provider": { "provider": "openai", "connectionSlug": "c", "modelId": "m" },
-        });
-        let mut accepted = 0;
-        for case in crate::test_support::variants(&base, "event") {
-            let read = ReplayArgs::from_json(&case);
-            if case.is_array() {
-                assert!(read.is_err(), "{case}");
-                continue;
-            }
-            match (serde_json::from_value::<derived::ReplayArgs>(case.clone()), read) {
-                (Ok(d), Ok(read)) => {
-                    let expected = ReplayArgs {
-                        events: d.events,
-                        checkpoint: d.checkpoint,
-                        current_turn_id: d.current_turn_id,
-                        model: d.model,
-                        provider: d.provider,
-                    };
-                    assert_eq!(read, expected, "{case}");
-                    accepted += 1;
-                }
-                (Err(derived), Err(read)) => {
-                    assert_eq!(read.to_string(), derived.to_string(), "{case}")
-                }
-                (derived, read) => panic!("{case}: derive {:?}, hand {read:?}", derived.is_ok()),
-            }
-        }
-        assert!(accepted >= 8, "{accepted}");
-    }
-
-    /// The derive `read_prefix_options` replaced, kept to compare with.
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    struct PrefixArgs {
-        #[serde(default)]
-        current_turn_id: Option<String>,
-        #[serde(default)]
-        reserve_tail_tokens: Option<u64>,
-        #[serde(default)]
-        reserve_tail_turns: Option<u64>,
-    }
-
-    #[test]
-    fn prefix_options_read_as_the_derive_read_them() {
-        let base = json!({ "currentTurnId": "t", "reserveTailTokens": 10, "reserveTailTurns": 2 });
-        for case in crate::test_support::variants(&base, "reserveTail") {
-            let read = read_prefix_options(&case);
-            if case.is_array() {
-                // The derive took a struct written as an array of its fields; refused now.
-                assert!(read.is_err(), "{case}");
-                continue;
-            }
-            match (serde_json::from_value::<PrefixArgs>(case.clone()), read) {
-                (Ok(derived), Ok(read)) => {
-                    let expected = PrefixOptions {
-                        current_turn_id: derived.current_turn_id,
-                        reserve_tail_tokens: derived.reserve_tail_tokens.unwrap_or(0),
-                        reserve_tail_turns: derived.reserve_tail_turns.unwrap_or(0) as usize,
-                    };
-                    assert_eq!(read, expected, "{case}");
-                }
-                (Err(derived), Err(read)) => {
-                    assert_eq!(read.to_string(), derived.to_string(), "{case}")
-                }
-                (derived, read) => panic!("{case}: derive {:?}, hand {read:?}", derived.is_ok()),
-            }
-        }
+    fn options_accept_the_documented_shapes_only() {
+        let options = read_prefix_options(json!({ "currentTurnId": "t", "reserveTailTurns": 2 }));
+        assert_eq!(
+            options,
+            Ok(PrefixOptions {
+                current_turn_id: Some("t".into()),
+                reserve_tail_tokens: 0,
+                reserve_tail_turns: 2
+            })
+        );
+        assert!(read_prefix_options(json!({ "reserveTail": 2 })).is_err());
+        assert!(read_prefix_options(json!({ "reserveTailTokens": -1 })).is_err());
+        let replay = json!({ "events": [], "checkpoint": null, "model": null });
+        assert!(serde_json::from_value::<ReplayArgs>(replay).is_ok());
+        assert!(serde_json::from_value::<ReplayArgs>(json!({ "events": [] })).is_err());
+        let unknown = json!({ "events": [], "checkpoint": {}, "extra": 1 });
+        assert!(serde_json::from_value::<ReplayArgs>(unknown).is_err());
     }
 }

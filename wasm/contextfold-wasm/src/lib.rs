@@ -29,7 +29,6 @@ use contextfold_core::compaction::summary_validation::{
 use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
 use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
 use contextfold_core::json_read::text::TextReader;
-use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow};
 use contextfold_core::prefix_match::match_checkpoint_prefix_with;
 use contextfold_core::projection::ai_sdk::import_model_messages;
@@ -68,7 +67,7 @@ pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, Binding
 /// ([`RuntimeEvent::read_text`], the common case) and each option as a value; anything that
 /// path does not read is read again as a JSON value ([`json_from_js`]), whose events
 /// [`events_from_json`] reads, reporting the first bad one with the core's code. The caller
-/// reads the options from the rest (by hand, with `json_read`).
+/// reads the options from the rest (serde's derive).
 pub(crate) fn read_with_events(
     value: JsValue,
     what: &str,
@@ -87,8 +86,12 @@ pub(crate) fn read_with_events(
     Ok((events, json))
 }
 
-fn not_an_array(value: &Value) -> JsonReadError {
-    JsonReadError::invalid_type(value, "a sequence")
+/// serde's words for a value that is not an array (`invalid type: map, expected a sequence`).
+fn not_an_array(value: &Value) -> String {
+    match serde_json::from_value::<Vec<Value>>(value.clone()) {
+        Err(error) => error.to_string(),
+        Ok(_) => "expected a sequence".to_owned(),
+    }
 }
 
 /// The fast path of [`read_with_events`]: `None` for any text it does not read.
@@ -195,36 +198,33 @@ pub fn validate_log(events: JsValue) -> Result<(), JsValue> {
 
 fn import_context(options: JsValue) -> Result<ImportContext, BindingError> {
     let value = json_from_js(options, "import options")?;
-    read_import_options(&value).map_err(|e| BindingError::invalid("import options", e))
+    read_import_options(value).map_err(|e| BindingError::invalid("import options", e))
 }
 
 /// The id options of the import functions (`{ sessionId, runIdPrefix?, turnIdPrefix?,
-/// eventIdPrefix?, responseIdPrefix?, firstSeq?, firstTurn? }`, nothing else), read by hand
-/// (`contextfold_core::json_read`): an import is rare, and serde's derive would add a reader.
-fn read_import_options(value: &Value) -> Result<ImportContext, JsonReadError> {
-    const KNOWN: &[&str] = &[
-        "sessionId",
-        "runIdPrefix",
-        "turnIdPrefix",
-        "eventIdPrefix",
-        "responseIdPrefix",
-        "firstSeq",
-        "firstTurn",
-    ];
-    let fields = Fields::of(value, "struct ImportOptions", Some(KNOWN))?;
-    let mut ids = ImportContext::new(fields.required("sessionId", json_read::string)?);
-    for (name, id) in [
-        ("runIdPrefix", &mut ids.run_id_prefix),
-        ("turnIdPrefix", &mut ids.turn_id_prefix),
-        ("eventIdPrefix", &mut ids.event_id_prefix),
-        ("responseIdPrefix", &mut ids.response_id_prefix),
-    ] {
-        if let Some(given) = fields.optional(name, json_read::string)? {
-            *id = given;
-        }
-    }
-    ids.first_seq = fields.optional("firstSeq", json_read::u64)?.unwrap_or(ids.first_seq);
-    ids.first_turn = fields.optional("firstTurn", json_read::u64)?.unwrap_or(ids.first_turn);
+/// eventIdPrefix?, responseIdPrefix?, firstSeq?, firstTurn? }`, nothing else).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ImportOptions {
+    session_id: String,
+    run_id_prefix: Option<String>,
+    turn_id_prefix: Option<String>,
+    event_id_prefix: Option<String>,
+    response_id_prefix: Option<String>,
+    first_seq: Option<u64>,
+    first_turn: Option<u64>,
+}
+
+/// Reads the import options; an id left out keeps the core's default.
+fn read_import_options(value: Value) -> Result<ImportContext, serde_json::Error> {
+    let options: ImportOptions = serde_json::from_value(value)?;
+    let mut ids = ImportContext::new(options.session_id);
+    ids.run_id_prefix = options.run_id_prefix.unwrap_or(ids.run_id_prefix);
+    ids.turn_id_prefix = options.turn_id_prefix.unwrap_or(ids.turn_id_prefix);
+    ids.event_id_prefix = options.event_id_prefix.unwrap_or(ids.event_id_prefix);
+    ids.response_id_prefix = options.response_id_prefix.unwrap_or(ids.response_id_prefix);
+    ids.first_seq = options.first_seq.unwrap_or(ids.first_seq);
+    ids.first_turn = options.first_turn.unwrap_or(ids.first_turn);
     Ok(ids)
 }
 
@@ -319,8 +319,9 @@ pub fn validate_summary(
 #[wasm_bindgen(js_name = recoverCheckpoint)]
 pub fn recover_checkpoint(session_id: &str, records: JsValue) -> Result<JsValue, JsValue> {
     let what = "recorded checkpoint events";
-    let records = json_read::vec(&json_from_js(records, what)?, RecordedCheckpointEvent::from_json)
-        .map_err(|e| BindingError::invalid(what, e))?;
+    let records: Vec<RecordedCheckpointEvent> =
+        serde_json::from_value(json_from_js(records, what)?)
+            .map_err(|e| BindingError::invalid(what, e))?;
     let recovery = select_recovered_checkpoint(session_id, &records);
     let value = json!({
         "checkpoint": recovery.selected.as_ref().map(|c| c.to_value()),
@@ -346,7 +347,7 @@ pub fn extractive_summary(
 /// The context budget derived from model facts: `{ contextWindow, reserve, historyBudget }`.
 #[wasm_bindgen(js_name = contextBudget)]
 pub fn context_budget(model: JsValue) -> Result<JsValue, JsValue> {
-    let model = json_read::optional(&json_from_js(model, "model")?, ModelFacts::from_json)
+    let model: Option<ModelFacts> = serde_json::from_value(json_from_js(model, "model")?)
         .map_err(|e| BindingError::invalid("model", e))?;
     Ok(to_js(&ContextBudget::from_model(&model.unwrap_or_default()), "budget")?)
 }
@@ -357,87 +358,19 @@ pub fn estimate(events: JsValue) -> Result<f64, JsValue> {
     Ok(estimate_events(&CharEstimator, &events_from_js(events)?) as f64)
 }
 
-/// Inputs for tests comparing a hand-written reader of options with the derive it replaced.
-#[cfg(test)]
-pub(crate) mod test_support {
-    use serde_json::{Value, json};
-
-    /// `base`, then with every key removed, every key set to each sample value, and
-    /// `unknown_key` added; and values that are not objects.
-    pub(crate) fn variants(base: &Value, unknown_key: &str) -> Vec<Value> {
-        let samples =
-            [json!(null), json!("x"), json!(7), json!(-1), json!(1.5), json!(true), json!([])];
-        let mut cases = vec![base.clone(), json!([]), json!("s"), json!(null)];
-        let map = base.as_object().expect("an object");
-        for key in map.keys() {
-            let mut without = map.clone();
-            without.remove(key);
-            cases.push(Value::Object(without));
-            for sample in &samples {
-                let mut changed = map.clone();
-                changed.insert(key.clone(), sample.clone());
-                cases.push(Value::Object(changed));
-            }
-        }
-        let mut unknown = map.clone();
-        unknown.insert(unknown_key.into(), json!("s"));
-        cases.push(Value::Object(unknown));
-        cases
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The derive `read_import_options` replaced, kept to compare with.
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    struct ImportOptions {
-        session_id: String,
-        run_id_prefix: Option<String>,
-        turn_id_prefix: Option<String>,
-        event_id_prefix: Option<String>,
-        response_id_prefix: Option<String>,
-        first_seq: Option<u64>,
-        first_turn: Option<u64>,
-    }
-
-    fn from_derived(options: ImportOptions) -> ImportContext {
-        let mut ids = ImportContext::new(options.session_id);
-        ids.run_id_prefix = options.run_id_prefix.unwrap_or(ids.run_id_prefix);
-        ids.turn_id_prefix = options.turn_id_prefix.unwrap_or(ids.turn_id_prefix);
-        ids.event_id_prefix = options.event_id_prefix.unwrap_or(ids.event_id_prefix);
-        ids.response_id_prefix = options.response_id_prefix.unwrap_or(ids.response_id_prefix);
-        ids.first_seq = options.first_seq.unwrap_or(ids.first_seq);
-        ids.first_turn = options.first_turn.unwrap_or(ids.first_turn);
-        ids
-    }
-
     #[test]
-    fn import_options_read_as_the_derive_read_them() {
-        let base = json!({
-            "sessionId": "s", "runIdPrefix": "r", "turnIdPrefix": "t", "eventIdPrefix": "e",
-            "responseIdPrefix": "p", "firstSeq": 5, "firstTurn": 2,
-        });
-        let cases = crate::test_support::variants(&base, "sessionID");
-        assert!(cases.len() > 50);
-        for case in cases {
-            if case.is_array() {
-                // The derive took a struct written as an array of its fields; refused now.
-                let error = read_import_options(&case).expect_err("an array").to_string();
-                assert_eq!(error, "invalid type: sequence, expected struct ImportOptions");
-                continue;
-            }
-            let derived = serde_json::from_value::<ImportOptions>(case.clone());
-            let read = read_import_options(&case);
-            match (derived, read) {
-                (Ok(derived), Ok(read)) => assert_eq!(read, from_derived(derived), "{case}"),
-                (Err(derived), Err(read)) => {
-                    assert_eq!(read.to_string(), derived.to_string(), "{case}")
-                }
-                (derived, read) => panic!("{case}: derive {:?}, hand {read:?}", derived.is_ok()),
-            }
-        }
+    fn import_options_accept_the_documented_shape_only() {
+        let ids =
+            read_import_options(json!({ "sessionId": "s", "firstSeq": 5, "runIdPrefix": null }))
+                .expect("valid");
+        let defaults = ImportContext::new("s");
+        assert_eq!((ids.first_seq, &ids.run_id_prefix), (5, &defaults.run_id_prefix));
+        assert!(read_import_options(json!({ "sessionID": "s" })).is_err());
+        assert!(read_import_options(json!({ "sessionId": "s", "firstTurn": -1 })).is_err());
+        assert!(read_import_options(json!({ "sessionId": "s", "extra": 1 })).is_err());
     }
 }

@@ -190,8 +190,8 @@ pub fn calibrated<E: TokenEstimator>(
 /// that can be true (a response counts at least one input token, cached ones among them).
 pub fn usage_fact_from_json(value: serde_json::Value) -> Result<UsageFact, BindingError> {
     let invalid = |detail: String| BindingError::core("invalid_usage_fact", detail);
-    let fact =
-        UsageFact::from_json(&value).map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
+    let fact = serde_json::from_value::<UsageFact>(value)
+        .map_err(|e| invalid(format!("invalid usage fact: {e}")))?;
     fact.validate().map_err(|e| invalid(e.to_string()))?;
     Ok(fact)
 }
@@ -205,7 +205,7 @@ pub fn calibration_from_js(value: JsValue) -> Result<Calibration, BindingError> 
     if json.is_null() {
         return Ok(Calibration::default());
     }
-    Calibration::from_json(&json)
+    serde_json::from_value::<Calibration>(json)
         .map_err(|e| BindingError::core("invalid_calibration", format!("invalid calibration: {e}")))
 }
 
@@ -218,7 +218,7 @@ pub fn calibrate(calibration: JsValue, fact: JsValue) -> Result<JsValue, JsValue
         .map_err(|e| BindingError::core("invalid_usage_fact", e))
         .and_then(usage_fact_from_json)?;
     calibration.observe(&fact);
-    let value = contextfold_core::typed_json::to_value(&calibration)
+    let value = contextfold_core::json_read::text::to_value(&calibration)
         .map_err(|e| BindingError::Output { what: "calibration".into(), detail: e.to_string() })?;
     Ok(json_to_js(value, "calibration")?)
 }

@@ -6,7 +6,6 @@ use contextfold_core::budget::{CharEstimator, ModelFacts, TokenEstimator};
 use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::event::RuntimeEvent;
-use contextfold_core::json_read::{self, Fields, JsonReadError};
 use contextfold_core::projection::materialize::estimate_messages;
 use contextfold_core::projection::{ProjectInput, project_with};
 use contextfold_core::verified_prefix::{FullVerificationWith, PrefixVerifier};
@@ -29,43 +28,33 @@ use output::{Messages, ProjectOutput, ai_sdk_text, value_messages};
 
 mod output;
 
-/// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values.
+/// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values (as read:
+/// no other key).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ProjectArgs<E> {
+    #[serde(default = "Vec::new")]
     pub(crate) events: Vec<E>,
+    #[serde(default)]
     checkpoint: Option<Value>,
+    #[serde(default)]
     model: Option<ModelFacts>,
+    #[serde(default)]
     current_turn_id: Option<String>,
+    #[serde(default)]
     format: Option<String>,
+    #[serde(default)]
     provider: Option<ProviderIdentity>,
+    #[serde(default)]
     fail_open: Option<bool>,
+    #[serde(default)]
     calibration: Option<Calibration>,
 }
 
 impl ProjectArgs<Value> {
-    /// Reads the input by hand (`json_read`), its events as JSON values.
-    pub(crate) fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        const KNOWN: &[&str] = &[
-            "events",
-            "checkpoint",
-            "model",
-            "currentTurnId",
-            "format",
-            "provider",
-            "failOpen",
-            "calibration",
-        ];
-        let fields = Fields::of(value, "struct ProjectArgs", Some(KNOWN))?;
-        Ok(ProjectArgs {
-            events: fields
-                .or_default("events", |events| json_read::vec(events, |e| Ok(e.clone())))?,
-            checkpoint: fields.optional("checkpoint", |checkpoint| Ok(checkpoint.clone()))?,
-            model: fields.optional("model", ModelFacts::from_json)?,
-            current_turn_id: fields.optional("currentTurnId", json_read::string)?,
-            format: fields.optional("format", json_read::string)?,
-            provider: fields.optional("provider", ProviderIdentity::from_json)?,
-            fail_open: fields.optional("failOpen", json_read::boolean)?,
-            calibration: fields.optional("calibration", Calibration::from_json)?,
-        })
+    /// Reads the input (serde's derive), its events as JSON values.
+    pub(crate) fn from_json(value: Value) -> Result<Self, serde_json::Error> {
+        serde_json::from_value(value)
     }
 
     /// Reads a JS argument as options without events (`what` names it in errors and
@@ -75,7 +64,7 @@ impl ProjectArgs<Value> {
         what: &str,
         without_events: &str,
     ) -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
-        let args = Self::from_json(&convert::json_from_js(input, what)?)
+        let args = Self::from_json(convert::json_from_js(input, what)?)
             .map_err(|e| BindingError::invalid(what, e))?;
         if !args.events.is_empty() {
             return Err(BindingError::invalid(what, without_events));
@@ -134,7 +123,7 @@ pub fn project(
         return Ok(project_events(&parsed.events, args, exact, strings, Some(&parsed), counter)?);
     }
     let (events, options) = read_with_events(input, "project input")?;
-    let args = ProjectArgs::from_json(&options)
+    let args = ProjectArgs::from_json(options)
         .map_err(|e| BindingError::invalid("project input", e))?
         .with_events(Vec::new());
     let events = events.unwrap_or_default();

@@ -18,8 +18,6 @@ use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use contextfold_core::json_read::{self, Fields, JsonReadError};
-
 use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
 use crate::measure::{BaseEstimator, CounterFailure, calibrated};
 use crate::read_with_events;
@@ -28,102 +26,43 @@ use results::{AppendResult, NativeResult, SummaryResult, read_answer};
 mod results;
 
 /// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time), with
-/// events typed (`E = RuntimeEvent`) or as JSON values.
+/// events typed (`E = RuntimeEvent`) or as JSON values (as read: no other key).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SessionInput<E> {
+    #[serde(default = "Vec::new")]
     events: Vec<E>,
+    #[serde(default)]
     checkpoint: Option<Value>,
+    #[serde(default)]
     model: Option<ModelFacts>,
     trigger: Trigger,
+    #[serde(default)]
     provider: Option<ProviderIdentity>,
+    #[serde(default)]
     compactor: Option<Compactor>,
+    #[serde(default)]
     current_turn_id: Option<String>,
     checkpoint_id: String,
     now_ms: u64,
+    #[serde(default)]
     summarizer_label: Option<String>,
+    #[serde(default)]
     circuit: Option<MalformedInputCircuit>,
+    #[serde(default)]
     calibration: Option<Calibration>,
 }
 
 impl SessionInput<Value> {
-    /// Reads the input by hand (`json_read`), its events as JSON values.
-    fn from_json(value: &Value) -> Result<Self, JsonReadError> {
-        const KNOWN: &[&str] = &[
-            "events",
-            "checkpoint",
-            "model",
-            "trigger",
-            "provider",
-            "compactor",
-            "currentTurnId",
-            "checkpointId",
-            "nowMs",
-            "summarizerLabel",
-            "circuit",
-            "calibration",
-        ];
-        let fields = Fields::of(value, "struct SessionInput", Some(KNOWN))?;
-        Ok(SessionInput {
-            events: fields
-                .or_default("events", |events| json_read::vec(events, |e| Ok(e.clone())))?,
-            checkpoint: fields.optional("checkpoint", |checkpoint| Ok(checkpoint.clone()))?,
-            model: fields.optional("model", ModelFacts::from_json)?,
-            trigger: fields.required("trigger", trigger)?,
-            provider: fields.optional("provider", ProviderIdentity::from_json)?,
-            compactor: fields.optional("compactor", compactor)?,
-            current_turn_id: fields.optional("currentTurnId", json_read::string)?,
-            checkpoint_id: fields.required("checkpointId", json_read::string)?,
-            now_ms: fields.required("nowMs", json_read::u64)?,
-            summarizer_label: fields.optional("summarizerLabel", json_read::string)?,
-            circuit: fields.optional("circuit", MalformedInputCircuit::from_json)?,
-            calibration: fields.optional("calibration", Calibration::from_json)?,
-        })
-    }
-
     /// Reads a JS argument whose events come apart (`events: []`; `why` says where from).
     fn options_from_js(input: JsValue, why: &str) -> Result<Self, BindingError> {
-        let input = Self::from_json(&json_from_js(input, "compaction input")?)
+        let input = serde_json::from_value::<Self>(json_from_js(input, "compaction input")?)
             .map_err(|e| BindingError::invalid("compaction input", e))?;
         if !input.events.is_empty() {
             return Err(BindingError::invalid("compaction input", why));
         }
         Ok(input)
     }
-}
-
-/// One of a unit enum's kebab-case names, as serde reads it.
-fn unit_variant<T: Copy>(
-    value: &Value,
-    expecting: &str,
-    variants: &[(&str, T)],
-) -> Result<T, JsonReadError> {
-    let Value::String(name) = value else {
-        return Err(JsonReadError::invalid_type(value, expecting));
-    };
-    match variants.iter().find(|(known, _)| known == name) {
-        Some((_, variant)) => Ok(*variant),
-        None => {
-            let names: Vec<&str> = variants.iter().map(|(known, _)| *known).collect();
-            Err(json_read::unknown_variant(name, &names))
-        }
-    }
-}
-
-fn trigger(value: &Value) -> Result<Trigger, JsonReadError> {
-    let variants = [
-        ("manual", Trigger::Manual),
-        ("pre-turn", Trigger::PreTurn),
-        ("mid-turn", Trigger::MidTurn),
-        ("overflow", Trigger::Overflow),
-    ];
-    unit_variant(value, "enum Trigger", &variants)
-}
-
-fn compactor(value: &Value) -> Result<Compactor, JsonReadError> {
-    let variants = [
-        ("text-summary", Compactor::TextSummary),
-        ("openai-codex-native", Compactor::OpenaiCodexNative),
-    ];
-    unit_variant(value, "enum Compactor", &variants)
 }
 
 impl<E> SessionInput<E> {
@@ -186,7 +125,7 @@ impl CompactionSession {
         let Some(events) = events else {
             return Err(BindingError::invalid("compaction input", "missing field `events`").into());
         };
-        let input = SessionInput::from_json(&options)
+        let input = serde_json::from_value::<SessionInput<Value>>(options)
             .map_err(|e| BindingError::invalid("compaction input", e))?;
         let input = input.with_events(events);
         Self::start(input, &[], base)
@@ -295,7 +234,7 @@ impl CompactionSession {
     /// Reports a summary: `{ text, finishReason }` or `{ error: { kind, message } }`.
     #[wasm_bindgen(js_name = handleSummary)]
     pub fn handle_summary(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result = read_answer(result, "summary result", SummaryResult::from_json)?;
+        let result = read_answer::<SummaryResult>(result, "summary result")?;
         let result = match (result.error, result.text) {
             (Some(error), _) => Err(error),
             (None, Some(text)) => Ok(SummaryResponse {
@@ -316,7 +255,7 @@ impl CompactionSession {
     /// Reports native compaction output: `{ items }` or `{ error: { kind, message } }`.
     #[wasm_bindgen(js_name = handleNative)]
     pub fn handle_native(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result = read_answer(result, "native result", NativeResult::from_json)?;
+        let result = read_answer::<NativeResult>(result, "native result")?;
         let result = match (result.error, result.items) {
             (Some(error), _) => Err(error),
             (None, Some(items)) => Ok(items),
@@ -334,7 +273,7 @@ impl CompactionSession {
     /// Reports the append: `{}` once durable, or `{ error: { conflict, message } }`.
     #[wasm_bindgen(js_name = handleAppend)]
     pub fn handle_append(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result = read_answer(result, "append result", AppendResult::from_json)?;
+        let result = read_answer::<AppendResult>(result, "append result")?;
         let tx = self.tx.as_mut().ok_or_else(finished)?;
         let result = match result.error {
             Some(error) => Err(error),

@@ -65,7 +65,7 @@ pub(super) fn value_messages(
             (Value::Array(history.messages), Some(history.system))
         }
         "neutral" => (
-            contextfold_core::typed_json::to_value(&*messages).map_err(|e| {
+            contextfold_core::json_read::text::to_value(&*messages).map_err(|e| {
                 BindingError::Output { what: "projection".into(), detail: e.to_string() }
             })?,
             None,
