@@ -191,3 +191,13 @@ fn a_chain_within_the_decay_allowance_rolls_on() {
         assert!(record.chain_best_percent >= best, "the chain's best is carried");
     }
 }
+
+#[test]
+fn an_extractive_chain_is_never_recompacted() {
+    let (mut input, _) = chained(30, 90);
+    input.summarizer_label = Some("extractive".into());
+    let (outcome, ledger) = drive_extractive(input);
+    assert_eq!(outcome.outcome, OutcomeKind::Recorded);
+    assert_eq!(count(&outcome, ReasonCode::QualityRecompaction), 0);
+    assert!(!quality(&ledger[0]).recompacted);
+}

@@ -6,9 +6,10 @@
 //!
 //! Each text checkpoint's manifest records `covered`, the retention of the artifacts of its
 //! whole covered prefix (the newest [`crate::quality::COVERED_SCORE_WINDOW`] events), and
-//! `chainBestPercent`, the best such figure since the chain's last full compaction. A rolling
-//! summary rewritten many times drifts: when the latest checkpoint's covered percent has fallen
-//! [`RECOMPACT_DECAY_POINTS`] or more below the chain's best and below the gate's threshold,
+//! `chainBestPercent`, the best such figure since the chain's last full compaction. An LLM's
+//! rolling summary rewritten many times drifts: when the latest checkpoint's covered percent
+//! has fallen [`RECOMPACT_DECAY_POINTS`] or more below the chain's best and below the gate's
+//! threshold,
 //! the next compaction folds the log again from its start (the earliest high water) with no
 //! previous summary, so what the chain dropped can come back from the source. It does so only
 //! when that whole prefix fits one summarizer request; otherwise it rolls on as before and says
@@ -35,7 +36,10 @@ impl<E: TokenEstimator> Run<E> {
     /// Whether this step re-compacts from the start of the log: the usable checkpoint's chain
     /// decayed (see the module docs). Only the first step of a transaction is considered.
     pub(super) fn recompaction_due(&self) -> Option<String> {
-        if !self.recorded.is_empty() {
+        // The extractive summarizer's chain does not drift: it re-selects by rule from what it
+        // kept, and re-compacting it from the start measured worse (docs/performance.md).
+        let extractive = self.input.summarizer_label.as_deref() == Some(EXTRACTIVE_PRODUCER);
+        if !self.recorded.is_empty() || extractive {
             return None;
         }
         let checkpoint = &self.usable.as_ref()?.checkpoint;
