@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Component/native time ratio on the golden vectors (goal: at most 2x). Builds the component
 # (release wasm, scripts/test-component.sh --build-only), then runs the ignored benchmark
-# host/tests/component_bench.rs, which replays every vector of tests/vectors/ natively and
+# host/tests/component/component_bench.rs, which replays every vector of tests/vectors/ natively and
 # through the component in wasmtime and prints
 #   component/native ratio: X.XX (goal <= 2.0)
 # and then, for bench/run.sh, RESULT|component_native_ratio|X.XXx|<= 2.0x|pass (or FAIL).
@@ -28,7 +28,7 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 if ! CONTEXTFOLD_COMPONENTS_DIR="$PWD/target/components" cargo test -q "${profile[@]}" \
-  -p contextfold-host --test component_bench -- --ignored --nocapture --test-threads=1 >"$out" 2>&1; then
+  -p contextfold-host --test component -- --ignored component_bench:: --nocapture --test-threads=1 >"$out" 2>&1; then
   tail -n 40 "$out" >&2
   echo "FAIL: the component benchmark failed" >&2
   exit 1

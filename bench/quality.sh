@@ -2,7 +2,7 @@
 # Continuation quality (issue 37, point 1): how many exact artifacts of the folded events
 # (constraints, plan, errors, commands, paths, identifiers) appear verbatim in the next request
 # after compaction, for contextfold and two baselines (truncation, observation masking), each
-# also at contextfold's own request size. Runs host/tests/continuation_quality.rs in release
+# also at contextfold's own request size. Runs host/tests/quality/continuation_quality.rs in release
 # (every real trajectory and two seeded long turns at 4k-128k, compact-then-project and the agent
 # loop, plus the real binary at 8k), then prints markdown tables from its QUALITY lines.
 # Method and a recorded run: docs/performance.md, "Continuation quality".
@@ -16,8 +16,8 @@ trap 'rm -f "$log"' EXIT
 
 echo "== continuation_quality (release; native runtime on SQLite, extractive summarizer)"
 start=$(date +%s)
-cargo test -q --release -p contextfold-host --test continuation_quality -- \
-  --include-ignored --skip continuation_quality_floor --nocapture --test-threads 1 > "$log" 2>&1 || { cat "$log"; exit 1; }
+cargo test -q --release -p contextfold-host --test quality -- \
+  --include-ignored continuation_quality:: --skip continuation_quality_floor --nocapture --test-threads 1 > "$log" 2>&1 || { cat "$log"; exit 1; }
 echo "ran in $(( $(date +%s) - start )) s (build included), commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)"
 
 python3 - "$log" <<'PY'

@@ -1,6 +1,6 @@
 // Replays the shared golden vectors (tests/vectors/*.json) through the built npm package
 // `contextfold` in Node, the way tests/tests/behaviour.rs replays them on the native core and
-// host/tests/component_conformance.rs in wasmtime. Prints
+// host/tests/component/component_conformance.rs in wasmtime. Prints
 //   node (pkg): N/N vectors passed
 // and exits 1 on any difference. Vector ops the package does not export are counted as
 // skipped and named on that line (never as passed). Run after building pkg/:

@@ -10,7 +10,9 @@
 #
 # Each runner compares its own JSON with the vectors' expected JSON; any difference, or
 # runtimes that did not replay the same number of vectors, fails the script.
-# Node runs when pkg/ is built (scripts/build-pkg.sh); CONFORMANCE_BUILD_PKG=1 builds it first.
+# Node runs when pkg/ is built (scripts/build-pkg.sh); CONFORMANCE_BUILD_PKG=1 builds it first;
+# CONFORMANCE_REQUIRE_PKG=1 fails when it is not built (scripts/test.sh: scripts/test-npm.sh
+# has just built it, so it is not built twice and the node line is never skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,13 +48,14 @@ bash scripts/test-component.sh --build-only >"$log/build" 2>&1 || {
   exit 1
 }
 
+# The same package selection as scripts/test.sh: its debug test build is reused as it is.
+cargo_test=(cargo test -q --workspace --exclude contextfold-component --exclude contextfold-hostile-guest)
 native=$(replay '^native: ' native \
-  cargo test -q -p contextfold-conformance --test behaviour native_core_replays_every_vector \
-  -- --nocapture)
+  "${cargo_test[@]}" --test behaviour -- native_core_replays_every_vector --nocapture)
 echo "$native"
 component=$(replay '^component \(wasmtime\): ' component \
   env CONTEXTFOLD_COMPONENTS_DIR="$PWD/target/components" \
-  cargo test -q -p contextfold-host --test component_conformance -- --ignored --nocapture)
+  "${cargo_test[@]}" --test component -- --ignored component_conformance:: --nocapture)
 echo "$component"
 
 n_native=$(echo "$native" | total_of)
@@ -68,6 +71,10 @@ if [ "${CONFORMANCE_BUILD_PKG:-0}" = 1 ]; then
     echo "FAIL: building pkg/" >&2
     exit 1
   }
+fi
+if [ "${CONFORMANCE_REQUIRE_PKG:-0}" = 1 ] && [ ! -f pkg/dist/node/contextfold_wasm.js ]; then
+  echo "FAIL: CONFORMANCE_REQUIRE_PKG=1 but pkg/ is not built (bash scripts/build-pkg.sh)" >&2
+  exit 1
 fi
 if [ -f pkg/dist/node/contextfold_wasm.js ]; then
   node_line=$(replay '^node \(pkg\): ' node node pkg-tests/conformance.mjs)

@@ -43,7 +43,7 @@ PY
 
 if [ -z "${LARGE_ONLY:-}" ]; then
 echo "== long_turns (native runtime, SQLite, 4k-128k windows; the 1,000-step session included)"
-cargo test -q --release -p contextfold-host --test long_turns -- --include-ignored --nocapture > "$work/long_turns.log" 2>&1 \
+cargo test -q --release -p contextfold-host --test runtime -- --include-ignored long_turns:: --nocapture > "$work/long_turns.log" 2>&1 \
   || { cat "$work/long_turns.log"; exit 1; }
 table "$work/long_turns.log"
 

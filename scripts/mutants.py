@@ -27,7 +27,7 @@ MUTANTS = [
         "host/src/storage/mod.rs",
         'pragma_update(None, "synchronous", "FULL")',
         'pragma_update(None, "synchronous", "OFF")',
-        HOST + ["--test", "power_loss"],
+        HOST + ["--test", "reliability", "--", "power_loss::"],
     ),
     (
         "sync_normal",
@@ -35,7 +35,7 @@ MUTANTS = [
         "host/src/storage/mod.rs",
         'pragma_update(None, "synchronous", "FULL")',
         'pragma_update(None, "synchronous", "NORMAL")',
-        HOST + ["--test", "power_loss"],
+        HOST + ["--test", "reliability", "--", "power_loss::"],
     ),
     (
         "not_smaller_allowed",
@@ -43,7 +43,7 @@ MUTANTS = [
         "core/src/compaction/run.rs",
         "if tokens >= source_tokens {",
         "if false && tokens >= source_tokens {",
-        HOST + ["--test", "fault_matrix"],
+        HOST + ["--test", "reliability", "--", "fault_matrix::"],
     ),
     (
         "scrub_skipped",
@@ -51,7 +51,7 @@ MUTANTS = [
         "host/src/providers/transport.rs",
         "error.map_text(|text| self.secrets.scrub(text))",
         "error.map_text(str::to_owned)",
-        HOST + ["--test", "secrets", "--test", "providers_redaction"],
+        HOST + ["--test", "reliability", "--test", "provider_clients", "--", "secrets::", "providers_redaction::"],
     ),
     (
         "repair_not_revalidated",
@@ -65,7 +65,7 @@ MUTANTS = [
         "                    }\n"
         "                    Err(defect) => {\n"
         "                        self.input.circuit.record_outcome(",
-        HOST + ["--test", "fault_matrix"],
+        HOST + ["--test", "reliability", "--", "fault_matrix::"],
     ),
     (
         "cut_splits_exchange",
@@ -89,7 +89,7 @@ MUTANTS = [
         "core/src/compaction/circuit.rs",
         "        self.record_malformed(fingerprint);\n        true",
         "        let _ = fingerprint;\n        true",
-        HOST + ["--test", "fault_matrix"],
+        HOST + ["--test", "reliability", "--", "fault_matrix::"],
     ),
     (
         "failed_append_counts",
@@ -114,7 +114,7 @@ MUTANTS = [
         "host/src/storage/checkpoints.rs",
         "is_valid_successor(tip.as_ref(), checkpoint).map_err(",
         "is_valid_successor(None, checkpoint).map_err(",
-        HOST + ["--test", "concurrency"],
+        HOST + ["--test", "reliability", "--", "concurrency::"],
     ),
     (
         "seq_order_unchecked",
@@ -122,7 +122,7 @@ MUTANTS = [
         "host/src/storage/events.rs",
         "                    && event.seq <= previous\n",
         "                    && event.seq < previous\n",
-        HOST + ["--test", "concurrency", "--test", "storage"],
+        HOST + ["--test", "reliability", "--test", "runtime", "--", "concurrency::", "storage::"],
     ),
     (
         "stream_end_optional",
@@ -130,7 +130,7 @@ MUTANTS = [
         "host/src/providers/codex.rs",
         "    if state.completed.is_none() {\n        let pending",
         "    if state.completed.is_none() && false {\n        let pending",
-        HOST + ["--test", "providers_classes"],
+        HOST + ["--test", "provider_clients", "--", "providers_classes::"],
     ),
     (
         "response_cap_raised",
@@ -138,7 +138,7 @@ MUTANTS = [
         "host/src/providers/transport.rs",
         "pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;",
         "pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024 * 1024;",
-        HOST + ["--test", "providers_classes"],
+        HOST + ["--test", "provider_clients", "--", "providers_classes::"],
     ),
     (
         "attachment_hash_unchecked",
@@ -146,7 +146,7 @@ MUTANTS = [
         "core/src/attachment.rs",
         "if bytes.len() as u64 != length || &sha256_hex(&bytes) != sha {",
         "if bytes.len() as u64 != length || (false && &sha256_hex(&bytes) != sha) {",
-        CORE + ["--test", "attachments"],
+        CORE + ["--test", "projection", "--", "attachments::"],
     ),
     (
         "digest_skips_metadata",
@@ -154,7 +154,7 @@ MUTANTS = [
         "core/src/digest/event_writer.rs",
         "    if let Some(metadata) = &event.metadata {",
         "    if let Some(metadata) = event.metadata.as_ref().filter(|_| false) {",
-        CORE + ["--test", "digest_vectors"],
+        CORE + ["--test", "projection", "--", "digest_vectors::"],
     ),
     (
         "idle_timeout_removed",
@@ -162,7 +162,7 @@ MUTANTS = [
         "host/src/providers/transport.rs",
         "let chunk = tokio::time::timeout(self.idle_timeout, response.chunk())",
         "let chunk = tokio::time::timeout(self.idle_timeout * 1000, response.chunk())",
-        HOST + ["--test", "providers_timeouts"],
+        HOST + ["--test", "reliability", "--", "providers_timeouts::"],
     ),
     (
         "duplicate_result_kept",
@@ -170,7 +170,7 @@ MUTANTS = [
         "core/src/projection/materialize.rs",
         "        if site.answered {\n            self.repairs.push(Repair::DuplicateToolResultDropped {",
         "        if site.answered && false {\n            self.repairs.push(Repair::DuplicateToolResultDropped {",
-        CORE + ["--lib", "--test", "materialize_props"],
+        CORE + ["--lib", "--test", "projection", "--", "materialize"],
     ),
 ]
 
@@ -209,7 +209,9 @@ def main():
         start = time.time()
         original = apply(repo, path, old, new)
         try:
-            build = run(repo, command + ["--no-run"], env)
+            # Build only: the cargo part of the command (before any `--` test filters).
+            cargo_part = command[: command.index("--")] if "--" in command else command
+            build = run(repo, cargo_part + ["--no-run"], env)
             if build.returncode != 0:
                 verdict, detail = "INVALID", build.stderr.strip().splitlines()[-5:]
             else:

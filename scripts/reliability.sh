@@ -6,20 +6,40 @@
 # every parser, the secrets grep, and the hostile-plugin limits (when the components are
 # built). docs/reliability.md explains each part.
 #
-# Knobs: CONTEXTFOLD_NPM_FUZZ_CASES (5000 mutated JSONL logs through the built npm package),
-# CONTEXTFOLD_PROPTEST_CASES (10000 per invariant, the issue's full count; ~9 min),
-# CONTEXTFOLD_CRASH_KILLS (200), CONTEXTFOLD_FUZZ_CASES (20000 per target),
-# CONTEXTFOLD_CRASH_SEED (8); cargo-fuzz: FUZZ_SECONDS (10 per target, scripts/fuzz.sh),
-# CONTEXTFOLD_CARGO_FUZZ=0 skips it (it installs a pinned nightly). The pure-core parts
-# build in release mode (fast to build, ~10x faster to run); the host parts reuse the
-# debug build the workspace tests use.
+#   bash scripts/reliability.sh            # the full run (about 15 minutes on 2 cores)
+#   bash scripts/reliability.sh --short    # CI's short pass (scripts/test.sh): every part,
+#                                          # small counts, no cargo-fuzz, debug build only
+#
+# Knobs (full / --short): CONTEXTFOLD_PROPTEST_CASES (10000 / 256 per invariant; 10000 is the
+# issue's full count, ~9 min), CONTEXTFOLD_CRASH_KILLS (200 / 25), CONTEXTFOLD_FUZZ_CASES
+# (20000 / 2000 per target), CONTEXTFOLD_NPM_FUZZ_CASES (5000 / 1000 mutated JSONL logs through
+# the built npm package), CONTEXTFOLD_CRASH_SEED (8); cargo-fuzz: FUZZ_SECONDS (10 per target,
+# scripts/fuzz.sh), CONTEXTFOLD_CARGO_FUZZ (1 / 0; 0 skips it: it installs a pinned nightly).
+# The full run builds the pure-core parts in release mode (~10x faster to run); the short pass
+# and the host parts reuse the debug build of the workspace tests (the same package selection
+# as scripts/test.sh, so nothing is rebuilt). The host parts are modules of one test binary,
+# host/tests/reliability/ (selected by filter, e.g. `crash_loop::`); it and
+# core/tests/invariants/ are `test = false`: a plain `cargo test` skips them, this script
+# runs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+short=0
+[ "${1:-}" = --short ] && short=1
+if [ "$short" = 1 ]; then
+  export CONTEXTFOLD_PROPTEST_CASES="${CONTEXTFOLD_PROPTEST_CASES:-256}"
+  export CONTEXTFOLD_CRASH_KILLS="${CONTEXTFOLD_CRASH_KILLS:-25}"
+  export CONTEXTFOLD_FUZZ_CASES="${CONTEXTFOLD_FUZZ_CASES:-2000}"
+  export CONTEXTFOLD_NPM_FUZZ_CASES="${CONTEXTFOLD_NPM_FUZZ_CASES:-1000}"
+  export CONTEXTFOLD_CARGO_FUZZ="${CONTEXTFOLD_CARGO_FUZZ:-0}"
+fi
 export CONTEXTFOLD_PROPTEST_CASES="${CONTEXTFOLD_PROPTEST_CASES:-10000}"
 export CONTEXTFOLD_CRASH_KILLS="${CONTEXTFOLD_CRASH_KILLS:-200}"
 export CONTEXTFOLD_FUZZ_CASES="${CONTEXTFOLD_FUZZ_CASES:-20000}"
 export CONTEXTFOLD_CRASH_SEED="${CONTEXTFOLD_CRASH_SEED:-8}"
+# The workspace's native crates, as scripts/test.sh selects them: the same selection resolves
+# the same features, so the debug test build is reused as it is.
+native=(--workspace --exclude contextfold-component --exclude contextfold-hostile-guest)
 logs=$(mktemp -d)
 status=0
 declare -A result seconds
@@ -39,19 +59,24 @@ run() {
   grep -E "^test result:" "${logs}/${name}.log" || true
 }
 
-core_release=(cargo test -q --release -p contextfold-core)
-run invariants "${core_release[@]}" --test invariants -- --nocapture
-run simulator "${core_release[@]}" --test simulator --test transaction -- --nocapture
-run fuzz_core "${core_release[@]}" --test fuzz_corpus --test fuzz_parsers -- --nocapture
-run fault_matrix cargo test -q -p contextfold-host --test fault_matrix --test fault_storage --test fault_files --test providers_timeouts --test large_events -- --nocapture
-run power_loss cargo test -q -p contextfold-host --test power_loss -- --nocapture
-run fuzz_host cargo test -q -p contextfold-host --test fault_fuzz_imports --test fault_fuzz_providers -- --nocapture
+if [ "$short" = 1 ]; then
+  core_tests=(cargo test -q "${native[@]}")
+else
+  core_tests=(cargo test -q --release -p contextfold-core)
+fi
+host_tests=(cargo test -q "${native[@]}" --test reliability --)
+run invariants "${core_tests[@]}" --test invariants -- --nocapture
+run simulator "${core_tests[@]}" --test simulator --test transaction -- --nocapture
+run fuzz_core "${core_tests[@]}" --test fuzz -- --nocapture
+run fault_matrix "${host_tests[@]}" fault_matrix:: fault_storage:: fault_files:: providers_timeouts:: large_events:: --nocapture
+run power_loss "${host_tests[@]}" power_loss:: --nocapture
+run fuzz_host "${host_tests[@]}" fault_fuzz_imports:: fault_fuzz_providers:: --nocapture
 if [ "${CONTEXTFOLD_CARGO_FUZZ:-1}" != 0 ]; then
   run fuzz_cargo scripts/fuzz.sh
 fi
-run crash_loop cargo test -q -p contextfold-host --test crash_loop -- --nocapture --test-threads=1
-run concurrency cargo test -q -p contextfold-host --test concurrency -- --nocapture
-run secrets cargo test -q -p contextfold-host --test secrets -- --nocapture
+run crash_loop "${host_tests[@]}" crash_loop:: --nocapture --test-threads=1
+run concurrency "${host_tests[@]}" concurrency:: --nocapture
+run secrets "${host_tests[@]}" secrets:: --nocapture
 # The npm package's JSONL reader, when the package is built (scripts/test-npm.sh builds it).
 if [ -d pkg/dist/node ] && [ -d pkg-tests/node_modules ]; then
   run fuzz_npm env CONTEXTFOLD_FUZZ_CASES="${CONTEXTFOLD_NPM_FUZZ_CASES:-5000}" \
@@ -61,7 +86,7 @@ else
 fi
 components_dir="${CONTEXTFOLD_COMPONENTS_DIR:-target/components}"
 if [ -f "${components_dir}/contextfold_hostile.wasm" ] && [ -f "${components_dir}/contextfold_compactor.wasm" ]; then
-  run plugins cargo test -q -p contextfold-host --test component_limits -- --include-ignored --nocapture
+  run plugins cargo test -q "${native[@]}" --test component -- --include-ignored component_limits:: --nocapture
   plugins="$(grep -hoE '^test result: [a-z]+\. [0-9]+ passed' "${logs}/plugins.log" | head -1 | grep -oE '[0-9]+ passed' || echo '0 passed') (${result[plugins]})"
 else
   plugins="skipped (run scripts/test-component.sh first)"

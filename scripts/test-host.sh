@@ -1,22 +1,14 @@
 #!/usr/bin/env bash
 # Extra checks of the native host, beyond the workspace tests (`cargo test --workspace` already
-# runs every host/tests/*.rs): the built `contextfold` binary end to end on temporary SQLite
+# runs host/tests/<area>/): the built `contextfold` binary end to end on temporary SQLite
 # files — the offline demo, `verify` on its database, and the `--json` shapes of `project` and
 # `compact`. Needs only Rust 1.95 and Node 20 (for the JSON checks); SQLite is bundled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The binary of the workspace test build (the build scripts/test.sh has already made, so this
-# compiles nothing there); its path is read from cargo's JSON messages.
-bin="$(cargo test -q --workspace --exclude contextfold-component --exclude contextfold-hostile-guest \
-    --no-run --message-format=json-render-diagnostics |
-  node -e '
-    let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
-      const exe = s.split("\n").filter(Boolean).map(l => JSON.parse(l)).find(m =>
-        m.reason === "compiler-artifact" && m.target.name === "contextfold" && m.target.kind.includes("bin") && !m.profile.test);
-      if (!exe || !exe.executable) throw new Error("no contextfold binary in the build output");
-      console.log(exe.executable);
-    });')"
+# compiles nothing there).
+bin="$(bash scripts/workspace-bin.sh contextfold)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

@@ -21,8 +21,11 @@ if ! command -v chromium >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 fi
 
-echo "== native: binding unit tests and the native compaction fixture"
-cargo test -p contextfold-wasm
+# scripts/test.sh sets CONTEXTFOLD_WORKSPACE_TESTED=1: its workspace `cargo test` has run these.
+if [ "${CONTEXTFOLD_WORKSPACE_TESTED:-0}" != 1 ]; then
+  echo "== native: binding unit tests and the native compaction fixture"
+  cargo test -p contextfold-wasm
+fi
 
 echo "== npm ci (pkg-tests)"
 (cd pkg-tests && npm ci --no-audit --no-fund)
@@ -38,14 +41,14 @@ echo "== TypeScript: pkg/index.d.ts as a user compiles against it"
 echo "== seeded long-turn sessions for test/long-turns.test.js"
 export LONG_TURN_DIR="$PWD/target/long-turns"
 mkdir -p "$LONG_TURN_DIR"
-cargo run -q -p contextfold-conformance --bin gen-long-turn -- \
+# Both native binaries come from the workspace's debug test build (built once, by
+# scripts/test.sh; scripts/workspace-bin.sh builds it when run alone).
+"$(bash scripts/workspace-bin.sh gen-long-turn)" \
   --seed 1 --steps 60 --prior-turns 2 --out "$LONG_TURN_DIR/generated-1.jsonl"
 
 echo "== native contextfold binary (debug), for the sqlite store's verify tests"
-cargo build -p contextfold-host --bin contextfold
-target_dir=${CARGO_TARGET_DIR:-target}
-case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
-export CONTEXTFOLD_BIN="$target_dir/debug/contextfold"
+CONTEXTFOLD_BIN="$(bash scripts/workspace-bin.sh contextfold)"
+export CONTEXTFOLD_BIN
 
 echo "== node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test test/)

@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
 # The project's whole test run: formatting, lints, docs, the workspace's tests, the wasm build
-# checks, then each area's own script (each installs what it needs). Same locally and in CI.
+# checks, then each area's own script (each installs what it needs) and a short reliability
+# pass. Same locally and in CI; prints the seconds of every phase.
+#
+# Built once each: the workspace's debug test build (one test binary per area, e.g.
+# host/tests/cli/; wasmtime only in host/tests/component/), reused by every later script
+# through the same package selection; the components (scripts/test-component.sh); the npm
+# package (scripts/test-npm.sh; scripts/conformance.sh requires it instead of rebuilding it).
+# The long suites are named scripts, not run here: the full `scripts/reliability.sh`
+# (10,000 cases per invariant, 200 kills, cargo-fuzz), `scripts/mutants.sh`,
+# `scripts/long-turns.sh`, `bench/*.sh`; their last results are in docs/reliability.md and
+# docs/performance.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -9,28 +19,37 @@ start=$SECONDS
 native=(--workspace --exclude contextfold-component --exclude contextfold-hostile-guest)
 guests=(-p contextfold-component -p contextfold-hostile-guest --target wasm32-unknown-unknown)
 
-cargo fmt --all -- --check
-cargo clippy -q "${native[@]}" --all-targets -- -D warnings
-cargo clippy -q "${guests[@]}" -- -D warnings
-cargo clippy -q -p contextfold-wasm --target wasm32-unknown-unknown -- -D warnings
-RUSTDOCFLAGS="-D warnings" cargo doc -q "${native[@]}" --no-deps
-cargo test "${native[@]}"
-bash scripts/check-wasm-imports.sh
-echo "== lints, docs and workspace tests: $((SECONDS - start)) s"
+# phase NAME COMMAND...: runs one phase and prints its duration.
+phase() {
+  local name=$1 phase_start=$SECONDS
+  shift
+  echo "== ${name}"
+  "$@"
+  echo "== ${name}: $((SECONDS - phase_start)) s"
+}
+
+phase fmt cargo fmt --all -- --check
+# `--all-targets` leaves out the `test = false` suites scripts/reliability.sh runs: named here.
+phase clippy cargo clippy -q "${native[@]}" --all-targets --test reliability --test invariants \
+  -- -D warnings
+phase clippy-guests cargo clippy -q "${guests[@]}" -- -D warnings
+phase clippy-wasm cargo clippy -q -p contextfold-wasm --target wasm32-unknown-unknown -- -D warnings
+phase rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc -q "${native[@]}" --no-deps
+phase cargo-test cargo test "${native[@]}"
+phase wasm-imports bash scripts/check-wasm-imports.sh
 
 # host: demo, verify and --json shapes through the binary; component: the wasmtime component
 # and its ignored tests; npm: the package in Node and Chromium; conformance: the golden vectors
-# on every runtime; reliability: invariants, fault matrix, crash loop, fuzzing, secrets.
-export CONFORMANCE_BUILD_PKG=1  # the node line must run, never be skipped
-# The invariants run 3,000 cases each here (30,000 in all, about 3 minutes); the full
-# 10,000-case run is `bash scripts/reliability.sh` alone, recorded in docs/reliability.md.
-export CONTEXTFOLD_PROPTEST_CASES="${CONTEXTFOLD_PROPTEST_CASES:-3000}"
-for area in host component npm conformance reliability; do
+# on every runtime (native, wasmtime, jco in Node, the npm package in Node).
+export CONTEXTFOLD_WORKSPACE_TESTED=1  # test-npm.sh: the binding's tests ran just above
+export CONFORMANCE_REQUIRE_PKG=1       # the node line must run, on the package test-npm.sh built
+for area in host component npm conformance; do
   script="scripts/test-$area.sh"
   [ -f "$script" ] || script="scripts/$area.sh"
-  echo "== $script"
-  area_start=$SECONDS
-  bash "$script"
-  echo "== $script: $((SECONDS - area_start)) s"
+  phase "$script" bash "$script"
 done
+# Every part of the reliability suite with small counts (256 cases per invariant, 25 kills,
+# no cargo-fuzz) on the debug build; the full run is `bash scripts/reliability.sh`, recorded
+# in docs/reliability.md.
+phase "scripts/reliability.sh --short" bash scripts/reliability.sh --short
 echo "== all tests passed in $((SECONDS - start)) s"

@@ -1,6 +1,6 @@
 //! Shared checks of the libFuzzer targets in `fuzz_targets/` (one per parser of outside
 //! input). Every target asserts the properties of the proptest corpus fuzzer
-//! (`core/tests/fuzz_corpus.rs`): no panic, every rejection is a typed error with a stable
+//! (`core/tests/fuzz/fuzz_corpus.rs`): no panic, every rejection is a typed error with a stable
 //! snake_case code, whatever parses round-trips unchanged, and an import produces no more
 //! events than its input has bytes. A failed assertion is a panic, which libFuzzer reports
 //! as a crash with its reproducer; allocation bounds are checked by libFuzzer itself

@@ -20,7 +20,7 @@
 //!   (accented Latin, Greek, Cyrillic, Arabic, Hebrew) 0.3 inside a word, rare three-byte
 //!   letters 3.2 (byte fallback), symbols and emoji 0.66.
 //!
-//! Measured (`host/tests/piece_estimator.rs` checks it on every test run): per class the ratio
+//! Measured (`host/tests/runtime/piece_estimator.rs` checks it on every test run): per class the ratio
 //! to `o200k_base` varies by under 9% around its median, and the medians are 0.98-1.03 of the
 //! real count (CJK and base64 included), and nearly so on text the tables were not fitted to
 //! (the docs, sources and manifests of the crates the host builds from: medians 0.98-1.04,

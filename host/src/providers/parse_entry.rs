@@ -1,5 +1,5 @@
 //! Narrow, pure entry points to the parsers of provider responses, for the fuzz tests
-//! (`host/tests/fault_fuzz_providers.rs`): the same functions the clients run on the bytes they
+//! (`host/tests/reliability/fault_fuzz_providers.rs`): the same functions the clients run on the bytes they
 //! read, without HTTP. Not a stable API.
 
 use contextfold_core::compaction::SummaryResponse;

@@ -1,0 +1,26 @@
+//! The session runtime and the SQLite store: runs, the log cache, providers through the
+//! runtime, covered projections, the piece estimator, pipelined hashing, schema migration,
+//! `verify`, long agent turns and the host simulator.
+
+#[path = "../providers/mod.rs"]
+mod providers;
+#[path = "../reliability_support/mod.rs"]
+mod reliability_support;
+#[path = "../runtime_support/mod.rs"]
+mod runtime_support;
+#[path = "../runtime_usage/mod.rs"]
+mod runtime_usage;
+#[path = "../simulator_support/mod.rs"]
+mod simulator_support;
+
+mod covered_projection;
+mod long_turns;
+mod piece_estimator;
+mod pipelined_hash;
+mod runtime;
+mod runtime_log_cache;
+mod runtime_providers;
+mod schema_migration;
+mod simulator;
+mod storage;
+mod verify_sweep;
