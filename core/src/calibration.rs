@@ -355,9 +355,12 @@ impl<E: TokenEstimator> TokenEstimator for CalibratedEstimator<E> {
         self.scale(base_tokens)
     }
 
+    /// The base's name, with the ratio when it is not 1.0 (at 1.0 the estimates are the base's).
     fn name(&self) -> String {
-        let ratio = self.ratio_permille;
-        format!("{} x{}.{:03}", self.base.name(), ratio / 1_000, ratio % 1_000)
+        match self.ratio_permille {
+            UNIT_RATIO_PERMILLE => self.base.name(),
+            ratio => format!("{} x{}.{:03}", self.base.name(), ratio / 1_000, ratio % 1_000),
+        }
     }
 }
 

@@ -186,3 +186,12 @@ fn the_wire_forms_are_the_documented_ones() {
     let model = r#"{"models":[{"provider":"p","model":"m","samplesPermille":[1000],"x":1}]}"#;
     assert!(serde_json::from_str::<Calibration>(model).is_err(), "unknown model key refused");
 }
+
+#[test]
+fn a_calibrated_estimator_is_named_by_its_base_and_ratio() {
+    use crate::budget::{CharEstimator, TokenEstimator};
+    let unit = CalibratedEstimator::unit(CharEstimator);
+    assert_eq!(unit.name(), "chars-v1", "at 1.0 the estimates are the base's");
+    let scaled = CalibratedEstimator { base: CharEstimator, ratio_permille: 1_082 };
+    assert_eq!(scaled.name(), "chars-v1 x1.082");
+}
