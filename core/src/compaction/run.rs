@@ -107,6 +107,8 @@ pub(crate) struct Run<E> {
     pending: Option<(HistoryCompactCheckpoint, u64)>,
     /// Checkpoints durably recorded by this transaction; the last one is the tip.
     recorded: Vec<HistoryCompactCheckpoint>,
+    /// A re-compaction from the start failed once: this transaction rolls on instead.
+    recompaction_refused: bool,
 }
 
 impl<E: TokenEstimator> Run<E> {
@@ -141,6 +143,7 @@ impl<E: TokenEstimator> Run<E> {
             text_fallback_used: false,
             pending: None,
             recorded: Vec::new(),
+            recompaction_refused: false,
         }
     }
 
@@ -417,6 +420,9 @@ impl<E: TokenEstimator> Run<E> {
                     }
                     Err(defect) if text.before_repair.is_some() => {
                         self.accept_first_summary(&mut text, format!("{defect}"));
+                    }
+                    Err(defect) if text.recompacted => {
+                        return self.roll_on_instead(format!("{defect}"));
                     }
                     Err(defect) if !text.repaired => {
                         text.repaired = true;

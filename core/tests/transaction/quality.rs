@@ -201,3 +201,18 @@ fn an_extractive_chain_is_never_recompacted() {
     assert_eq!(count(&outcome, ReasonCode::QualityRecompaction), 0);
     assert!(!quality(&ledger[0]).recompacted);
 }
+
+#[test]
+fn a_refused_recompaction_rolls_on_instead() {
+    let (input, _) = chained(30, 90);
+    let run = drive(
+        input,
+        vec![summary("## Goal\nfix it\n## Later\nstuff"), summary(thorough_summary()), append_ok()],
+    );
+    let checkpoint = recorded(&run);
+    let summaries = run.summaries();
+    assert_eq!((summaries[0].previous_summary.as_deref(), summaries[0].fold.start), (None, 0));
+    assert!(summaries[1].previous_summary.is_some(), "the second request rolls on");
+    assert_eq!(count(&run.outcome, ReasonCode::QualityRecompaction), 2);
+    assert!(!quality(checkpoint).recompacted);
+}

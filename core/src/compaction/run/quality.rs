@@ -39,7 +39,7 @@ impl<E: TokenEstimator> Run<E> {
         // The extractive summarizer's chain does not drift: it re-selects by rule from what it
         // kept, and re-compacting it from the start measured worse (docs/performance.md).
         let extractive = self.input.summarizer_label.as_deref() == Some(EXTRACTIVE_PRODUCER);
-        if !self.recorded.is_empty() || extractive {
+        if !self.recorded.is_empty() || extractive || self.recompaction_refused {
             return None;
         }
         let checkpoint = &self.usable.as_ref()?.checkpoint;
@@ -57,6 +57,19 @@ impl<E: TokenEstimator> Run<E> {
                 quality.chain_best_percent
             )
         })
+    }
+
+    /// A re-compaction's summary was refused: the step starts again, rolling on the latest
+    /// summary as it would have without the trigger, so the trigger never costs a compaction.
+    pub(super) fn roll_on_instead(&mut self, why: String) {
+        self.diagnostics.push(Diagnostic::new(
+            ReasonCode::QualityRecompaction,
+            format!("the re-compaction's summary was refused ({why}); rolling on instead"),
+        ));
+        self.recompaction_refused = true;
+        self.set_attempt_result(ReasonCode::QualityRecompaction);
+        self.text = None;
+        self.start_text();
     }
 
     /// The manifest of a provider-native checkpoint: identity only, no gate (opaque state).
