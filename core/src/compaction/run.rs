@@ -415,9 +415,7 @@ impl<E: TokenEstimator> Run<E> {
                     &self.estimator,
                 );
                 match verdict {
-                    Ok(valid) => {
-                        self.on_valid_summary(&mut text, &valid.text);
-                    }
+                    Ok(valid) => self.on_valid_summary(&mut text, &valid.text),
                     Err(defect) if text.before_repair.is_some() => {
                         self.accept_first_summary(&mut text, format!("{defect}"));
                     }

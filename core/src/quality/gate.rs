@@ -161,7 +161,7 @@ pub fn gate_summary(
 }
 
 /// `lost` in class priority order, newest first within a class.
-fn by_priority(lost: &[Artifact]) -> Vec<&Artifact> {
+pub fn by_priority(lost: &[Artifact]) -> Vec<&Artifact> {
     let mut ordered: Vec<&Artifact> = lost.iter().collect();
     ordered.sort_by_key(|a| (a.class, std::cmp::Reverse(a.last_seen)));
     ordered

@@ -25,7 +25,7 @@ use crate::compaction::summary_request::{
 };
 use crate::compaction::summary_template::SUMMARY_PROMPT_VERSION;
 use crate::diagnostics::{Diagnostic, ReasonCode};
-use crate::quality::gate::RETENTION_THRESHOLD_PERCENT;
+use crate::quality::gate::{RETENTION_THRESHOLD_PERCENT, by_priority};
 use crate::quality::{GateOutcome, covered_score, gate_summary};
 
 /// Points of covered retention a rolling chain may lose below its best before the next
@@ -87,8 +87,8 @@ impl<E: TokenEstimator> Run<E> {
     /// Handles a valid summary: after a retention repair, keeps whichever of the two keeps
     /// more; otherwise gates it and, for an LLM summary still below the threshold with the
     /// exact-artifacts list appended (the target had no room for enough of it), sends the one
-    /// repair request naming what is still missing. Returns `true` when a request was sent.
-    pub(super) fn on_valid_summary(&mut self, text: &mut TextAttempt, summary: &str) -> bool {
+    /// repair request naming what is still missing.
+    pub(super) fn on_valid_summary(&mut self, text: &mut TextAttempt, summary: &str) {
         let fold = &self.input.events[text.fold_start..self.prefix_end()];
         let gated = gate_summary(summary, fold, self.summary_target(), &self.estimator);
         if let Some(first) = text.before_repair.take() {
@@ -98,15 +98,14 @@ impl<E: TokenEstimator> Run<E> {
                 first
             };
             self.accept_summary(text, better);
-            return false;
+            return;
         }
         let llm = self.input.summarizer_label.as_deref() != Some(EXTRACTIVE_PRODUCER);
         // A repair asks for a longer summary: only worth it when this one kept to its target.
         let within_target = self.estimator.estimate_text(&gated.text) <= self.summary_target();
         if llm && within_target && gated.still_below_threshold() && !text.repaired {
-            let lost = gated.after.lost.clone();
-            let mut ordered: Vec<_> = lost.iter().collect();
-            ordered.sort_by_key(|a| (a.class, std::cmp::Reverse(a.last_seen)));
+            let missing = gated.after.lost.len();
+            let ordered = by_priority(&gated.after.lost);
             let window = self.input_window();
             let repair =
                 build_retention_repair_request(&text.request, &ordered, window, &self.estimator);
@@ -118,11 +117,7 @@ impl<E: TokenEstimator> Run<E> {
                     format!(
                         "the summary keeps {}/{} folded artifacts verbatim, below {}% even with \
                          the exact-artifacts list; one repair request names {} of the {} missing",
-                        overall.kept,
-                        overall.total,
-                        RETENTION_THRESHOLD_PERCENT,
-                        listed,
-                        lost.len()
+                        overall.kept, overall.total, RETENTION_THRESHOLD_PERCENT, listed, missing
                     ),
                 ));
                 text.request = request.clone();
@@ -130,22 +125,20 @@ impl<E: TokenEstimator> Run<E> {
                     self.summarize_effect(request, &text.previous_summary, text.fold_start);
                 self.phase = Phase::Ready(effect);
                 text.before_repair = Some(gated);
-                return true;
+                return;
             }
         }
         self.accept_summary(text, gated);
-        false
     }
 
     /// The repair request failed (invalid answer, provider error): the first summary stands.
-    pub(super) fn accept_first_summary(&mut self, text: &mut TextAttempt, why: String) -> bool {
-        let Some(first) = text.before_repair.take() else { return false };
+    pub(super) fn accept_first_summary(&mut self, text: &mut TextAttempt, why: String) {
+        let Some(first) = text.before_repair.take() else { return };
         self.diagnostics.push(Diagnostic::new(
             ReasonCode::SummaryRetentionRepair,
             format!("the repair request failed ({why}); the first summary stands"),
         ));
         self.accept_summary(text, first);
-        true
     }
 
     /// Reports the gate's scores and builds the checkpoint with its manifest.
