@@ -7,7 +7,8 @@
 #   2. the code and data of the whole module by origin (twiggy shallow sizes of a build that keeps
 #      its function names), in raw bytes.
 # Needs twiggy (`cargo install twiggy`) for part 2; skips it when absent. Writes into $OUT
-# (default a temporary directory). Last results: docs/performance.md, "Package size (issue 21)".
+# (default a temporary directory). Last results: `git show 01261fa:docs/performance.md`, "Package
+# size (issue 21)" and after (docs/performance.md, History).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

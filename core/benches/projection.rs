@@ -3,7 +3,7 @@
 //! same serialized bytes), and the steady state with a resumed prefix hasher.
 //!
 //! Run: `cargo bench -p contextfold-core --bench projection`. The ratios are printed by
-//! `scripts/bench-core.sh`, which reads criterion's estimates.
+//! `bench/run.sh`, which reads criterion's estimates (docs/performance.md).
 
 use std::hint::black_box;
 

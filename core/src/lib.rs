@@ -82,17 +82,20 @@
 //! ```
 //!
 //! Module map:
-//! - [`event`]: the log model; [`log_builder`]: a helper to write well-formed logs.
+//! - [`event`]: the log model; [`attachment`]: content-addressed images and files;
+//!   [`log_builder`]: a helper to write well-formed logs.
 //! - [`ledger_row`]: what a ledger stores for each event (every ledger writer computes it).
 //! - [`digest`]: canonical serialization and the streaming SHA-256 source digest.
 //! - [`checkpoint`]: V2/V3 checkpoints; [`prefix_match`]: coverage proof and successor rules.
-//! - [`budget`]: capacity from model facts and token estimation.
+//! - [`budget`]: capacity from model facts and token estimation; [`calibration`]: the
+//!   provider's reported usage turned into a correction of the estimate.
 //! - [`safe_prefix`]: which prefix may be covered; [`replay`]: the current-policy fit gate.
 //! - [`projection`]: materialization into provider-neutral messages and wire formats.
 //! - [`compaction`]: the compaction transaction (sans-IO) and its parts.
 //! - [`recovery`]: choosing a checkpoint from a ledger; [`prune`]: tool-result pruning.
 //! - [`verified_prefix`]: full or cached (O(tail)) verification of a checkpoint's prefix.
-//! - [`diagnostics`]: stable reason codes.
+//! - [`diagnostics`]: stable reason codes; [`quality`]: the exact artifacts a compaction must
+//!   keep, and the gate that scores a summary against them.
 //! - [`json_read`]: events read straight from their text (the one hand-written reader, kept for
 //!   speed); [`json_text`]: serde_json's compact text, written by one non-generic writer.
 

@@ -1,12 +1,15 @@
-//! Reading a [`RuntimeEvent`] from a JSON value, by hand.
+//! Reading a [`RuntimeEvent`] from JSON, by hand.
 //!
 //! The one hand-written reader left: events are the rows the npm package reads by the
-//! thousand (docs/performance.md). Every reader of events (text, JSON Lines, `serde`) parses
-//! the JSON into one `serde_json::Value` and reads that value here, moving its strings and
-//! nested values into the event rather than copying them. serde's derive would generate one
-//! copy of this code per deserializer and, for the internally tagged [`EventContent`], buffer
-//! every content object in serde's private tree before reading it; in the npm package's wasm
-//! module that generated code outweighed the logic it read for (docs/performance.md).
+//! thousand (docs/performance.md). Text and JSON Lines are read straight from the text
+//! ([`RuntimeEvent::read_text`]: keys compared with the expected names, never allocated or
+//! hashed into a map) for the events every writer writes. Anything else (a repeated key, a
+//! content whose `type` is not its first key, any error), and serde's `Deserialize`, parse the
+//! JSON into one `serde_json::Value` and read that value here, moving its strings and nested
+//! values into the event rather than copying them; that route decides every result and error.
+//! serde's derive would generate one copy of this code per deserializer and, for the internally
+//! tagged [`EventContent`], buffer every content object in serde's private tree before reading
+//! it; in the npm package's wasm module that generated code outweighed the logic it read for.
 //!
 //! The rules are the derive's (the tests compare both on every single-field change): keys are
 //! read in order, the first one a type does not know refused by name (`unknown field …`), a

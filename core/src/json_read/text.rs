@@ -371,7 +371,7 @@ pub fn value_from_text(text: &str) -> Result<Value, JsonSyntaxError> {
 /// `value` as a JSON value, through its text: serde_json writes the text (the one serializer
 /// every type is written with) and [`value_from_text`] reads it back. `serde_json::to_value`
 /// would add a second copy of every type's `Serialize` code to the npm module (measured in
-/// docs/performance.md, "Cold types back to serde derives").
+/// `git show 01261fa:docs/performance.md`, "Cold types back to serde derives").
 pub fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
     value_from_text(&serde_json::to_string(value)?)
         .map_err(<serde_json::Error as serde::ser::Error>::custom)
