@@ -7,14 +7,12 @@
 //!
 //! Run: `cargo run --release -p contextfold-core --example walkthrough`
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::checkpoint::match_checkpoint_prefix;
 use contextfold_core::compaction::{
-    CompactInput, Compaction, CompactionOutcome, Compactor, Effect, Step, SummaryResponse, Trigger,
+    CompactInput, Compaction, CompactionOutcome, Compactor, EXTRACTIVE_PRODUCER, Effect,
+    FinishReason, MalformedInputCircuit, ProviderIdentity, Step, SummaryResponse, Trigger,
+    extractive_summary,
 };
-use contextfold_core::prefix_match::match_checkpoint_prefix;
 use contextfold_core::projection::{ProjectInput, project};
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, ModelFacts};
 use serde_json::json;

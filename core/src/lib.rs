@@ -19,12 +19,12 @@
 //! extractive summarizer and an in-memory ledger), and projects again.
 //!
 //! ```
-//! use contextfold_core::compaction::circuit::MalformedInputCircuit;
-//! use contextfold_core::compaction::extractive::extractive_summary;
-//! use contextfold_core::compaction::native::ProviderIdentity;
-//! use contextfold_core::compaction::summary_validation::FinishReason;
+//! use contextfold_core::compaction::MalformedInputCircuit;
+//! use contextfold_core::compaction::extractive_summary;
+//! use contextfold_core::compaction::ProviderIdentity;
+//! use contextfold_core::compaction::FinishReason;
 //! use contextfold_core::compaction::*;
-//! use contextfold_core::projection::{project, ProjectInput};
+//! use contextfold_core::projection::{ProjectInput, project};
 //! use contextfold_core::{CharEstimator, LogBuilder, ModelFacts};
 //!
 //! let mut log = LogBuilder::new("session-1");
@@ -99,33 +99,40 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod attachment;
+#[doc(hidden)] // helpers for the wasm bindings only; not part of the supported API
+pub mod binding;
 pub mod budget;
-pub mod calibration;
 pub mod checkpoint;
 pub mod compaction;
-pub mod diagnostics;
 pub mod digest;
 pub mod event;
-#[doc(hidden)] // the event reader's parts, public for the npm binding only
-pub mod json_read;
-pub mod json_text;
-pub mod ledger_row;
-pub mod log_builder;
-pub mod prefix_match;
 pub mod projection;
-pub mod prune;
-pub mod quality;
-pub mod recovery;
-pub mod replay;
-pub mod safe_prefix;
+
+mod attachment;
+mod calibration;
+mod diagnostics;
+mod json_read;
+mod json_text;
+mod ledger_row;
+mod log_builder;
+mod prefix_match;
+mod prune;
+mod quality;
+mod recovery;
+mod replay;
+mod safe_prefix;
 mod sort;
-pub mod verified_prefix;
+mod verified_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};
 pub use checkpoint::{
     Boundary, CheckpointProjection, Coverage, HistoryCompactCheckpoint, ProviderState,
 };
-pub use diagnostics::{Diagnostic, ReasonCode};
-pub use event::{EventContent, RuntimeEvent};
-pub use log_builder::LogBuilder;
+pub use compaction::{
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Compactor, DriverError, Effect,
+    FinishReason, MalformedInputCircuit, OutcomeKind, ProviderFailure, ProviderFailureKind,
+    ProviderIdentity, StartError, Step, SummarizeEffect, SummaryResponse, Trigger,
+};
+pub use diagnostics::{Diagnostic, ReasonCode, TokenFigures};
+pub use event::{EventContent, LogBuilder, LogError, RuntimeEvent};
+pub use projection::{Message, ProjectInput, Projection, project};

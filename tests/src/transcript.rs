@@ -14,12 +14,9 @@
 //! checkpoint}], outcome, circuit}`, or `{error: code}`.
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::extractive::extractive_summary;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, Compactor, Effect, ProviderFailure, Step,
-    SummaryResponse, Trigger,
+    AppendFailure, CompactInput, Compaction, Compactor, Effect, FinishReason,
+    MalformedInputCircuit, ProviderFailure, Step, SummaryResponse, Trigger, extractive_summary,
 };
 use serde_json::{Value, json};
 

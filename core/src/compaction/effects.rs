@@ -91,19 +91,19 @@ pub const AFTER_COMPACTION_SHARE_PERCENT: u64 = 50;
 pub const RAW_TAIL_SHARE_PERCENT: u64 = 25;
 
 /// Upper bound of [`SummarizeEffect::target_tokens`].
-pub const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
+pub(crate) const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
 
 /// Lower bound of [`SummarizeEffect::target_tokens`] (a large fold's summary must reach 200
 /// estimated tokens to pass validation).
-pub const MIN_SUMMARY_TARGET_TOKENS: u64 = 256;
+pub(crate) const MIN_SUMMARY_TARGET_TOKENS: u64 = 256;
 
 /// Tokens set aside for a V2 checkpoint's envelope (tag, coverage, limitations) when the
 /// summary target is derived from the room the rest of the request leaves.
-pub const CHECKPOINT_ENVELOPE_TOKENS: u64 = 256;
+pub(crate) const CHECKPOINT_ENVELOPE_TOKENS: u64 = 256;
 
 /// Most checkpoints one compaction transaction records in rolling steps (each step strictly
 /// extends coverage, so the steps also end when no safe fold remains).
-pub const MAX_ROLLING_STEPS: u32 = 64;
+pub(crate) const MAX_ROLLING_STEPS: u32 = 64;
 
 /// A summarizer's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -36,8 +36,9 @@ mod transcript;
 
 use transcript::PayloadKind;
 
-pub use quality_repair::{build_retention_repair_request, request_shape_hash};
-pub use transcript::{is_compaction_failure_note, summary_payload};
+pub(crate) use quality_repair::{build_retention_repair_request, request_shape_hash};
+pub(crate) use transcript::is_compaction_failure_note;
+pub use transcript::summary_payload;
 
 use serde::{Deserialize, Serialize};
 

@@ -23,7 +23,7 @@ mod import;
 
 use serde_json::{Value, json};
 
-pub use import::{ResponsesImportError, import_openai_responses};
+pub use import::import_openai_responses;
 
 use crate::attachment::Attachment;
 use crate::checkpoint::ProviderState;
@@ -83,7 +83,7 @@ pub fn to_openai_responses(messages: &[Message]) -> Vec<Value> {
 }
 
 /// The Responses compaction item that replays provider-native state.
-pub fn compaction_item(state: &ProviderState) -> Value {
+pub(crate) fn compaction_item(state: &ProviderState) -> Value {
     match state {
         ProviderState::OpenaiCodexRemoteV2 { item_id, encrypted_content, .. } => {
             json!({"type": "compaction", "id": item_id, "encrypted_content": encrypted_content})

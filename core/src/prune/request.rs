@@ -86,7 +86,7 @@ impl RequestPrune<'_> {
 /// rule (module `epochs`); every other event is borrowed unchanged.
 ///
 /// ```
-/// use contextfold_core::prune::prune_request;
+/// use contextfold_core::projection::prune_request;
 /// use contextfold_core::{CharEstimator, LogBuilder};
 /// let mut log = LogBuilder::new("s");
 /// for turn in ["t1", "t2", "t3", "t4"] {

@@ -7,12 +7,10 @@
 
 use std::collections::VecDeque;
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::NativeRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, ProviderFailure,
-    ProviderFailureKind, Step, SummarizeEffect, SummaryResponse,
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, FinishReason,
+    MalformedInputCircuit, NativeRequest, ProviderFailure, ProviderFailureKind, Step,
+    SummarizeEffect, SummaryResponse,
 };
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde_json::{Value, json};
@@ -229,7 +227,7 @@ pub(crate) fn drive_extractive(
     input: CompactInput,
 ) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
     drive_summaries(input, |effect, fold| {
-        contextfold_core::compaction::extractive::extractive_summary(
+        contextfold_core::compaction::extractive_summary(
             effect.previous_summary.as_deref(),
             fold,
             effect.target_tokens,

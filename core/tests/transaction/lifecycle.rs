@@ -1,9 +1,8 @@
 //! Cancellation and the driver's call order.
 
 use contextfold_core::ReasonCode;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    Compaction, DriverError, Effect, OutcomeKind, Step, SummaryResponse, Trigger,
+    Compaction, DriverError, Effect, FinishReason, OutcomeKind, Step, SummaryResponse, Trigger,
 };
 
 use crate::driver::{append_ok, drive_started};

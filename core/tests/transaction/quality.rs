@@ -4,10 +4,10 @@
 //! from the start of the log.
 
 use contextfold_core::checkpoint::{ProjectionManifest, QualityRecord, Score, Scores};
-use contextfold_core::compaction::summary_request::SummaryPurpose;
-use contextfold_core::compaction::summary_template::SUMMARY_PROMPT_VERSION;
-use contextfold_core::compaction::{CompactInput, OutcomeKind, ProviderFailureKind, Trigger};
-use contextfold_core::quality::{QUALITY_GATE_VERSION, Retention, extract_artifacts};
+use contextfold_core::compaction::{
+    CompactInput, OutcomeKind, ProviderFailureKind, QUALITY_GATE_VERSION, Retention,
+    SUMMARY_PROMPT_VERSION, SummaryPurpose, Trigger, extract_artifacts,
+};
 use contextfold_core::{HistoryCompactCheckpoint, ReasonCode};
 
 use crate::driver::{Driven, append_ok, drive, drive_extractive, summary, summary_failure};

@@ -1,10 +1,10 @@
 //! Session logs, model facts, provider identities, summaries and inputs shared by the tests.
 
-use contextfold_core::checkpoint::HighWater;
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
-use contextfold_core::compaction::{CompactInput, CompactionOutcome, Compactor, Trigger};
-use contextfold_core::prefix_match::coverage_of;
+use contextfold_core::checkpoint::{HighWater, coverage_of};
+use contextfold_core::compaction::{
+    CompactInput, CompactionOutcome, Compactor, MalformedInputCircuit, OPENAI_CODEX_PROVIDER,
+    ProviderIdentity, Trigger,
+};
 use contextfold_core::{
     CheckpointProjection, HistoryCompactCheckpoint, LogBuilder, ModelFacts, ProviderState,
     ReasonCode, RuntimeEvent,

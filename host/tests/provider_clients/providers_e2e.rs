@@ -3,13 +3,11 @@
 
 use crate::providers;
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
+use contextfold_core::checkpoint::RecordedCheckpointEvent;
 use contextfold_core::compaction::{
-    AttemptKind, CompactInput, Compaction, CompactionOutcome, Compactor, Effect, OutcomeKind, Step,
-    Trigger,
+    AttemptKind, CompactInput, Compaction, CompactionOutcome, Compactor, Effect,
+    MalformedInputCircuit, OPENAI_CODEX_PROVIDER, OutcomeKind, ProviderIdentity, Step, Trigger,
 };
-use contextfold_core::recovery::RecordedCheckpointEvent;
 use contextfold_core::{CheckpointProjection, LogBuilder, ModelFacts, ProviderState, RuntimeEvent};
 use contextfold_host::providers::{CodexNativeCompactor, OpenAiChatSummarizer};
 use providers::fixtures::*;

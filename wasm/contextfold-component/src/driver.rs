@@ -1,11 +1,10 @@
 //! What the blocking and the step-driven exports share: building the transaction's input and
 //! turning its effects and outcome into WIT values.
 
-use contextfold_core::calibration::CalibratedEstimator;
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
+use contextfold_core::budget::CalibratedEstimator;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, CompactionOutcome, OutcomeKind as CoreOutcome,
-    SummarizeEffect, SummaryResponse as CoreSummary,
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, MalformedInputCircuit,
+    OutcomeKind as CoreOutcome, SummarizeEffect, SummaryResponse as CoreSummary,
 };
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, RuntimeEvent};
 

@@ -7,11 +7,9 @@
 
 use std::path::PathBuf;
 
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    CompactInput, Compaction, CompactionOutcome, Compactor, Effect, Step, SummaryResponse, Trigger,
+    CompactInput, Compaction, CompactionOutcome, Compactor, EXTRACTIVE_PRODUCER, Effect,
+    FinishReason, ProviderIdentity, Step, SummaryResponse, Trigger, extractive_summary,
 };
 use contextfold_core::{HistoryCompactCheckpoint, LogBuilder, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};

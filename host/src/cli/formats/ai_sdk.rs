@@ -4,9 +4,8 @@
 //! This module only adapts the core's functions to the CLI: errors become [`FormatError`]s
 //! with the core's stable codes (`ai_sdk_invalid_shape`, `ai_sdk_unsupported_part`, …).
 
-use contextfold_core::projection::Message;
-use contextfold_core::projection::ai_sdk::{
-    ModelMessageImportError, import_model_messages, to_model_messages,
+use contextfold_core::projection::{
+    Message, ModelMessageImportError, import_model_messages, to_model_messages,
 };
 use serde_json::Value;
 

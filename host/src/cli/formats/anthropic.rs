@@ -8,9 +8,8 @@
 //! `anthropic_import_duplicate_tool_use`, `anthropic_import_duplicate_tool_result`), the same
 //! in every runtime.
 
-use contextfold_core::projection::Message;
-use contextfold_core::projection::anthropic::{
-    AnthropicImportError, import_anthropic as core_import, to_anthropic as core_map,
+use contextfold_core::projection::{
+    AnthropicImportError, Message, import_anthropic as core_import, to_anthropic as core_map,
 };
 use serde_json::{Map, Value};
 

@@ -6,5 +6,5 @@ use serde_json::Value;
 
 /// Maps neutral messages to Responses `input` items (a V3 checkpoint → its `compaction` item).
 pub fn to_openai_responses(messages: &[Message]) -> Vec<Value> {
-    contextfold_core::projection::openai_responses::to_openai_responses(messages)
+    contextfold_core::projection::to_openai_responses(messages)
 }
