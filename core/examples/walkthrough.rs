@@ -129,7 +129,7 @@ fn compact(
     let events = log.events().to_vec();
     let input = CompactInput {
         trigger: Trigger::PreTurn,
-        events: events.clone(),
+        events: events.as_slice().into(),
         current_turn_id: Some(current.to_owned()),
         checkpoint,
         model: model.clone(),

@@ -2,7 +2,7 @@
 //! JSON writer with its string hook, and the `*_with` variants that take a hash engine or a
 //! reused buffer. Not part of the supported API; hidden from the docs.
 
-pub use crate::json_read::text::{TextReader, to_value, value_from_text};
+pub use crate::json_read::text::{JsonSyntaxError, TextReader, to_value, value_from_text};
 pub use crate::json_text::{JsonWriter, PathStep, StringHook, json_text, write_json_text};
 pub use crate::prefix_match::match_checkpoint_prefix_with;
 pub use crate::projection::ai_sdk::{into_model_messages, write_model_messages};

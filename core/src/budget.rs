@@ -6,7 +6,8 @@
 //! [`UNKNOWN_WINDOW_HISTORY_BUDGET`] plus the same classic reserve.
 
 pub use crate::calibration::{
-    CalibratedEstimator, Calibration, UNIT_RATIO_PERMILLE, UsageFact, UsageFactError, UsageReport,
+    CalibratedEstimator, Calibration, ModelCalibration, UNIT_RATIO_PERMILLE, UsageFact,
+    UsageFactError, UsageReport,
 };
 
 mod pieces;

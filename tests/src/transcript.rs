@@ -81,7 +81,7 @@ fn append_answer(entry: &Value) -> Result<Result<(), AppendFailure>, String> {
 }
 
 /// The transaction's input from a transcript input.
-pub fn compact_input(input: &Value) -> Result<CompactInput, String> {
+pub fn compact_input(input: &Value) -> Result<CompactInput<'static>, String> {
     let parse = |key: &str| -> Result<Value, String> {
         input.get(key).cloned().ok_or_else(|| format!("missing_{key}"))
     };
@@ -94,7 +94,7 @@ pub fn compact_input(input: &Value) -> Result<CompactInput, String> {
     };
     Ok(CompactInput {
         trigger,
-        events: events_of(input)?,
+        events: events_of(input)?.into(),
         current_turn_id: current_turn_of(input).map(str::to_owned),
         checkpoint: checkpoint_of(input, "checkpoint")?,
         model: model_of(input)?,

@@ -231,6 +231,42 @@ pub struct CompactionOutcome {
     pub tokens: TokenFigures,
 }
 
+/// What [`Compaction::poll`](super::Compaction::poll) returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Perform this effect and report its result.
+    Effect(Effect),
+    /// The transaction is over.
+    Done(Box<CompactionOutcome>),
+}
+
+/// A driver called the machine out of order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DriverError {
+    /// A result was reported for an effect that was not handed out.
+    #[error("unexpected {got} result: the transaction is waiting for {expected}")]
+    UnexpectedResult {
+        /// The result kind reported.
+        got: &'static str,
+        /// What the machine waits for.
+        expected: &'static str,
+    },
+    /// `poll` was called while an effect is still outstanding.
+    #[error("poll called while the {0} effect is still outstanding")]
+    EffectOutstanding(&'static str),
+}
+
+impl DriverError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DriverError::UnexpectedResult { .. } => "driver_unexpected_result",
+            DriverError::EffectOutstanding(_) => "driver_effect_outstanding",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

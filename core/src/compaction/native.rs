@@ -59,7 +59,7 @@ use crate::diagnostics::ReasonCode;
 pub use output::{accept_native_output, provider_state_matches, redact_provider_state};
 pub use request::build_native_request;
 
-pub(crate) use crate::compaction::summary_request::TOOL_RESULT_OMISSION_MARKER;
+pub(crate) use crate::compaction::summary_template::TOOL_RESULT_OMISSION_MARKER;
 
 /// The output given to an ordinary tool call that has no recorded result in the fold.
 pub const INTERRUPTED_CALL_OUTPUT: &str =

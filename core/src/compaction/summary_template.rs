@@ -18,7 +18,9 @@
 //! Every instruction text tells the summarizer that reasoning was omitted from its input and
 //! that it must not invent facts.
 
-use crate::compaction::summary_request::TOOL_RESULT_OMISSION_MARKER;
+/// The fixed text that replaces an omitted tool-result payload.
+pub const TOOL_RESULT_OMISSION_MARKER: &str =
+    "[tool result omitted to fit the compaction request; the full result remains in the event log]";
 
 /// One section of the continuation-summary template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

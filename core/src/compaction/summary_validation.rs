@@ -61,7 +61,7 @@ use crate::compaction::summary_template::SUMMARY_SECTIONS;
 use crate::diagnostics::ReasonCode;
 
 pub(crate) use markdown::{ERROR_PHRASES, ERROR_PREFIXES, TRUNCATION_MARKERS};
-pub use sections::SECTION_SYNONYMS;
+pub use sections::{SECTION_SYNONYMS, SectionSynonyms};
 
 /// A fold strictly above this many estimated tokens needs a summary of at least
 /// [`MIN_LARGE_FOLD_SUMMARY_TOKENS`].

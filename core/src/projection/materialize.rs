@@ -53,7 +53,7 @@ use crate::projection::message::{Message, Part, Role};
 
 pub(crate) use checkpoint_text::{REPLAY_LIMITATION, checkpoint_message};
 pub use estimate::{estimate_message, estimate_messages};
-pub(crate) use repair::Repair;
+pub use repair::Repair;
 
 /// The error text of a result synthesized for an interrupted call.
 pub(crate) const INTERRUPTED_ERROR: &str = "tool call interrupted: no result was recorded";

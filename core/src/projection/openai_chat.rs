@@ -38,7 +38,7 @@ use crate::attachment::Attachment;
 use crate::projection::message::{Message, Part, Role};
 
 pub(crate) use import::message_array;
-pub use import::{ImportContext, import_openai_chat};
+pub use import::{ChatImportError, ImportContext, import_openai_chat};
 
 /// Prefix of the content of a tool message whose result is an error.
 pub(crate) const TOOL_ERROR_PREFIX: &str = "Tool error: ";

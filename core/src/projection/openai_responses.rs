@@ -23,7 +23,7 @@ mod import;
 
 use serde_json::{Value, json};
 
-pub use import::import_openai_responses;
+pub use import::{ResponsesImportError, import_openai_responses};
 
 use crate::attachment::Attachment;
 use crate::checkpoint::ProviderState;

@@ -22,7 +22,7 @@ use crate::budget::TokenEstimator;
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::{EventContent, RuntimeEvent};
 
-use super::request::{Candidate, CandidateKind, next_other_turn};
+use super::candidate::{Candidate, CandidateKind, next_other_turn};
 use super::stale::quote;
 
 /// Number of newest attachments of a request that are never pruning candidates.

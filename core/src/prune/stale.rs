@@ -22,7 +22,7 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::request::{Candidate, CandidateKind, next_other_turn};
+use super::candidate::{Candidate, CandidateKind, next_other_turn};
 use crate::budget::{TokenEstimator, estimate_value};
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::{EventContent, RuntimeEvent};

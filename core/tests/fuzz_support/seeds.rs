@@ -40,7 +40,7 @@ fn checkpoint(native: bool) -> HistoryCompactCheckpoint {
     let events = session();
     let mut tx = Compaction::start(CompactInput {
         trigger: Trigger::Manual,
-        events: events.clone(),
+        events: events.as_slice().into(),
         current_turn_id: None,
         checkpoint: None,
         model: ModelFacts { context_window: Some(16_000), ..Default::default() },

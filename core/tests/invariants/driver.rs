@@ -231,7 +231,7 @@ impl Driver {
         let previous = self.tip.clone();
         let input = CompactInput {
             trigger,
-            events: log_before.clone(),
+            events: log_before.as_slice().into(),
             current_turn_id: current.map(str::to_owned),
             checkpoint: previous.clone(),
             model: self.sim.model.clone(),

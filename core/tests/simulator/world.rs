@@ -222,7 +222,7 @@ impl Sim {
         let previous = self.ledger.latest("sim");
         let input = CompactInput {
             trigger,
-            events: before_log.clone(),
+            events: before_log.as_slice().into(),
             current_turn_id: Some(current.to_owned()),
             checkpoint: previous.clone(),
             model: self.model.clone(),

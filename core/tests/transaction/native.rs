@@ -19,7 +19,7 @@ const WINDOW: u64 = 8_000;
 fn native_input(
     events: &[RuntimeEvent],
     checkpoint: Option<&HistoryCompactCheckpoint>,
-) -> CompactInput {
+) -> CompactInput<'static> {
     let mut input = input(Trigger::Manual, events, None, checkpoint, window(WINDOW));
     input.compactor = Compactor::OpenaiCodexNative;
     input

@@ -98,10 +98,10 @@ pub(crate) fn input(
     current_turn_id: Option<&str>,
     checkpoint: Option<&HistoryCompactCheckpoint>,
     model: ModelFacts,
-) -> CompactInput {
+) -> CompactInput<'static> {
     CompactInput {
         trigger,
-        events: events.to_vec(),
+        events: events.to_vec().into(),
         current_turn_id: current_turn_id.map(str::to_owned),
         checkpoint: checkpoint.cloned(),
         model,

@@ -65,7 +65,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let new_checkpoint_id = format!("cp-{ordinal:05}-{now_ms}-{tag}");
         let input = CompactInput {
             trigger: request.trigger,
-            events: events.clone(),
+            events: events.as_slice().into(),
             current_turn_id: request.current_turn_id.clone(),
             checkpoint: lookup.checkpoint.clone(),
             model: self.config.model.clone(),

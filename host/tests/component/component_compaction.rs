@@ -66,7 +66,7 @@ fn request(checkpoint_id: &str, window: u64) -> CompactRequest {
 fn native_outcome(events: Vec<RuntimeEvent>, checkpoint_id: &str, window: u64) -> Value {
     let mut tx = Compaction::start(CompactInput {
         trigger: CoreTrigger::Manual,
-        events: events.clone(),
+        events: events.as_slice().into(),
         current_turn_id: None,
         checkpoint: None,
         model: CoreFacts { context_window: Some(window), ..CoreFacts::default() },

@@ -38,10 +38,10 @@ fn long_session() -> Vec<RuntimeEvent> {
     log.build()
 }
 
-fn input(compactor: Compactor, provider: ProviderIdentity) -> CompactInput {
+fn input(compactor: Compactor, provider: ProviderIdentity) -> CompactInput<'static> {
     CompactInput {
         trigger: Trigger::Manual,
-        events: long_session(),
+        events: long_session().into(),
         current_turn_id: None,
         checkpoint: None,
         model: ModelFacts { context_window: Some(16_000), ..Default::default() },
@@ -65,7 +65,7 @@ fn codex_identity() -> ProviderIdentity {
 
 /// Drives one compaction to its outcome, appending accepted checkpoints to `ledger`.
 async fn drive(
-    input: CompactInput,
+    input: CompactInput<'_>,
     summarizer: &OpenAiChatSummarizer,
     native: &CodexNativeCompactor,
     ledger: &mut Vec<RecordedCheckpointEvent>,

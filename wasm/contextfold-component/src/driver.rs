@@ -29,7 +29,7 @@ pub(crate) struct TransactionParams<'a> {
 }
 
 /// The transaction, measuring with the session's calibrated estimate.
-pub(crate) type Transaction = Compaction<CalibratedEstimator<CharEstimator>>;
+pub(crate) type Transaction = Compaction<'static, CalibratedEstimator<CharEstimator>>;
 
 /// Plans the transaction over `events` and `checkpoint`.
 pub(crate) fn start(
@@ -43,7 +43,7 @@ pub(crate) fn start(
     let estimator = calibration.estimator(CharEstimator, &provider.provider, &provider.model_id);
     let input = CompactInput {
         trigger: convert::trigger(params.trigger),
-        events,
+        events: events.into(),
         current_turn_id: params.current_turn,
         checkpoint,
         model: convert::model_facts(params.model),

@@ -87,7 +87,7 @@ impl<E> SessionInput<E> {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct CompactionSession {
-    tx: Option<Compaction<CalibratedEstimator<BaseEstimator>>>,
+    tx: Option<Compaction<'static, CalibratedEstimator<BaseEstimator>>>,
     /// The caller's counter's first failure, if it has one.
     counter: CounterFailure,
 }
@@ -162,7 +162,7 @@ impl CompactionSession {
         let estimator = calibrated(base, input.calibration.as_ref(), Some(&provider));
         let compact_input = CompactInput {
             trigger: input.trigger,
-            events,
+            events: events.into(),
             current_turn_id: input.current_turn_id,
             checkpoint,
             model: input.model.unwrap_or_default(),

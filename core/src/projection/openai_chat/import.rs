@@ -43,7 +43,7 @@
 use serde_json::{Map, Value};
 
 use super::TOOL_ERROR_PREFIX;
-pub(crate) use super::chat_shape::ChatImportError;
+pub use super::chat_shape::ChatImportError;
 use super::chat_shape::{
     check_message_fields, parse_tool_call, require_absent, shape, text_content, unsupported,
     user_content,

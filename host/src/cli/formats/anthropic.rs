@@ -1,5 +1,5 @@
 //! Anthropic Messages: import of a conversation and mapping of neutral messages to a request,
-//! both the core's (`contextfold_core::projection::anthropic`; rules in its docs and in
+//! both the core's (`contextfold_core::projection::to_anthropic`; rules in its docs and in
 //! `docs/cli.md`).
 //!
 //! This module adapts them to the CLI: the mapping is written as the request body fragment

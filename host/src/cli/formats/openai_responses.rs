@@ -1,5 +1,5 @@
 //! OpenAI Responses API input items from neutral messages: the core's mapping
-//! (`contextfold_core::projection::openai_responses`; rules in its docs and in `docs/cli.md`).
+//! (`contextfold_core::projection::to_openai_responses`; rules in its docs and in `docs/cli.md`).
 
 use contextfold_core::projection::Message;
 use serde_json::Value;
