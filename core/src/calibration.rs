@@ -14,9 +14,9 @@
 //!   request is known to exceed the limit, so the sample is the smallest ratio consistent with
 //!   the refusal ([`OVERFLOW_MARGIN_PERMILLE`] above the limit's ratio), or, when neither count
 //!   nor limit is known, the current ratio raised by [`OVERFLOW_STEP_PERMILLE`]. A response to a
-//!   request estimated below [`MIN_SAMPLE_ESTIMATE_TOKENS`] gives no sample: what the estimate
+//!   request estimated below `MIN_SAMPLE_ESTIMATE_TOKENS` gives no sample: what the estimate
 //!   cannot see (tool schemas, framing) dominates such a request.
-//! - Each provider and model keeps its newest [`CALIBRATION_WINDOW`] samples. The ratio in use
+//! - Each provider and model keeps its newest `CALIBRATION_WINDOW` samples. The ratio in use
 //!   is an **upper quantile** of them ([`CALIBRATION_QUANTILE_PERCENT`], nearest rank), never a
 //!   mean: with fewer than ten samples it is their maximum, so the pre-turn and mid-turn triggers
 //!   fire before the provider would refuse.
@@ -115,7 +115,7 @@ pub enum UsageReport {
 impl UsageFact {
     /// The fact's ratio sample in thousandths, given the ratio in use when it arrived; `None`
     /// when the fact carries no estimate to compare with, or is the response to a request
-    /// estimated below [`MIN_SAMPLE_ESTIMATE_TOKENS`].
+    /// estimated below `MIN_SAMPLE_ESTIMATE_TOKENS`.
     ///
     /// ```
     /// use contextfold_core::budget::{UsageFact, UsageReport};
@@ -231,7 +231,7 @@ pub struct ModelCalibration {
     pub provider: String,
     /// Model.
     pub model: String,
-    /// Ratio samples in thousandths, newest last, at most [`CALIBRATION_WINDOW`].
+    /// Ratio samples in thousandths, newest last, at most `CALIBRATION_WINDOW`.
     pub samples_permille: Vec<u32>,
 }
 

@@ -63,13 +63,13 @@ pub struct SummarizeEffect {
     /// The summary being rolled forward, if any.
     pub previous_summary: Option<String>,
     /// The newly folded events, as indexes into the input log (`events[fold.start..fold.end]`).
-    /// Offline compactors such as [`crate::compaction::extractive`] read these directly.
+    /// Offline compactors such as [`extractive_summary`](crate::compaction::extractive_summary) read these directly.
     pub fold: Fold,
     /// The summary should stay within about this many tokens: what
     /// [`AFTER_COMPACTION_SHARE_PERCENT`] of the history budget leaves beside the live head and
     /// the raw tail the fold keeps, at least a quarter of the budget (at most
-    /// [`MAX_SUMMARY_TARGET_TOKENS`]), less when the rest of the request needs more of the
-    /// budget (never below [`MIN_SUMMARY_TARGET_TOKENS`]), so the checkpoint leaves room for the
+    /// `MAX_SUMMARY_TARGET_TOKENS`), less when the rest of the request needs more of the
+    /// budget (never below `MIN_SUMMARY_TARGET_TOKENS`), so the checkpoint leaves room for the
     /// rest of the request; and always below what the checkpoint replaces (less its envelope),
     /// so a summary that meets it is never refused as not smaller.
     pub target_tokens: u64,

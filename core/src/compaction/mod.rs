@@ -1,7 +1,7 @@
 //! The compaction transaction and the pieces it is built from: summary prompt and validation,
 //! rolling summarizer input, the malformed-input circuit and provider-native requests.
 //!
-//! Entry point: [`Compaction`], a sans-IO state machine (see [`transaction`] for the call order).
+//! Entry point: [`Compaction`], a sans-IO state machine (its docs state the call order).
 
 pub(crate) mod circuit;
 pub(crate) mod effects;

@@ -1,29 +1,4 @@
-//! [`Compaction`]: the compaction transaction as a sans-IO state machine.
-//!
-//! One planner and one checkpoint transaction serve every trigger (manual, pre-turn, mid-turn,
-//! provider overflow). The machine never performs I/O: it hands out one [`Effect`](super::Effect) at a time
-//! and takes each result back, so the same logic runs under a blocking host (wasmtime), an
-//! async host (tokio) and a JavaScript host that awaits between steps.
-//!
-//! # Driving it
-//!
-//! ```text
-//! let mut tx = Compaction::start(input)?;
-//! loop {
-//!     match tx.poll() {
-//!         Step::Effect(Effect::Summarize(req))       => tx.handle_summary(host.summarize(req))?,
-//!         Step::Effect(Effect::CompactNatively(req)) => tx.handle_native(host.compact(req))?,
-//!         Step::Effect(Effect::AppendCheckpoint(cp)) => tx.handle_append(host.append(&cp))?,
-//!         Step::Done(outcome) => break outcome,
-//!     }
-//! }
-//! ```
-//!
-//! Rules of the call order: after [`Compaction::poll`] returns an effect, the host performs it
-//! and reports exactly one result with the matching `handle_*` method before polling again.
-//! [`Compaction::cancel`] may be called at any time before the append effect is handed out; it
-//! persists nothing and arms nothing, and any late result is discarded. Once the append effect
-//! is out, the durable write is the commit point and cancellation is refused.
+//! [`Compaction`]: the compaction transaction; its call order is on the type.
 
 use crate::budget::{ContextBudget, TokenEstimator};
 use crate::compaction::circuit::MalformedInputCircuit;
@@ -37,7 +12,32 @@ use crate::diagnostics::Diagnostic;
 use crate::event::validate_log;
 use crate::safe_prefix::split_current_turn;
 
-/// The compaction transaction. See the module docs for the call order.
+/// The compaction transaction: a sans-IO state machine.
+///
+/// One planner and one checkpoint transaction serve every trigger (manual, pre-turn, mid-turn,
+/// provider overflow). The machine never performs I/O: it hands out one [`Effect`](super::Effect) at a time
+/// and takes each result back, so the same logic runs under a blocking host (wasmtime), an
+/// async host (tokio) and a JavaScript host that awaits between steps.
+///
+/// # Driving it
+///
+/// ```text
+/// let mut tx = Compaction::start(input)?;
+/// loop {
+///     match tx.poll() {
+///         Step::Effect(Effect::Summarize(req))       => tx.handle_summary(host.summarize(req))?,
+///         Step::Effect(Effect::CompactNatively(req)) => tx.handle_native(host.compact(req))?,
+///         Step::Effect(Effect::AppendCheckpoint(cp)) => tx.handle_append(host.append(&cp))?,
+///         Step::Done(outcome) => break outcome,
+///     }
+/// }
+/// ```
+///
+/// Rules of the call order: after [`Compaction::poll`] returns an effect, the host performs it
+/// and reports exactly one result with the matching `handle_*` method before polling again.
+/// [`Compaction::cancel`] may be called at any time before the append effect is handed out; it
+/// persists nothing and arms nothing, and any late result is discarded. Once the append effect
+/// is out, the durable write is the commit point and cancellation is refused.
 #[derive(Debug)]
 pub struct Compaction<'a, E: TokenEstimator = crate::budget::CharEstimator> {
     run: Run<'a, E>,

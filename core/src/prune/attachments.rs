@@ -28,7 +28,7 @@ use super::stale::quote;
 /// Number of newest attachments of a request that are never pruning candidates.
 pub(crate) const KEPT_RECENT_ATTACHMENTS: usize = 3;
 
-/// One attachment replaced by [`stale_attachment_placeholder`].
+/// One attachment replaced by its placeholder (`stale_attachment_placeholder`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PrunedAttachment {
