@@ -8,13 +8,12 @@
 //! Run: `cargo run --release -p contextfold-core --example walkthrough`
 
 use contextfold_core::checkpoint::match_checkpoint_prefix;
-use contextfold_core::compaction::{
-    CompactInput, Compaction, CompactionOutcome, Compactor, EXTRACTIVE_PRODUCER, Effect,
-    FinishReason, MalformedInputCircuit, ProviderIdentity, Step, SummaryResponse, Trigger,
-    extractive_summary,
+use contextfold_core::compaction::{EXTRACTIVE_PRODUCER, extractive_summary};
+use contextfold_core::{
+    CharEstimator, CompactInput, Compaction, CompactionOutcome, Compactor, Effect, FinishReason,
+    HistoryCompactCheckpoint, LogBuilder, MalformedInputCircuit, ModelFacts, ProjectInput,
+    ProviderIdentity, Step, SummaryResponse, Trigger, project,
 };
-use contextfold_core::projection::{ProjectInput, project};
-use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, ModelFacts};
 use serde_json::json;
 
 const FILES: [&str; 6] = [
