@@ -8,9 +8,9 @@
 use std::hint::black_box;
 
 use contextfold_core::CharEstimator;
+use contextfold_core::checkpoint::VerifiedPrefix;
 use contextfold_core::digest::{canonical_event_json, digest_prefix};
 use contextfold_core::projection::{project, project_with};
-use contextfold_core::verified_prefix::VerifiedPrefix;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sha2::{Digest, Sha256};
 

@@ -7,16 +7,13 @@
 //!
 //! Run: `cargo run --release -p contextfold-core --example walkthrough`
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::summary_validation::FinishReason;
-use contextfold_core::compaction::{
-    CompactInput, Compaction, CompactionOutcome, Compactor, Effect, Step, SummaryResponse, Trigger,
+use contextfold_core::checkpoint::match_checkpoint_prefix;
+use contextfold_core::compaction::{EXTRACTIVE_PRODUCER, extractive_summary};
+use contextfold_core::{
+    CharEstimator, CompactInput, Compaction, CompactionOutcome, Compactor, Effect, FinishReason,
+    HistoryCompactCheckpoint, LogBuilder, MalformedInputCircuit, ModelFacts, ProjectInput,
+    ProviderIdentity, Step, SummaryResponse, Trigger, project,
 };
-use contextfold_core::prefix_match::match_checkpoint_prefix;
-use contextfold_core::projection::{ProjectInput, project};
-use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, ModelFacts};
 use serde_json::json;
 
 const FILES: [&str; 6] = [
@@ -131,7 +128,7 @@ fn compact(
     let events = log.events().to_vec();
     let input = CompactInput {
         trigger: Trigger::PreTurn,
-        events: events.clone(),
+        events: events.as_slice().into(),
         current_turn_id: Some(current.to_owned()),
         checkpoint,
         model: model.clone(),

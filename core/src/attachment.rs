@@ -24,13 +24,11 @@ mod tokens;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use base64::{decode as decode_base64, encode as encode_base64};
+pub(crate) use base64::decode as decode_base64;
+pub use base64::encode as encode_base64;
 pub use error::AttachmentError;
-pub use sniff::{SIGNED_MEDIA_TYPES, image_dimensions, sniff_media_type};
-pub use tokens::{
-    ANTHROPIC_MAX_EDGE, ANTHROPIC_MAX_IMAGE_TOKENS, OPENAI_IMAGE_BASE_TOKENS, OPENAI_TILE_TOKENS,
-    PDF_PAGE_TOKENS, anthropic_image_tokens, attachment_tokens, openai_image_tokens,
-};
+pub(crate) use sniff::{SIGNED_MEDIA_TYPES, image_dimensions, sniff_media_type};
+pub use tokens::{anthropic_image_tokens, attachment_tokens, openai_image_tokens};
 
 /// The largest attachment accepted: 32 MiB, the request limit Anthropic publishes for the
 /// Messages API and OpenAI for PDF inputs. Larger bytes are refused, never truncated.
@@ -71,7 +69,7 @@ pub struct Attachment {
 }
 
 /// The prefix of the message a refused attachment gives any JSON reader.
-pub const INVALID_ATTACHMENT_PREFIX: &str = "invalid attachment (";
+pub(crate) const INVALID_ATTACHMENT_PREFIX: &str = "invalid attachment (";
 
 /// An attachment as read, before it is checked: unknown fields refused, `null` for an absent
 /// optional one.

@@ -5,6 +5,11 @@
 //! at [`MAX_RESERVE_TOKENS`]; for an unknown window it uses a history budget of
 //! [`UNKNOWN_WINDOW_HISTORY_BUDGET`] plus the same classic reserve.
 
+pub use crate::calibration::{
+    CalibratedEstimator, Calibration, ModelCalibration, UNIT_RATIO_PERMILLE, UsageFact,
+    UsageFactError, UsageReport,
+};
+
 mod pieces;
 
 pub use pieces::{PIECE_ESTIMATOR_NAME, PieceEstimator};

@@ -14,9 +14,9 @@
 //!   request is known to exceed the limit, so the sample is the smallest ratio consistent with
 //!   the refusal ([`OVERFLOW_MARGIN_PERMILLE`] above the limit's ratio), or, when neither count
 //!   nor limit is known, the current ratio raised by [`OVERFLOW_STEP_PERMILLE`]. A response to a
-//!   request estimated below [`MIN_SAMPLE_ESTIMATE_TOKENS`] gives no sample: what the estimate
+//!   request estimated below `MIN_SAMPLE_ESTIMATE_TOKENS` gives no sample: what the estimate
 //!   cannot see (tool schemas, framing) dominates such a request.
-//! - Each provider and model keeps its newest [`CALIBRATION_WINDOW`] samples. The ratio in use
+//! - Each provider and model keeps its newest `CALIBRATION_WINDOW` samples. The ratio in use
 //!   is an **upper quantile** of them ([`CALIBRATION_QUANTILE_PERCENT`], nearest rank), never a
 //!   mean: with fewer than ten samples it is their maximum, so the pre-turn and mid-turn triggers
 //!   fire before the provider would refuse.
@@ -40,24 +40,24 @@ use serde::{Deserialize, Serialize};
 /// hundreds of tokens) outweighs what it measures, so its ratio says little about the next,
 /// larger request (an agent's first step, the task alone beside the tool schemas, measures
 /// 3-5x). Such a request is far below any window's limit. Overflow facts always count.
-pub const MIN_SAMPLE_ESTIMATE_TOKENS: u64 = 512;
+pub(crate) const MIN_SAMPLE_ESTIMATE_TOKENS: u64 = 512;
 
 /// Samples kept per provider and model (newest last).
-pub const CALIBRATION_WINDOW: usize = 16;
+pub(crate) const CALIBRATION_WINDOW: usize = 16;
 /// The upper quantile of the samples that becomes the ratio in use (nearest rank).
-pub const CALIBRATION_QUANTILE_PERCENT: usize = 90;
+pub(crate) const CALIBRATION_QUANTILE_PERCENT: usize = 90;
 /// The margin added to the quantile, in thousandths of it.
-pub const CALIBRATION_MARGIN_PERMILLE: u32 = 20;
+pub(crate) const CALIBRATION_MARGIN_PERMILLE: u32 = 20;
 /// The smallest ratio in use, in thousandths (the estimate at a quarter).
-pub const MIN_RATIO_PERMILLE: u32 = 250;
+pub(crate) const MIN_RATIO_PERMILLE: u32 = 250;
 /// The largest ratio in use, in thousandths (the estimate at eight times).
-pub const MAX_RATIO_PERMILLE: u32 = 8_000;
+pub(crate) const MAX_RATIO_PERMILLE: u32 = 8_000;
 /// The ratio of an overflow without a count is this much (thousandths) above the limit's ratio.
-pub const OVERFLOW_MARGIN_PERMILLE: u32 = 100;
+pub(crate) const OVERFLOW_MARGIN_PERMILLE: u32 = 100;
 /// An overflow with neither count nor limit raises the ratio in use by this much (thousandths).
-pub const OVERFLOW_STEP_PERMILLE: u32 = 250;
+pub(crate) const OVERFLOW_STEP_PERMILLE: u32 = 250;
 /// Provider and model entries kept; the least recently updated is dropped beyond this.
-pub const MAX_CALIBRATED_MODELS: usize = 64;
+pub(crate) const MAX_CALIBRATED_MODELS: usize = 64;
 /// The ratio of an uncalibrated model, in thousandths.
 pub const UNIT_RATIO_PERMILLE: u32 = 1_000;
 
@@ -115,10 +115,10 @@ pub enum UsageReport {
 impl UsageFact {
     /// The fact's ratio sample in thousandths, given the ratio in use when it arrived; `None`
     /// when the fact carries no estimate to compare with, or is the response to a request
-    /// estimated below [`MIN_SAMPLE_ESTIMATE_TOKENS`].
+    /// estimated below `MIN_SAMPLE_ESTIMATE_TOKENS`.
     ///
     /// ```
-    /// use contextfold_core::calibration::{UsageFact, UsageReport};
+    /// use contextfold_core::budget::{UsageFact, UsageReport};
     /// let fact = |report| UsageFact { provider: "p".into(), model: "m".into(), estimated_input_tokens: 1_000, report };
     /// let reported = fact(UsageReport::Response { input_tokens: 1_330, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 9 });
     /// assert_eq!(reported.ratio_sample(1_000), Some(1_330));
@@ -231,7 +231,7 @@ pub struct ModelCalibration {
     pub provider: String,
     /// Model.
     pub model: String,
-    /// Ratio samples in thousandths, newest last, at most [`CALIBRATION_WINDOW`].
+    /// Ratio samples in thousandths, newest last, at most `CALIBRATION_WINDOW`.
     pub samples_permille: Vec<u32>,
 }
 

@@ -6,6 +6,24 @@
 //! lineage. Parsing rejects unknown schema versions with a typed error so that an older reader
 //! falls back to raw history instead of guessing.
 
+// The coverage proof, recovery and the replay gate, re-exported here.
+pub use crate::prefix_match::{
+    EventKeys, PrefixMatch, PrefixMismatch, PrefixSweep, SweepResult, coverage_of,
+    match_checkpoint_prefix, match_checkpoint_prefix_from,
+};
+pub use crate::recovery::{
+    RecordedCheckpointEvent, Recovery, SkipReason, SkippedCheckpoint, SuccessorError,
+    is_valid_successor, select_recovered_checkpoint,
+};
+pub use crate::replay::{ReplayPlan, ReplayRejection, checkpoint_tokens, evaluate_replay};
+pub use crate::safe_prefix::{
+    Fold, PrefixOptions, SafePrefix, safe_boundaries, select_fitting_tail, select_safe_prefix,
+    split_current_turn, turn_count,
+};
+pub use crate::verified_prefix::{
+    FullVerification, FullVerificationWith, PrefixVerifier, VerifiedCoverage, VerifiedPrefix,
+};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -6,6 +6,14 @@
 //!
 //! The JSON form (camelCase, `content.type` in snake_case) is documented in `docs/events.md`.
 
+// The log's neighbours, re-exported here: attachments, the ledger row and the builder.
+pub use crate::attachment::{
+    Attachment, AttachmentError, MAX_ATTACHMENT_BYTES, anthropic_image_tokens, attachment_tokens,
+    encode_base64, openai_image_tokens,
+};
+pub use crate::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow, LedgerRowError};
+pub use crate::log_builder::LogBuilder;
+
 mod json;
 mod validator;
 
@@ -13,8 +21,6 @@ pub use validator::LogValidator;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-
-use crate::attachment::Attachment;
 
 /// One ordered, immutable fact of a session: something the user, the model, a tool or the
 /// runtime produced.

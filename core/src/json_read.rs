@@ -4,14 +4,14 @@
 //! (docs/performance.md).
 
 mod number;
-pub mod text;
+pub(crate) mod text;
 
 use serde_json::{Map, Value};
 
 /// Why a JSON value is not the type it was read as: a message in serde's words.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct JsonReadError(pub String);
+pub(crate) struct JsonReadError(pub String);
 
 impl JsonReadError {
     /// `value` is not what was `expected` (`u64`, `a string`, `struct Calibration`).

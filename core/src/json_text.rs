@@ -21,7 +21,7 @@ use crate::digest::jcs;
 /// use serde_json::json;
 /// let value = json!({ "b": [1, 2.5, null], "a": "line\n\"quoted\" é" });
 /// assert_eq!(
-///     contextfold_core::json_text::json_text(&value),
+///     contextfold_core::binding::json_text(&value),
 ///     r#"{"b":[1,2.5,null],"a":"line\n\"quoted\" é"}"#
 /// );
 /// ```

@@ -19,13 +19,12 @@
 //! extractive summarizer and an in-memory ledger), and projects again.
 //!
 //! ```
-//! use contextfold_core::compaction::circuit::MalformedInputCircuit;
-//! use contextfold_core::compaction::extractive::extractive_summary;
-//! use contextfold_core::compaction::native::ProviderIdentity;
-//! use contextfold_core::compaction::summary_validation::FinishReason;
-//! use contextfold_core::compaction::*;
-//! use contextfold_core::projection::{project, ProjectInput};
-//! use contextfold_core::{CharEstimator, LogBuilder, ModelFacts};
+//! use contextfold_core::compaction::extractive_summary;
+//! use contextfold_core::{
+//!     CharEstimator, CompactInput, Compaction, Compactor, Effect, FinishReason, LogBuilder,
+//!     MalformedInputCircuit, ModelFacts, OutcomeKind, ProjectInput, ProviderIdentity, Step,
+//!     SummaryResponse, Trigger, project,
+//! };
 //!
 //! let mut log = LogBuilder::new("session-1");
 //! for turn in 0..12 {
@@ -48,7 +47,7 @@
 //! let mut ledger = Vec::new();
 //! let mut tx = Compaction::start(CompactInput {
 //!     trigger: Trigger::PreTurn,
-//!     events: log.events().to_vec(),
+//!     events: log.events().into(),
 //!     current_turn_id: Some("now".into()),
 //!     checkpoint: None,
 //!     model: model.clone(),
@@ -81,54 +80,53 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Module map:
-//! - [`event`]: the log model; [`attachment`]: content-addressed images and files;
-//!   [`log_builder`]: a helper to write well-formed logs.
-//! - [`ledger_row`]: what a ledger stores for each event (every ledger writer computes it).
+//! The types above, the errors and the diagnostics are at the root. The modules group the rest:
+//! - [`event`]: the log model, its validation, attachments, the ledger row and [`LogBuilder`].
 //! - [`digest`]: canonical serialization and the streaming SHA-256 source digest.
-//! - [`checkpoint`]: V2/V3 checkpoints; [`prefix_match`]: coverage proof and successor rules.
-//! - [`budget`]: capacity from model facts and token estimation; [`calibration`]: the
-//!   provider's reported usage turned into a correction of the estimate.
-//! - [`safe_prefix`]: which prefix may be covered; [`replay`]: the current-policy fit gate.
-//! - [`projection`]: materialization into provider-neutral messages and wire formats.
-//! - [`compaction`]: the compaction transaction (sans-IO) and its parts.
-//! - [`recovery`]: choosing a checkpoint from a ledger; [`prune`]: tool-result pruning.
-//! - [`verified_prefix`]: full or cached (O(tail)) verification of a checkpoint's prefix.
-//! - [`diagnostics`]: stable reason codes; [`quality`]: the exact artifacts a compaction must
-//!   keep, and the gate that scores a summary against them.
-//! - [`json_read`]: events read straight from their text (the one hand-written reader, kept for
-//!   speed); [`json_text`]: serde_json's compact text, written by one non-generic writer.
+//! - [`checkpoint`]: V2/V3 checkpoints, the coverage proof (full or cached), successor rules,
+//!   recovery from a ledger, the safe prefix and the current-policy replay gate.
+//! - [`budget`]: capacity from model facts, token estimation and calibration.
+//! - [`projection`]: [`project`], provider-neutral messages, wire formats and tool-result pruning.
+//! - [`compaction`]: the compaction transaction (sans-IO), its effects, summary prompt and
+//!   validation, provider-native requests, the malformed-input circuit and the quality gate.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod attachment;
+#[doc(hidden)] // helpers for the wasm bindings only; not part of the supported API
+pub mod binding;
 pub mod budget;
-pub mod calibration;
 pub mod checkpoint;
 pub mod compaction;
-pub mod diagnostics;
 pub mod digest;
 pub mod event;
-#[doc(hidden)] // the event reader's parts, public for the npm binding only
-pub mod json_read;
-pub mod json_text;
-pub mod ledger_row;
-pub mod log_builder;
-pub mod prefix_match;
 pub mod projection;
-pub mod prune;
-pub mod quality;
-pub mod recovery;
-pub mod replay;
-pub mod safe_prefix;
+
+mod attachment;
+mod calibration;
+mod diagnostics;
+mod json_read;
+mod json_text;
+mod ledger_row;
+mod log_builder;
+mod prefix_match;
+mod prune;
+mod quality;
+mod recovery;
+mod replay;
+mod safe_prefix;
 mod sort;
-pub mod verified_prefix;
+mod verified_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};
 pub use checkpoint::{
     Boundary, CheckpointProjection, Coverage, HistoryCompactCheckpoint, ProviderState,
 };
-pub use diagnostics::{Diagnostic, ReasonCode};
-pub use event::{EventContent, RuntimeEvent};
-pub use log_builder::LogBuilder;
+pub use compaction::{
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Compactor, DriverError, Effect,
+    FinishReason, MalformedInputCircuit, OutcomeKind, ProviderFailure, ProviderFailureKind,
+    ProviderIdentity, StartError, Step, SummarizeEffect, SummaryResponse, Trigger,
+};
+pub use diagnostics::{Diagnostic, ReasonCode, TokenFigures};
+pub use event::{EventContent, LogBuilder, LogError, RuntimeEvent};
+pub use projection::{Message, ProjectInput, Projection, project};

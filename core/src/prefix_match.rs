@@ -102,7 +102,7 @@ pub fn match_checkpoint_prefix_with<E: HashEngine>(
 /// hashing it, while its bytes are still in cache (and, with an engine that hashes on another
 /// thread, while the hash of the previous bytes runs). `each` sees the covered events in order
 /// even when the digest then does not match.
-pub fn match_checkpoint_prefix_each<E: HashEngine>(
+pub(crate) fn match_checkpoint_prefix_each<E: HashEngine>(
     checkpoint: &HistoryCompactCheckpoint,
     events: &[RuntimeEvent],
     mut each: impl FnMut(&RuntimeEvent),

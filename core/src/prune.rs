@@ -18,28 +18,19 @@ mod active;
 mod address;
 mod archive_read;
 mod attachments;
+mod candidate;
 mod epochs;
 mod request;
 mod stale;
 
-pub use active::{
-    ARCHIVE_READ_TOOL_NAME, ActivePrune, archive_read_input_schema, archive_tool_result,
-    placeholder_for,
-};
-pub use address::{
-    ARCHIVE_URI_PREFIX, ArchiveAddress, ArchiveError, MAX_ARCHIVE_BYTES, MAX_SESSION_ID_LEN,
-};
+pub use active::{ActivePrune, archive_read_input_schema, archive_tool_result, placeholder_for};
+pub use address::{ArchiveAddress, ArchiveError, MAX_ARCHIVE_BYTES};
 pub use archive_read::{
-    ArchiveMatch, ArchiveReadMode, ArchiveReadRequest, ArchiveSlice, MATCH_CONTEXT_BEFORE,
-    MAX_INSPECT_BYTES, MAX_MATCH_LINE_BYTES, MAX_PATTERN_BYTES, MAX_QUERY_MATCHES,
-    read_archive_slice,
+    ArchiveMatch, ArchiveReadMode, ArchiveReadRequest, ArchiveSlice, MAX_INSPECT_BYTES,
+    MAX_MATCH_LINE_BYTES, MAX_PATTERN_BYTES, MAX_QUERY_MATCHES, read_archive_slice,
 };
-pub use attachments::{
-    KEPT_RECENT_ATTACHMENTS, PrunedAttachment, attachment_diagnostic, stale_attachment_placeholder,
-};
+
+pub use attachments::PrunedAttachment;
 pub use epochs::{EpochCut, PRUNE_EPOCH_MIN_FREED_TOKENS, close_epochs};
 pub use request::{RequestPrune, prune_request};
-pub use stale::{
-    PROTECTED_COMPLETED_TURNS, PrunedResult, STALE_RESULT_MIN_TOKENS, stale_diagnostic,
-    stale_result_placeholder,
-};
+pub use stale::{PrunedResult, STALE_RESULT_MIN_TOKENS, stale_result_placeholder};

@@ -8,15 +8,13 @@
 //! the continuation-quality benchmark (`bench/quality.sh`) scores requests of contextfold and of
 //! the baselines (truncation, observation masking) with them.
 
-pub mod artifacts;
-pub mod gate;
-pub mod retention;
+pub(crate) mod artifacts;
+pub(crate) mod gate;
+pub(crate) mod retention;
 
 pub use artifacts::{Artifact, ArtifactClass, extract_artifacts};
-pub use gate::{
-    COVERED_SCORE_WINDOW, GateOutcome, QUALITY_GATE_VERSION, RETENTION_THRESHOLD_PERCENT,
-    covered_score, gate_summary,
-};
+pub use gate::QUALITY_GATE_VERSION;
+pub(crate) use gate::{GateOutcome, covered_score, gate_summary};
 pub use retention::{ClassRetention, Retention, visible_text};
 
 #[cfg(test)]

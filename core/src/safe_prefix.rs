@@ -123,7 +123,7 @@ pub fn safe_boundaries(
 ///
 /// ```
 /// use contextfold_core::{CharEstimator, LogBuilder};
-/// use contextfold_core::safe_prefix::{PrefixOptions, select_safe_prefix};
+/// use contextfold_core::checkpoint::{PrefixOptions, select_safe_prefix};
 /// use serde_json::json;
 ///
 /// let mut log = LogBuilder::new("s");
@@ -162,8 +162,9 @@ pub fn select_safe_prefix(
     Ok(None)
 }
 
+#[cfg(test)]
 /// The fold of a rolling update from a previous coverage of `previous_end` events.
-pub fn select_fold(previous_end: usize, prefix: &SafePrefix) -> Option<Fold> {
+pub(crate) fn select_fold(previous_end: usize, prefix: &SafePrefix) -> Option<Fold> {
     (prefix.end > previous_end).then_some(Fold { start: previous_end, end: prefix.end })
 }
 

@@ -18,8 +18,8 @@
 
 use std::sync::OnceLock;
 
-use contextfold_core::attachment::{Attachment, attachment_tokens, openai_image_tokens};
 use contextfold_core::budget::TokenEstimator;
+use contextfold_core::event::{Attachment, attachment_tokens, openai_image_tokens};
 use tiktoken_rs::CoreBPE;
 
 /// Tokens of chat formatting per message, as OpenAI documents them: each message is framed as

@@ -48,7 +48,7 @@ fn counts_are_exact_and_offline() {
 
 #[test]
 fn images_follow_the_openai_rule_only() {
-    let png = contextfold_core::attachment::Attachment::from_url(
+    let png = contextfold_core::event::Attachment::from_url(
         "https://example.invalid/a.png",
         Some("image/png"),
         None,

@@ -217,7 +217,7 @@ fn large_tool_output(prng: &mut SplitMix64) -> Vec<RuntimeEvent> {
 /// image on a user message, an archived screenshot (hash and length, no bytes) and an inline
 /// PDF on a tool result. Appended after the random sessions, so older vectors keep their places.
 pub(crate) fn attachments() -> Vec<Value> {
-    use contextfold_core::attachment::Attachment;
+    use contextfold_core::event::Attachment;
     let png: &[u8] = include_bytes!("../../core/tests/fixtures/screenshot.png");
     let pdf: &[u8] = include_bytes!("../../core/tests/fixtures/report.pdf");
     let inline = Attachment::from_bytes(None, png, Some("écran.png".into()))

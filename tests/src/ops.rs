@@ -14,15 +14,13 @@
 //!
 //! An input the core rejects yields `{error: code}`.
 
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::summary_validation::{FinishReason, validate_summary};
-use contextfold_core::event::validate_log;
-use contextfold_core::prefix_match::match_checkpoint_prefix;
-use contextfold_core::projection::{ProjectInput, project};
-use contextfold_core::replay::{ReplayPlan, evaluate_replay};
-use contextfold_core::safe_prefix::{
-    PrefixOptions, safe_boundaries, select_safe_prefix, split_current_turn,
+use contextfold_core::checkpoint::{
+    PrefixOptions, ReplayPlan, evaluate_replay, match_checkpoint_prefix, safe_boundaries,
+    select_safe_prefix, split_current_turn,
 };
+use contextfold_core::compaction::{FinishReason, ProviderIdentity, validate_summary};
+use contextfold_core::event::validate_log;
+use contextfold_core::projection::{ProjectInput, project};
 use contextfold_core::{
     CharEstimator, ContextBudget, HistoryCompactCheckpoint, ModelFacts, RuntimeEvent,
 };

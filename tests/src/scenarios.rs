@@ -3,7 +3,7 @@
 //! core itself, and scripted provider answers. Each case is `{name, op, input, expected}`, with
 //! `expected = ops::evaluate(op, input)` on the native core.
 
-use contextfold_core::compaction::summary_template::SUMMARY_SECTIONS;
+use contextfold_core::compaction::SUMMARY_SECTIONS;
 use contextfold_core::{LogBuilder, RuntimeEvent};
 use serde_json::{Value, json};
 
@@ -218,7 +218,7 @@ fn oversized_paste_case() -> Value {
 /// by the image rules; the compaction's transcript carries their stand-ins, never the bytes.
 fn attachment_cases() -> (Value, Value) {
     use contextfold_core::EventContent;
-    use contextfold_core::attachment::Attachment;
+    use contextfold_core::event::Attachment;
     let png: &[u8] = include_bytes!("../../core/tests/fixtures/screenshot.png");
     let shot = Attachment::from_bytes(None, png, Some("viewport.png".into())).expect("a real PNG");
     let mut log = LogBuilder::new("s-media");
@@ -280,8 +280,7 @@ fn circuit_case(
 /// steps use it, since how many requests a step makes (a retention repair or not) is the
 /// transaction's decision.
 fn played_script(input: &Value) -> Value {
-    use contextfold_core::compaction::summary_validation::FinishReason;
-    use contextfold_core::compaction::{Compaction, Effect, Step, SummaryResponse};
+    use contextfold_core::compaction::{Compaction, Effect, FinishReason, Step, SummaryResponse};
     let compact = crate::transcript::compact_input(input).expect("a valid transcript input");
     let events = compact.events.clone();
     let mut tx = Compaction::start(compact).expect("the transaction starts");
@@ -291,7 +290,7 @@ fn played_script(input: &Value) -> Value {
             Step::Effect(Effect::Summarize(effect)) => {
                 script.push(json!({"summary": "extractive"}));
                 let fold = &events[effect.fold.start..effect.fold.end];
-                let text = contextfold_core::compaction::extractive::extractive_summary(
+                let text = contextfold_core::compaction::extractive_summary(
                     effect.previous_summary.as_deref(),
                     fold,
                     effect.target_tokens,
@@ -394,7 +393,7 @@ fn transcript_variants(prng: &mut SplitMix64) -> Vec<(&'static str, Value)> {
 }
 
 fn summary_cases(events: &[RuntimeEvent], index: u64) -> Vec<Value> {
-    let good = contextfold_core::compaction::extractive::extractive_summary(None, events, 2_000);
+    let good = contextfold_core::compaction::extractive_summary(None, events, 2_000);
     let last_title = SUMMARY_SECTIONS.last().map_or("Critical Context", |s| s.title);
     let variants = [
         ("ok", good.clone(), "stop", 500u64),

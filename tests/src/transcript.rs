@@ -14,12 +14,9 @@
 //! checkpoint}], outcome, circuit}`, or `{error: code}`.
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::extractive::extractive_summary;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, Compactor, Effect, ProviderFailure, Step,
-    SummaryResponse, Trigger,
+    AppendFailure, CompactInput, Compaction, Compactor, Effect, FinishReason,
+    MalformedInputCircuit, ProviderFailure, Step, SummaryResponse, Trigger, extractive_summary,
 };
 use serde_json::{Value, json};
 
@@ -84,7 +81,7 @@ fn append_answer(entry: &Value) -> Result<Result<(), AppendFailure>, String> {
 }
 
 /// The transaction's input from a transcript input.
-pub fn compact_input(input: &Value) -> Result<CompactInput, String> {
+pub fn compact_input(input: &Value) -> Result<CompactInput<'static>, String> {
     let parse = |key: &str| -> Result<Value, String> {
         input.get(key).cloned().ok_or_else(|| format!("missing_{key}"))
     };
@@ -97,7 +94,7 @@ pub fn compact_input(input: &Value) -> Result<CompactInput, String> {
     };
     Ok(CompactInput {
         trigger,
-        events: events_of(input)?,
+        events: events_of(input)?.into(),
         current_turn_id: current_turn_of(input).map(str::to_owned),
         checkpoint: checkpoint_of(input, "checkpoint")?,
         model: model_of(input)?,

@@ -2,9 +2,10 @@
 //! `cold_pipeline` and `cold_paired` benches include this file), so their ratios are over the
 //! same bytes.
 
-use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
+use contextfold_core::checkpoint::{
+    CheckpointProjection, HighWater, HistoryCompactCheckpoint, coverage_of,
+};
 use contextfold_core::digest::canonical_event_json;
-use contextfold_core::prefix_match::coverage_of;
 use contextfold_core::projection::ProjectInput;
 use contextfold_core::{LogBuilder, ModelFacts, RuntimeEvent};
 

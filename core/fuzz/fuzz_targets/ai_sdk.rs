@@ -2,8 +2,7 @@
 //! package's `ai-sdk` format.
 #![no_main]
 
-use contextfold_core::projection::ai_sdk::import_model_messages;
-use contextfold_core::projection::openai_chat::ImportContext;
+use contextfold_core::projection::{ImportContext, import_model_messages};
 use contextfold_fuzz::{assert_code, check_imported, json_of};
 use libfuzzer_sys::fuzz_target;
 

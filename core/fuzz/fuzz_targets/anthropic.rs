@@ -1,8 +1,7 @@
 //! Anthropic Messages import (`import_anthropic`).
 #![no_main]
 
-use contextfold_core::projection::anthropic::import_anthropic;
-use contextfold_core::projection::openai_chat::ImportContext;
+use contextfold_core::projection::{ImportContext, import_anthropic};
 use contextfold_fuzz::{assert_code, check_imported, json_of};
 use libfuzzer_sys::fuzz_target;
 

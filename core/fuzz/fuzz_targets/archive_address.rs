@@ -1,7 +1,7 @@
 //! Archive addresses (`ArchiveAddress::parse`): whatever parses round-trips through its URI.
 #![no_main]
 
-use contextfold_core::prune::ArchiveAddress;
+use contextfold_core::projection::ArchiveAddress;
 use contextfold_fuzz::{assert_code, text};
 use libfuzzer_sys::fuzz_target;
 

@@ -2,7 +2,7 @@
 //! stays bounded by its body whatever offsets, lengths and patterns the request claims.
 #![no_main]
 
-use contextfold_core::prune::{ArchiveReadRequest, read_archive_slice};
+use contextfold_core::projection::{ArchiveReadRequest, read_archive_slice};
 use contextfold_fuzz::assert_code;
 use libfuzzer_sys::fuzz_target;
 

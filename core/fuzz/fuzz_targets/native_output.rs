@@ -1,7 +1,7 @@
 //! Admission of a provider's native compaction output (`accept_native_output`).
 #![no_main]
 
-use contextfold_core::compaction::native::{NativeBinding, accept_native_output};
+use contextfold_core::compaction::{NativeBinding, accept_native_output};
 use contextfold_fuzz::{assert_code, json_of};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions message import (`import_openai_chat`).
 #![no_main]
 
-use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
+use contextfold_core::projection::{ImportContext, import_openai_chat};
 use contextfold_fuzz::{assert_code, check_imported, json_of};
 use libfuzzer_sys::fuzz_target;
 

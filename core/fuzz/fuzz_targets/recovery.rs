@@ -4,7 +4,7 @@
 #![no_main]
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
+use contextfold_core::checkpoint::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use contextfold_fuzz::{assert_code, json_of};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

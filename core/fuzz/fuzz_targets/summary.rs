@@ -2,7 +2,7 @@
 #![no_main]
 
 use contextfold_core::CharEstimator;
-use contextfold_core::compaction::summary_validation::{FinishReason, validate_summary};
+use contextfold_core::compaction::{FinishReason, validate_summary};
 use contextfold_fuzz::{assert_code, text};
 use libfuzzer_sys::fuzz_target;
 

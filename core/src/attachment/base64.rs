@@ -34,7 +34,7 @@ fn sextet(byte: u8) -> Option<u32> {
 
 /// Decodes padded standard base64; `None` when `text` is not its canonical encoding of some
 /// bytes.
-pub fn decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
     if !bytes.len().is_multiple_of(4) {
         return None;

@@ -2,7 +2,7 @@
 //! and PDF. Only headers are read; nothing is decoded.
 
 /// The media type the bytes' signature names, if it is one of the known formats.
-pub fn sniff_media_type(bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn sniff_media_type(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
@@ -19,11 +19,11 @@ pub fn sniff_media_type(bytes: &[u8]) -> Option<&'static str> {
 }
 
 /// The media types whose signature [`sniff_media_type`] recognizes.
-pub const SIGNED_MEDIA_TYPES: &[&str] =
+pub(crate) const SIGNED_MEDIA_TYPES: &[&str] =
     &["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
 
 /// Width and height in pixels, read from the header of a PNG, JPEG, GIF or WebP image.
-pub fn image_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+pub(crate) fn image_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     let be16 =
         |at: usize| Some(u32::from(u16::from_be_bytes([*bytes.get(at)?, *bytes.get(at + 1)?])));
     let le16 =

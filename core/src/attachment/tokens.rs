@@ -20,20 +20,20 @@
 use super::Attachment;
 
 /// OpenAI's fixed cost of a `low` detail image, and the base cost of every image.
-pub const OPENAI_IMAGE_BASE_TOKENS: u64 = 85;
+pub(crate) const OPENAI_IMAGE_BASE_TOKENS: u64 = 85;
 /// OpenAI's cost of one 512 px tile at high detail.
-pub const OPENAI_TILE_TOKENS: u64 = 170;
+pub(crate) const OPENAI_TILE_TOKENS: u64 = 170;
 /// Anthropic's longest edge before an image is scaled down.
-pub const ANTHROPIC_MAX_EDGE: u64 = 1568;
+pub(crate) const ANTHROPIC_MAX_EDGE: u64 = 1568;
 /// Anthropic's approximate ceiling per image.
-pub const ANTHROPIC_MAX_IMAGE_TOKENS: u64 = 1600;
+pub(crate) const ANTHROPIC_MAX_IMAGE_TOKENS: u64 = 1600;
 /// Tokens counted per PDF page (the upper end of Anthropic's published range).
-pub const PDF_PAGE_TOKENS: u64 = 3000;
+pub(crate) const PDF_PAGE_TOKENS: u64 = 3000;
 
 /// OpenAI's cost of a `width` × `height` image at `detail` (`low`, `high` or `auto`).
 ///
 /// ```
-/// use contextfold_core::attachment::openai_image_tokens;
+/// use contextfold_core::event::openai_image_tokens;
 /// assert_eq!(openai_image_tokens(1024, 1024, None), 765); // OpenAI's worked example
 /// assert_eq!(openai_image_tokens(2048, 4096, Some("high")), 1105);
 /// assert_eq!(openai_image_tokens(4096, 4096, Some("low")), 85);
@@ -54,7 +54,7 @@ pub fn openai_image_tokens(width: u32, height: u32, detail: Option<&str>) -> u64
 /// Anthropic's approximate cost of a `width` × `height` image.
 ///
 /// ```
-/// use contextfold_core::attachment::anthropic_image_tokens;
+/// use contextfold_core::event::anthropic_image_tokens;
 /// assert_eq!(anthropic_image_tokens(1092, 1092), 1590); // Anthropic's worked example
 /// assert_eq!(anthropic_image_tokens(200, 200), 54);
 /// assert_eq!(anthropic_image_tokens(8000, 8000), 1600);

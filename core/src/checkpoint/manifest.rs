@@ -93,7 +93,7 @@ pub struct QualityRecord {
     /// list, when either happened).
     pub after: Scores,
     /// Retention of the artifacts of the whole covered prefix (its newest
-    /// [`crate::quality::COVERED_SCORE_WINDOW`] events) in the recorded summary: what a rolling
+    /// `COVERED_SCORE_WINDOW` events) in the recorded summary: what a rolling
     /// chain still knows.
     pub covered: Score,
     /// The best `covered` percent of the chain since its last full re-compaction (this

@@ -63,13 +63,13 @@ pub struct SummarizeEffect {
     /// The summary being rolled forward, if any.
     pub previous_summary: Option<String>,
     /// The newly folded events, as indexes into the input log (`events[fold.start..fold.end]`).
-    /// Offline compactors such as [`crate::compaction::extractive`] read these directly.
+    /// Offline compactors such as [`extractive_summary`](crate::compaction::extractive_summary) read these directly.
     pub fold: Fold,
     /// The summary should stay within about this many tokens: what
     /// [`AFTER_COMPACTION_SHARE_PERCENT`] of the history budget leaves beside the live head and
     /// the raw tail the fold keeps, at least a quarter of the budget (at most
-    /// [`MAX_SUMMARY_TARGET_TOKENS`]), less when the rest of the request needs more of the
-    /// budget (never below [`MIN_SUMMARY_TARGET_TOKENS`]), so the checkpoint leaves room for the
+    /// `MAX_SUMMARY_TARGET_TOKENS`), less when the rest of the request needs more of the
+    /// budget (never below `MIN_SUMMARY_TARGET_TOKENS`), so the checkpoint leaves room for the
     /// rest of the request; and always below what the checkpoint replaces (less its envelope),
     /// so a summary that meets it is never refused as not smaller.
     pub target_tokens: u64,
@@ -91,19 +91,19 @@ pub const AFTER_COMPACTION_SHARE_PERCENT: u64 = 50;
 pub const RAW_TAIL_SHARE_PERCENT: u64 = 25;
 
 /// Upper bound of [`SummarizeEffect::target_tokens`].
-pub const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
+pub(crate) const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
 
 /// Lower bound of [`SummarizeEffect::target_tokens`] (a large fold's summary must reach 200
 /// estimated tokens to pass validation).
-pub const MIN_SUMMARY_TARGET_TOKENS: u64 = 256;
+pub(crate) const MIN_SUMMARY_TARGET_TOKENS: u64 = 256;
 
 /// Tokens set aside for a V2 checkpoint's envelope (tag, coverage, limitations) when the
 /// summary target is derived from the room the rest of the request leaves.
-pub const CHECKPOINT_ENVELOPE_TOKENS: u64 = 256;
+pub(crate) const CHECKPOINT_ENVELOPE_TOKENS: u64 = 256;
 
 /// Most checkpoints one compaction transaction records in rolling steps (each step strictly
 /// extends coverage, so the steps also end when no safe fold remains).
-pub const MAX_ROLLING_STEPS: u32 = 64;
+pub(crate) const MAX_ROLLING_STEPS: u32 = 64;
 
 /// A summarizer's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,6 +229,42 @@ pub struct CompactionOutcome {
     pub failure_note: Option<EventContent>,
     /// History tokens before and after (estimated), and the budget.
     pub tokens: TokenFigures,
+}
+
+/// What [`Compaction::poll`](super::Compaction::poll) returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Perform this effect and report its result.
+    Effect(Effect),
+    /// The transaction is over.
+    Done(Box<CompactionOutcome>),
+}
+
+/// A driver called the machine out of order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DriverError {
+    /// A result was reported for an effect that was not handed out.
+    #[error("unexpected {got} result: the transaction is waiting for {expected}")]
+    UnexpectedResult {
+        /// The result kind reported.
+        got: &'static str,
+        /// What the machine waits for.
+        expected: &'static str,
+    },
+    /// `poll` was called while an effect is still outstanding.
+    #[error("poll called while the {0} effect is still outstanding")]
+    EffectOutstanding(&'static str),
+}
+
+impl DriverError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DriverError::UnexpectedResult { .. } => "driver_unexpected_result",
+            DriverError::EffectOutstanding(_) => "driver_effect_outstanding",
+        }
+    }
 }
 
 #[cfg(test)]

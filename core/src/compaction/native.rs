@@ -59,9 +59,7 @@ use crate::diagnostics::ReasonCode;
 pub use output::{accept_native_output, provider_state_matches, redact_provider_state};
 pub use request::build_native_request;
 
-/// The fixed marker that replaces an older tool-result payload when the request must shrink.
-pub const TOOL_RESULT_OMISSION_MARKER: &str =
-    "[tool result omitted to fit the compaction request; the full result remains in the event log]";
+pub(crate) use crate::compaction::summary_template::TOOL_RESULT_OMISSION_MARKER;
 
 /// The output given to an ordinary tool call that has no recorded result in the fold.
 pub const INTERRUPTED_CALL_OUTPUT: &str =
@@ -77,10 +75,10 @@ pub const OPENAI_CODEX_PROVIDER: &str = "openai-codex";
 pub const COMPACTION_TRIGGER_TYPE: &str = "compaction_trigger";
 
 /// `type` of the compaction item, in output and when replayed as input.
-pub const COMPACTION_ITEM_TYPE: &str = "compaction";
+pub(crate) const COMPACTION_ITEM_TYPE: &str = "compaction";
 
 /// Older `type` name of the compaction item that Codex still accepts as an alias.
-pub const LEGACY_COMPACTION_ITEM_TYPE: &str = "compaction_summary";
+pub(crate) const LEGACY_COMPACTION_ITEM_TYPE: &str = "compaction_summary";
 
 /// A native compaction request, ready for the host to send as the Responses `input` array.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,12 +18,13 @@ use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
-    AppendFailure, Attempt, AttemptKind, CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome, Effect,
-    MAX_ROLLING_STEPS, MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind,
-    ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse,
+    AppendFailure, Attempt, AttemptKind, CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome,
+    DriverError, Effect, MAX_ROLLING_STEPS, MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS,
+    OutcomeKind, ProviderFailure, ProviderFailureKind, Step, SummarizeEffect, SummaryResponse,
 };
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::fold_search::largest_fitting;
+use crate::compaction::input::{CompactInput, Compactor};
 use crate::compaction::native::{
     NativeBinding, NativeInputError, accept_native_output, build_native_request,
 };
@@ -33,7 +34,6 @@ use crate::compaction::summary_request::{
     is_compaction_failure_note, shrink_for_overflow_retry, summary_payload,
 };
 use crate::compaction::summary_validation::validate_summary;
-use crate::compaction::transaction::{CompactInput, Compactor, DriverError, Step};
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::EventContent;
 use crate::prefix_match::coverage_of;
@@ -88,8 +88,8 @@ struct TextAttempt {
 }
 
 #[derive(Debug)]
-pub(crate) struct Run<E> {
-    input: CompactInput,
+pub(crate) struct Run<'a, E> {
+    input: CompactInput<'a>,
     estimator: E,
     usable: Option<UsableCheckpoint>,
     sizes: Sizes,
@@ -111,9 +111,9 @@ pub(crate) struct Run<E> {
     recompaction_refused: bool,
 }
 
-impl<E: TokenEstimator> Run<E> {
+impl<'a, E: TokenEstimator> Run<'a, E> {
     pub(crate) fn new(
-        input: CompactInput,
+        input: CompactInput<'a>,
         estimator: E,
         usable: Option<UsableCheckpoint>,
         sizes: Sizes,

@@ -36,23 +36,21 @@ mod transcript;
 
 use transcript::PayloadKind;
 
-pub use quality_repair::{build_retention_repair_request, request_shape_hash};
-pub use transcript::{is_compaction_failure_note, summary_payload};
+pub(crate) use quality_repair::{build_retention_repair_request, request_shape_hash};
+pub(crate) use transcript::is_compaction_failure_note;
+pub use transcript::summary_payload;
 
 use serde::{Deserialize, Serialize};
 
 use crate::budget::TokenEstimator;
 use crate::compaction::summary_template::{
-    REPAIR_SEPARATOR, initial_instructions, repair_instructions, rolling_instructions,
+    REPAIR_SEPARATOR, TOOL_RESULT_OMISSION_MARKER, initial_instructions, repair_instructions,
+    rolling_instructions,
 };
 use crate::compaction::summary_validation::{SummaryDefect, repair_sizing_samples};
 use crate::diagnostics::ReasonCode;
 use crate::event::RuntimeEvent;
 use crate::projection::{Message, Part, Role};
-
-/// The fixed text that replaces an omitted tool-result payload.
-pub const TOOL_RESULT_OMISSION_MARKER: &str =
-    "[tool result omitted to fit the compaction request; the full result remains in the event log]";
 
 /// After a provider overflow, the retry budget is the failed request's checked size divided by
 /// this factor (one halving).

@@ -18,7 +18,9 @@
 //! Every instruction text tells the summarizer that reasoning was omitted from its input and
 //! that it must not invent facts.
 
-use crate::compaction::summary_request::TOOL_RESULT_OMISSION_MARKER;
+/// The fixed text that replaces an omitted tool-result payload.
+pub const TOOL_RESULT_OMISSION_MARKER: &str =
+    "[tool result omitted to fit the compaction request; the full result remains in the event log]";
 
 /// One section of the continuation-summary template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +113,7 @@ write `TBD`, `N/A` or `...` as a section body.\n\
 - Be complete rather than short: long histories need correspondingly detailed summaries.";
 
 /// The template as prompt text: one line per heading with its guidance.
-pub fn section_template() -> String {
+pub(crate) fn section_template() -> String {
     let mut text = String::new();
     for section in &SUMMARY_SECTIONS {
         let requirement = if section.required { "required" } else { "optional content" };
@@ -134,7 +136,7 @@ pub fn initial_instructions() -> String {
 }
 
 /// System instructions for a rolling update: previous summary plus newly folded events.
-pub fn rolling_instructions() -> String {
+pub(crate) fn rolling_instructions() -> String {
     instructions(
         "Task: update a continuation summary. <previous_summary> summarizes everything before \
          the transcript inside <new_events>. Produce ONE updated summary that covers both: keep \
@@ -147,7 +149,7 @@ pub fn rolling_instructions() -> String {
 /// The stricter repair block appended after a malformed first completion. `reason` quotes
 /// what was wrong (a [`crate::compaction::summary_validation::SummaryDefect::reason`]);
 /// `previous_output_chars` is the length of the rejected output in characters.
-pub fn repair_instructions(reason: &str, previous_output_chars: u64) -> String {
+pub(crate) fn repair_instructions(reason: &str, previous_output_chars: u64) -> String {
     let mut headings = String::new();
     for section in &SUMMARY_SECTIONS {
         headings.push_str(&section.heading());
@@ -169,7 +171,7 @@ pub fn repair_instructions(reason: &str, previous_output_chars: u64) -> String {
 /// The repair block appended after a valid summary that left out exact artifacts of its input
 /// (the quality gate's one repair request). `missing` lists them, one `- <class>: <text>` line
 /// each.
-pub fn retention_repair_instructions(missing: &str) -> String {
+pub(crate) fn retention_repair_instructions(missing: &str) -> String {
     format!(
         "Your previous answer was a valid summary, but an automatic check found that it left \
          out these exact artifacts of the input, which the next model call needs:\n{missing}\n\
@@ -179,8 +181,9 @@ pub fn retention_repair_instructions(missing: &str) -> String {
     )
 }
 
+#[cfg(test)]
 /// The required sections, in order.
-pub fn required_sections() -> impl Iterator<Item = &'static SummarySection> {
+pub(crate) fn required_sections() -> impl Iterator<Item = &'static SummarySection> {
     SUMMARY_SECTIONS.iter().filter(|section| section.required)
 }
 

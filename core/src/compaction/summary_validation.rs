@@ -60,14 +60,14 @@ use crate::budget::TokenEstimator;
 use crate::compaction::summary_template::SUMMARY_SECTIONS;
 use crate::diagnostics::ReasonCode;
 
-pub use markdown::{ERROR_PHRASES, ERROR_PREFIXES, PLACEHOLDER_BODIES, TRUNCATION_MARKERS};
-pub use sections::{SECTION_SYNONYMS, SectionSynonyms, section_for_title};
+pub(crate) use markdown::{ERROR_PHRASES, ERROR_PREFIXES, TRUNCATION_MARKERS};
+pub use sections::{SECTION_SYNONYMS, SectionSynonyms};
 
 /// A fold strictly above this many estimated tokens needs a summary of at least
 /// [`MIN_LARGE_FOLD_SUMMARY_TOKENS`].
-pub const LARGE_FOLD_TOKENS: u64 = 10_000;
+pub(crate) const LARGE_FOLD_TOKENS: u64 = 10_000;
 /// Minimum estimated summary tokens for a fold above [`LARGE_FOLD_TOKENS`].
-pub const MIN_LARGE_FOLD_SUMMARY_TOKENS: u64 = 200;
+pub(crate) const MIN_LARGE_FOLD_SUMMARY_TOKENS: u64 = 200;
 
 /// Why the provider stopped generating.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

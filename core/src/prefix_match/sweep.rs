@@ -38,7 +38,7 @@ pub type SweepResult = Result<PrefixMatch, PrefixMismatch>;
 ///
 /// ```
 /// use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
-/// use contextfold_core::prefix_match::{PrefixSweep, coverage_of};
+/// use contextfold_core::checkpoint::{PrefixSweep, coverage_of};
 /// use contextfold_core::{LogBuilder, RuntimeEvent};
 ///
 /// fn checkpoint(prefix: &[RuntimeEvent]) -> HistoryCompactCheckpoint {

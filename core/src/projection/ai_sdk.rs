@@ -17,7 +17,7 @@
 //!   `error-text`), any other JSON `json` (or `error-json`).
 //!
 //! ```
-//! use contextfold_core::projection::ai_sdk::to_model_messages;
+//! use contextfold_core::projection::to_model_messages;
 //! use contextfold_core::projection::{Message, Role};
 //! let messages = to_model_messages(&[Message::text(Role::User, "hi")]);
 //! assert_eq!(messages[0], serde_json::json!({ "role": "user", "content": "hi" }));
@@ -36,11 +36,11 @@ pub use text::write_model_messages;
 mod text;
 
 /// `type` of a tool output kept whole in the log as `{ type: "content", value: [...] }`.
-pub const CONTENT_OUTPUT: &str = "content";
+pub(crate) const CONTENT_OUTPUT: &str = "content";
 /// `type` of a tool output kept whole in the log as `{ type: "execution-denied", reason? }`.
-pub const DENIED_OUTPUT: &str = "execution-denied";
+pub(crate) const DENIED_OUTPUT: &str = "execution-denied";
 /// `kind` of the AI SDK custom part carrying an OpenAI compaction item.
-pub const OPENAI_COMPACTION_KIND: &str = "openai.compaction";
+pub(crate) const OPENAI_COMPACTION_KIND: &str = "openai.compaction";
 
 /// Writes projected messages as AI SDK `ModelMessage`s.
 pub fn to_model_messages(messages: &[Message]) -> Vec<Value> {
@@ -208,7 +208,7 @@ fn with_media(output: Value, attachments: &[Attachment]) -> Value {
 /// The `providerOptions` of a reasoning part from its `providerData`: Anthropic replay data
 /// recorded flat by the Anthropic import (`{ signature }` or `{ redactedData }`) is nested under
 /// `anthropic`, where the AI SDK's Anthropic provider reads it; anything else is copied as is.
-pub fn reasoning_provider_options(provider_data: &Map<String, Value>) -> Value {
+pub(crate) fn reasoning_provider_options(provider_data: &Map<String, Value>) -> Value {
     let anthropic_flat = ["signature", "redactedData"]
         .iter()
         .any(|key| provider_data.get(*key).is_some_and(Value::is_string))
@@ -221,7 +221,7 @@ pub fn reasoning_provider_options(provider_data: &Map<String, Value>) -> Value {
 }
 
 /// The AI SDK custom part carrying a V3 checkpoint's provider state.
-pub fn compaction_part(state: &ProviderState) -> Value {
+pub(crate) fn compaction_part(state: &ProviderState) -> Value {
     match state {
         ProviderState::OpenaiCodexRemoteV2 { item_id, encrypted_content, .. } => json!({
             "type": "custom",
@@ -236,8 +236,9 @@ pub fn compaction_part(state: &ProviderState) -> Value {
     }
 }
 
+#[allow(dead_code)] // the rule the module docs name; the crate calls `owned_tool_output`
 /// The `output` of a tool-result part (see the module docs).
-pub fn tool_output(output: &Value, is_error: bool) -> Value {
+pub(crate) fn tool_output(output: &Value, is_error: bool) -> Value {
     owned_tool_output(output.clone(), is_error)
 }
 
@@ -261,7 +262,7 @@ fn output_kind(output: &Value, is_error: bool) -> &'static str {
 }
 
 /// Whether a logged output is an AI SDK `content` or `execution-denied` output kept whole.
-pub fn is_whole_output(output: &Value) -> bool {
+pub(crate) fn is_whole_output(output: &Value) -> bool {
     let Some(map) = output.as_object() else { return false };
     let only = |allowed: &[&str]| map.keys().all(|key| allowed.contains(&key.as_str()));
     match map.get("type").and_then(Value::as_str) {

@@ -125,8 +125,8 @@ fn shape(path: impl Into<String>, expected: &'static str) -> ModelMessageImportE
 /// Imports `ModelMessage[]` (see the module docs for the rules).
 ///
 /// ```
-/// use contextfold_core::projection::ai_sdk::import_model_messages;
-/// use contextfold_core::projection::openai_chat::ImportContext;
+/// use contextfold_core::projection::import_model_messages;
+/// use contextfold_core::projection::ImportContext;
 /// let messages = serde_json::json!([{ "role": "user", "content": "hi" }]);
 /// let events = import_model_messages(&messages, &ImportContext::new("s")).unwrap();
 /// assert_eq!(events[0].runtime_event_id, "evt-1");

@@ -31,7 +31,7 @@ use crate::projection::openai_chat::tool_result_content;
 pub use import::{AnthropicImportError, import_anthropic};
 
 /// Text of the user message put first when the history would start with the assistant.
-pub const CONTINUATION_TEXT: &str = "(continuing from the summary above)";
+pub(crate) const CONTINUATION_TEXT: &str = "(continuing from the summary above)";
 
 /// A Messages request's history.
 #[derive(Debug, Clone, PartialEq)]

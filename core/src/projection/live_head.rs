@@ -68,7 +68,7 @@ impl<'e> Remainder<'e> {
     ///
     /// ```
     /// use contextfold_core::LogBuilder;
-    /// use contextfold_core::projection::live_head::Remainder;
+    /// use contextfold_core::projection::Remainder;
     /// let mut log = LogBuilder::new("s");
     /// log.turn("t1").user("fix the build").assistant("looking").user("also the docs");
     /// log.assistant("done");

@@ -51,14 +51,12 @@ use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::message::{Message, Part, Role};
 
-pub use checkpoint_text::{
-    CHECKPOINT_TAG, REPLAY_LIMITATION, checkpoint_message, render_checkpoint_text,
-};
-pub use estimate::{estimate_message, estimate_messages, estimate_part};
+pub(crate) use checkpoint_text::{REPLAY_LIMITATION, checkpoint_message};
+pub use estimate::{estimate_message, estimate_messages};
 pub use repair::Repair;
 
 /// The error text of a result synthesized for an interrupted call.
-pub const INTERRUPTED_ERROR: &str = "tool call interrupted: no result was recorded";
+pub(crate) const INTERRUPTED_ERROR: &str = "tool call interrupted: no result was recorded";
 
 /// The output of a result synthesized for an interrupted call:
 /// `{"error":"tool call interrupted: no result was recorded"}`.
@@ -80,7 +78,7 @@ pub struct Materialized {
 ///
 /// ```
 /// use contextfold_core::LogBuilder;
-/// use contextfold_core::projection::materialize::materialize;
+/// use contextfold_core::projection::materialize;
 /// use contextfold_core::projection::Role;
 /// let mut log = LogBuilder::new("s");
 /// log.user("list files").tool_call("c1", "ls", serde_json::json!({}));

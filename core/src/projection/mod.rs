@@ -1,18 +1,40 @@
 //! Projection: checkpoint + uncovered raw tail + current turn, as provider-neutral messages,
 //! and their mapping to provider wire formats.
 
-pub mod ai_sdk;
-pub mod ai_sdk_import;
-pub mod anthropic;
+pub(crate) mod ai_sdk;
+pub(crate) mod ai_sdk_import;
+pub(crate) mod anthropic;
 #[cfg(test)]
 mod import_reuse_tests;
 mod import_state;
-pub mod live_head;
-pub mod materialize;
-pub mod message;
-pub mod openai_chat;
-pub mod openai_responses;
-pub mod project;
+pub(crate) mod live_head;
+pub(crate) mod materialize;
+pub(crate) mod message;
+pub(crate) mod openai_chat;
+pub(crate) mod openai_responses;
+pub(crate) mod project;
 
+pub use ai_sdk::{ModelMessageImportError, import_model_messages, to_model_messages};
+pub use anthropic::{
+    AnthropicHistory, AnthropicImportError, AnthropicMappingError, import_anthropic, to_anthropic,
+};
+pub use live_head::{Remainder, is_live_head_kind};
+pub use materialize::{
+    Materialized, Repair, estimate_message, estimate_messages, interrupted_output, materialize,
+};
 pub use message::{Message, Part, Role};
+pub use openai_chat::{
+    ChatImportError, ChatMappingError, ImportContext, import_openai_chat, to_openai_chat,
+};
+pub use openai_responses::{ResponsesImportError, import_openai_responses, to_openai_responses};
 pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project, project_with};
+
+// Tool-result pruning and the archive, re-exported here.
+pub use crate::prune::{
+    ActivePrune, ArchiveAddress, ArchiveError, ArchiveMatch, ArchiveReadMode, ArchiveReadRequest,
+    ArchiveSlice, EpochCut, MAX_ARCHIVE_BYTES, MAX_INSPECT_BYTES, MAX_MATCH_LINE_BYTES,
+    MAX_PATTERN_BYTES, MAX_QUERY_MATCHES, PRUNE_EPOCH_MIN_FREED_TOKENS, PrunedAttachment,
+    PrunedResult, RequestPrune, STALE_RESULT_MIN_TOKENS, archive_read_input_schema,
+    archive_tool_result, close_epochs, placeholder_for, prune_request, read_archive_slice,
+    stale_result_placeholder,
+};

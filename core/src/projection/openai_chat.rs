@@ -41,7 +41,7 @@ pub(crate) use import::message_array;
 pub use import::{ChatImportError, ImportContext, import_openai_chat};
 
 /// Prefix of the content of a tool message whose result is an error.
-pub const TOOL_ERROR_PREFIX: &str = "Tool error: ";
+pub(crate) const TOOL_ERROR_PREFIX: &str = "Tool error: ";
 
 /// Why messages cannot be mapped to Chat Completions.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -125,7 +125,7 @@ impl ChatMappingError {
 /// Maps provider-neutral messages to Chat Completions messages (see the module docs).
 ///
 /// ```
-/// use contextfold_core::projection::{Message, Role, openai_chat::to_openai_chat};
+/// use contextfold_core::projection::{Message, Role, to_openai_chat};
 /// let chat = to_openai_chat(&[Message::text(Role::User, "hi")]).unwrap();
 /// assert_eq!(chat, [serde_json::json!({"role": "user", "content": "hi"})]);
 /// ```
@@ -185,7 +185,7 @@ pub fn to_openai_chat(messages: &[Message]) -> Result<Vec<Value>, ChatMappingErr
 
 /// The chat content of a tool result: string output as is, an AI SDK `content` output of text
 /// parts as their text, other output as JSON text, errors prefixed with [`TOOL_ERROR_PREFIX`].
-pub fn tool_result_content(output: &Value, is_error: bool) -> String {
+pub(crate) fn tool_result_content(output: &Value, is_error: bool) -> String {
     let body = match output {
         Value::String(text) => text.clone(),
         other => content_output_text(other).unwrap_or_else(|| json_text(other)),

@@ -83,7 +83,7 @@ pub fn to_openai_responses(messages: &[Message]) -> Vec<Value> {
 }
 
 /// The Responses compaction item that replays provider-native state.
-pub fn compaction_item(state: &ProviderState) -> Value {
+pub(crate) fn compaction_item(state: &ProviderState) -> Value {
     match state {
         ProviderState::OpenaiCodexRemoteV2 { item_id, encrypted_content, .. } => {
             json!({"type": "compaction", "id": item_id, "encrypted_content": encrypted_content})

@@ -17,7 +17,7 @@ use crate::budget::{TokenEstimator, estimate_value};
 use crate::event::{EventContent, RuntimeEvent};
 
 /// Name of the tool a host exposes for reading archived results.
-pub const ARCHIVE_READ_TOOL_NAME: &str = "archive_read";
+pub(crate) const ARCHIVE_READ_TOOL_NAME: &str = "archive_read";
 
 /// The text that replaces an archived result in the current request.
 pub fn placeholder_for(

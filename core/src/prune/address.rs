@@ -15,11 +15,11 @@ use sha2::{Digest, Sha256};
 use crate::diagnostics::ReasonCode;
 
 /// Scheme and host every archive address starts with.
-pub const ARCHIVE_URI_PREFIX: &str = "contextfold://archive/";
+pub(crate) const ARCHIVE_URI_PREFIX: &str = "contextfold://archive/";
 /// Largest archived body an address may name: 1 GiB.
 pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 /// Longest session id an address may carry.
-pub const MAX_SESSION_ID_LEN: usize = 128;
+pub(crate) const MAX_SESSION_ID_LEN: usize = 128;
 
 /// The bounded address of one archived tool result.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

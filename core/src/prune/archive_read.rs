@@ -29,7 +29,7 @@ pub const MAX_MATCH_LINE_BYTES: usize = 512;
 /// Longest query pattern, in bytes.
 pub const MAX_PATTERN_BYTES: usize = 1024;
 /// Bytes of a long line shown before the match when the match lies beyond the first excerpt.
-pub const MATCH_CONTEXT_BEFORE: usize = 128;
+pub(crate) const MATCH_CONTEXT_BEFORE: usize = 128;
 
 /// One `archive_read` tool call: `{"address": "...", "mode": "inspect", "offset": 0,
 /// "length": 16384}` or `{"address": "...", "mode": "query", "pattern": "error",

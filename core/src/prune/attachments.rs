@@ -22,13 +22,13 @@ use crate::budget::TokenEstimator;
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::{EventContent, RuntimeEvent};
 
-use super::request::{Candidate, CandidateKind, next_other_turn};
+use super::candidate::{Candidate, CandidateKind, next_other_turn};
 use super::stale::quote;
 
 /// Number of newest attachments of a request that are never pruning candidates.
-pub const KEPT_RECENT_ATTACHMENTS: usize = 3;
+pub(crate) const KEPT_RECENT_ATTACHMENTS: usize = 3;
 
-/// One attachment replaced by [`stale_attachment_placeholder`].
+/// One attachment replaced by its placeholder (`stale_attachment_placeholder`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PrunedAttachment {
@@ -42,7 +42,7 @@ pub struct PrunedAttachment {
 
 /// The text that replaces an old attachment in a request: its stand-in (media type, name, size,
 /// archive address) and where the bytes remain.
-pub fn stale_attachment_placeholder(
+pub(crate) fn stale_attachment_placeholder(
     attachment: &Attachment,
     session_id: &str,
     runtime_event_id: &str,
@@ -97,7 +97,7 @@ pub(super) fn attachment_candidates(
 }
 
 /// A `stale_attachments_pruned` diagnostic, or `None` when nothing was pruned.
-pub fn attachment_diagnostic(pruned: &[PrunedAttachment]) -> Option<Diagnostic> {
+pub(crate) fn attachment_diagnostic(pruned: &[PrunedAttachment]) -> Option<Diagnostic> {
     if pruned.is_empty() {
         return None;
     }

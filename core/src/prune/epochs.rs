@@ -48,7 +48,7 @@ pub struct EpochCut {
 /// module docs).
 ///
 /// ```
-/// use contextfold_core::prune::{PRUNE_EPOCH_MIN_FREED_TOKENS, close_epochs};
+/// use contextfold_core::projection::{PRUNE_EPOCH_MIN_FREED_TOKENS, close_epochs};
 /// let half = PRUNE_EPOCH_MIN_FREED_TOKENS / 2;
 /// let cut = close_epochs([half, half, half]);
 /// assert_eq!((cut.pruned, cut.epochs), (2, 1));

@@ -22,39 +22,12 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::attachments::{PrunedAttachment, attachment_candidates, attachment_diagnostic, strip};
+use super::candidate::CandidateKind;
 use super::epochs::{EpochCut, close_epochs};
 use super::stale::{PrunedResult, prune_output, stale_candidates, stale_diagnostic};
 use crate::budget::TokenEstimator;
 use crate::diagnostics::Diagnostic;
 use crate::event::RuntimeEvent;
-
-/// What a candidate would replace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum CandidateKind {
-    /// A stale oversized result's output.
-    Output,
-    /// The attachments of an event.
-    Attachments,
-}
-
-/// One pruning candidate of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Candidate {
-    /// Position of the event whose arrival made it a candidate.
-    pub(super) key: usize,
-    /// Position of its event in the request.
-    pub(super) index: usize,
-    /// What it replaces.
-    pub(super) kind: CandidateKind,
-    /// Estimated tokens its placeholder frees.
-    pub(super) freed: u64,
-}
-
-/// The position of the first event after `index` whose turn is not `request[index]`'s.
-pub(super) fn next_other_turn(request: &[&RuntimeEvent], index: usize) -> Option<usize> {
-    let turn = request.get(index).map(|event| event.turn_id.as_str())?;
-    request.iter().skip(index + 1).position(|event| event.turn_id != turn).map(|at| index + 1 + at)
-}
 
 /// A request's events after pruning: the events it borrows, except the pruned ones, which it
 /// owns.
@@ -86,7 +59,7 @@ impl RequestPrune<'_> {
 /// rule (module `epochs`); every other event is borrowed unchanged.
 ///
 /// ```
-/// use contextfold_core::prune::prune_request;
+/// use contextfold_core::projection::prune_request;
 /// use contextfold_core::{CharEstimator, LogBuilder};
 /// let mut log = LogBuilder::new("s");
 /// for turn in ["t1", "t2", "t3", "t4"] {

@@ -22,13 +22,14 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::request::{Candidate, CandidateKind, next_other_turn};
+use super::candidate::{Candidate, CandidateKind, next_other_turn};
 use crate::budget::{TokenEstimator, estimate_value};
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::{EventContent, RuntimeEvent};
 
+#[allow(dead_code)] // named by the module docs; public before the API was narrowed
 /// Number of newest completed turns whose tool results are never pruned as stale.
-pub const PROTECTED_COMPLETED_TURNS: usize = 2;
+pub(crate) const PROTECTED_COMPLETED_TURNS: usize = 2;
 /// A result is oversized when its output is estimated at strictly more tokens than this.
 pub const STALE_RESULT_MIN_TOKENS: u64 = 4_096;
 
@@ -47,7 +48,7 @@ pub struct PrunedResult {
 }
 
 /// A `stale_tool_results_pruned` diagnostic, or `None` when nothing was pruned.
-pub fn stale_diagnostic(pruned: &[PrunedResult]) -> Option<Diagnostic> {
+pub(crate) fn stale_diagnostic(pruned: &[PrunedResult]) -> Option<Diagnostic> {
     if pruned.is_empty() {
         return None;
     }

@@ -29,7 +29,7 @@ use serde_json::Value;
 use crate::event::{EventContent, RuntimeEvent};
 
 /// Longest artifact text, in characters: a longer line is a payload, not an artifact.
-pub const MAX_ARTIFACT_CHARS: usize = 300;
+pub(crate) const MAX_ARTIFACT_CHARS: usize = 300;
 
 /// Words that make a user sentence a constraint.
 const CONSTRAINT_CUES: &[&str] = &["must", "should", "do not", "don't", "only", "never", "always"];
@@ -184,7 +184,7 @@ impl Found {
 }
 
 /// The text of a tool output: a string as is, anything else as compact JSON.
-pub fn output_text(output: &Value) -> String {
+pub(crate) fn output_text(output: &Value) -> String {
     match output {
         Value::String(text) => text.clone(),
         other => crate::json_text::json_text(other),
@@ -203,7 +203,7 @@ fn for_each_string<'a>(value: &'a Value, f: &mut impl FnMut(&'a str)) {
 
 /// The command a tool call issued, whole: its `command` / `cmd` / `script` argument (an array
 /// joined with spaces).
-pub fn command_of(input: &Value) -> Option<String> {
+pub(crate) fn command_of(input: &Value) -> Option<String> {
     ["cmd", "command", "script"].iter().find_map(|key| match input.get(key)? {
         Value::String(command) => Some(command.clone()),
         Value::Array(parts) => Some(parts.iter().map(output_text).collect::<Vec<_>>().join(" ")),
@@ -220,7 +220,7 @@ fn command_line(input: &Value) -> Option<&str> {
 
 /// The sentences of `text`, trimmed: split at line ends and at `.`/`!`/`?` followed by a space
 /// or the end, so `setup.py` stays whole.
-pub fn sentences(text: &str) -> Vec<&str> {
+pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for line in text.lines() {
         let bytes = line.as_bytes();
@@ -241,7 +241,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
 }
 
 /// The sentences of `text` that set a rule (see [`sentences`]).
-pub fn constraint_sentences(text: &str) -> Vec<&str> {
+pub(crate) fn constraint_sentences(text: &str) -> Vec<&str> {
     sentences(text).into_iter().filter(|sentence| is_constraint(sentence)).collect()
 }
 
@@ -262,7 +262,7 @@ fn is_constraint(sentence: &str) -> bool {
 
 /// The error lines of a tool result: lines that read as error messages; for a failed result
 /// with none, its first non-empty line.
-pub fn error_lines(text: &str, is_error: bool) -> Vec<&str> {
+pub(crate) fn error_lines(text: &str, is_error: bool) -> Vec<&str> {
     let mut lines: Vec<&str> =
         text.lines().map(str::trim).filter(|line| is_error_line(line)).collect();
     if lines.is_empty()
@@ -306,7 +306,7 @@ fn is_error_line(line: &str) -> bool {
 }
 
 /// Path-like tokens of `text`.
-pub fn path_tokens(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn path_tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>=".contains(c))
         .map(|raw| raw.trim_end_matches([':', '.']))
         .filter(|token| is_path(token))

@@ -27,7 +27,7 @@ pub const EXACT_ARTIFACTS_LINE: &str =
 
 /// What the gate measured and did.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GateOutcome {
+pub(crate) struct GateOutcome {
     /// The summary, with the exact-artifacts list when one was appended.
     pub text: String,
     /// Retention of the summarizer's own text.
@@ -40,7 +40,7 @@ pub struct GateOutcome {
 
 impl GateOutcome {
     /// A one-line report: the gate version, overall and per-class scores before and after.
-    pub fn detail(&self) -> String {
+    pub(crate) fn detail(&self) -> String {
         let classes = |r: &Retention| {
             ArtifactClass::ALL
                 .iter()
@@ -69,7 +69,7 @@ impl GateOutcome {
     /// The manifest's record of this outcome. `covered` is the recorded summary's retention of
     /// the whole covered prefix ([`covered_score`]), `chain_best_percent` the high water of the
     /// chain it continues (`None` when it starts one).
-    pub fn record(
+    pub(crate) fn record(
         &self,
         covered: Score,
         chain_best_percent: Option<u32>,
@@ -97,14 +97,14 @@ impl GateOutcome {
 
     /// Whether the gated text (the exact-artifacts list appended) still keeps less than
     /// [`RETENTION_THRESHOLD_PERCENT`]: the target had no room for enough of the list.
-    pub fn still_below_threshold(&self) -> bool {
+    pub(crate) fn still_below_threshold(&self) -> bool {
         is_below(&self.after)
     }
 }
 
 /// Retention of the artifacts of `prefix` (its newest [`COVERED_SCORE_WINDOW`] events) in
 /// `summary`: what a checkpoint over `prefix` still knows of all it covers.
-pub fn covered_score(prefix: &[RuntimeEvent], summary: &str) -> Score {
+pub(crate) fn covered_score(prefix: &[RuntimeEvent], summary: &str) -> Score {
     let newest = &prefix[prefix.len().saturating_sub(COVERED_SCORE_WINDOW)..];
     let overall = Retention::measure(&extract_artifacts(newest), summary).overall();
     Score { kept: overall.kept, total: overall.total }
@@ -112,7 +112,7 @@ pub fn covered_score(prefix: &[RuntimeEvent], summary: &str) -> Score {
 
 /// The covered score looks at this many newest covered events at most, so its cost stays
 /// bounded on long logs.
-pub const COVERED_SCORE_WINDOW: usize = 2_000;
+pub(crate) const COVERED_SCORE_WINDOW: usize = 2_000;
 
 fn is_below(retention: &Retention) -> bool {
     let overall = retention.overall();
@@ -122,7 +122,7 @@ fn is_below(retention: &Retention) -> bool {
 
 /// Scores `summary` against the artifacts of `fold` and, below the threshold, appends the lost
 /// ones (by class priority, newest first) while the result stays within `target_tokens`.
-pub fn gate_summary(
+pub(crate) fn gate_summary(
     summary: &str,
     fold: &[RuntimeEvent],
     target_tokens: u64,
@@ -161,7 +161,7 @@ pub fn gate_summary(
 }
 
 /// `lost` in class priority order, newest first within a class.
-pub fn by_priority(lost: &[Artifact]) -> Vec<&Artifact> {
+pub(crate) fn by_priority(lost: &[Artifact]) -> Vec<&Artifact> {
     let mut ordered: Vec<&Artifact> = lost.iter().collect();
     ordered.sort_by_key(|a| (a.class, std::cmp::Reverse(a.last_seen)));
     ordered
@@ -170,7 +170,7 @@ pub fn by_priority(lost: &[Artifact]) -> Vec<&Artifact> {
 /// Closes `text` with a plain line when its last line, copied from the source, ends like a cut
 /// (an ellipsis, a truncation marker, a trailing backslash), so the summary is never mistaken
 /// for a truncated one.
-pub fn end_cleanly(text: &mut String) {
+pub(crate) fn end_cleanly(text: &mut String) {
     let end = text.trim_end().to_ascii_lowercase();
     if TRUNCATION_MARKERS.iter().any(|marker| end.ends_with(marker)) || end.ends_with('\\') {
         text.push_str("- (end of the list)\n");

@@ -100,7 +100,7 @@ impl SuccessorError {
 /// - Fewer events, another session, or the current checkpoint's own id: rejected.
 ///
 /// ```
-/// use contextfold_core::recovery::{is_valid_successor, SuccessorError};
+/// use contextfold_core::checkpoint::{SuccessorError, is_valid_successor};
 /// # use contextfold_core::checkpoint::*;
 /// # let base = HistoryCompactCheckpoint::from_value(serde_json::json!({
 /// #   "schemaVersion": 2, "checkpointId": "cp1", "sessionId": "s", "createdAtMs": 1,

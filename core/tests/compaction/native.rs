@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use contextfold_core::compaction::native::{
+use contextfold_core::compaction::{
     INTERRUPTED_CALL_OUTPUT, NativeBinding, NativeInputError, NativeOutputDefect, NativeRequest,
     ProviderIdentity, TOOL_RESULT_OMISSION_MARKER, accept_native_output, build_native_request,
     provider_state_matches, redact_provider_state,

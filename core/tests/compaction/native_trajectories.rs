@@ -7,11 +7,10 @@ use std::path::{Path, PathBuf};
 
 use contextfold_core::budget::{CharEstimator, ModelFacts};
 use contextfold_core::event::RuntimeEvent;
-use contextfold_core::projection::anthropic::import_anthropic;
-use contextfold_core::projection::openai_chat::{
-    ImportContext, import_openai_chat, to_openai_chat,
+use contextfold_core::projection::{
+    ImportContext, Part, ProjectInput, import_anthropic, import_openai_chat, project,
+    to_openai_chat,
 };
-use contextfold_core::projection::{Part, ProjectInput, project};
 use serde_json::Value;
 
 fn native(relative: &str) -> Value {

@@ -1,12 +1,9 @@
 //! The Responses `input` importer: what `to_openai_responses` writes reads back as the same
 //! events (attachments included), and what it cannot hold is a typed error.
 
-use contextfold_core::attachment::encode_base64;
-use contextfold_core::projection::ai_sdk::import_model_messages;
-use contextfold_core::projection::materialize::materialize;
-use contextfold_core::projection::openai_chat::ImportContext;
-use contextfold_core::projection::openai_responses::{
-    import_openai_responses, to_openai_responses,
+use contextfold_core::event::encode_base64;
+use contextfold_core::projection::{
+    ImportContext, import_model_messages, import_openai_responses, materialize, to_openai_responses,
 };
 use contextfold_core::{EventContent, LogBuilder};
 use serde_json::{Value, json};

@@ -10,13 +10,12 @@ mod oversized;
 #[path = "summary/request.rs"]
 mod request;
 
-use contextfold_core::CharEstimator;
-use contextfold_core::ReasonCode;
 use contextfold_core::budget::TokenEstimator;
-use contextfold_core::compaction::summary_template::{SUMMARY_SECTIONS, initial_instructions};
-use contextfold_core::compaction::summary_validation::{
-    FinishReason, SECTION_SYNONYMS, SummaryDefect, validate_summary,
+use contextfold_core::compaction::{
+    FinishReason, SECTION_SYNONYMS, SUMMARY_SECTIONS, SummaryDefect, initial_instructions,
+    validate_summary,
 };
+use contextfold_core::{CharEstimator, ReasonCode};
 
 const GOOD: &str = "## Goal
 Make `cargo test -p parser` pass again after the tokenizer rewrite.

@@ -10,12 +10,14 @@
 
 use crate::fuzz_support;
 
-use contextfold_core::compaction::native::{NativeBinding, accept_native_output};
-use contextfold_core::compaction::summary_validation::{FinishReason, validate_summary};
+use contextfold_core::compaction::{
+    FinishReason, NativeBinding, accept_native_output, validate_summary,
+};
 use contextfold_core::event::validate_log;
-use contextfold_core::projection::anthropic::import_anthropic;
-use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
-use contextfold_core::prune::{ArchiveAddress, ArchiveReadRequest, read_archive_slice};
+use contextfold_core::projection::{
+    ArchiveAddress, ArchiveReadRequest, ImportContext, import_anthropic, import_openai_chat,
+    read_archive_slice,
+};
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, RuntimeEvent};
 use fuzz_support::{FILTERED, PARSED, fuzz, is_code};
 use proptest::prelude::*;

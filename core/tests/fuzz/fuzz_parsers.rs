@@ -4,12 +4,13 @@
 //! replaced by random JSON). The property: no panic, and every rejection is a typed error with
 //! a stable snake_case code. Raise the case count with `PROPTEST_CASES`.
 
-use contextfold_core::compaction::summary_validation::{FinishReason, validate_summary};
-use contextfold_core::prefix_match::coverage_of;
-use contextfold_core::projection::anthropic::import_anthropic;
-use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
-use contextfold_core::prune::ArchiveAddress;
-use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
+use contextfold_core::checkpoint::{
+    RecordedCheckpointEvent, coverage_of, select_recovered_checkpoint,
+};
+use contextfold_core::compaction::{FinishReason, validate_summary};
+use contextfold_core::projection::{
+    ArchiveAddress, ImportContext, import_anthropic, import_openai_chat,
+};
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, RuntimeEvent};
 use proptest::prelude::*;
 use serde_json::{Value, json};

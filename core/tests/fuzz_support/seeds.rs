@@ -1,16 +1,12 @@
 //! The generator of the committed corpus seeds: valid documents built by the core itself,
 //! plus a few hand-picked edge cases.
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    CompactInput, Compaction, Compactor, Effect, Step, SummaryResponse, Trigger,
+    CompactInput, Compaction, Compactor, EXTRACTIVE_PRODUCER, Effect, FinishReason,
+    MalformedInputCircuit, OPENAI_CODEX_PROVIDER, ProviderIdentity, Step, SummaryResponse, Trigger,
+    extractive_summary,
 };
-use contextfold_core::projection::openai_chat::to_openai_chat;
-use contextfold_core::projection::{ProjectInput, project};
-use contextfold_core::prune::archive_tool_result;
+use contextfold_core::projection::{ProjectInput, archive_tool_result, project, to_openai_chat};
 use contextfold_core::{
     CharEstimator, HistoryCompactCheckpoint, LogBuilder, ModelFacts, RuntimeEvent,
 };
@@ -44,7 +40,7 @@ fn checkpoint(native: bool) -> HistoryCompactCheckpoint {
     let events = session();
     let mut tx = Compaction::start(CompactInput {
         trigger: Trigger::Manual,
-        events: events.clone(),
+        events: events.as_slice().into(),
         current_turn_id: None,
         checkpoint: None,
         model: ModelFacts { context_window: Some(16_000), ..Default::default() },

@@ -5,14 +5,12 @@
 //! what an outcome hands back (a failure note becomes a RuntimeEvent), so the properties
 //! check the core's outputs, not the driver's own bookkeeping.
 
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::checkpoint::RecordedCheckpointEvent;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, Compactor, Effect, OutcomeKind, ProviderFailure, Step,
-    SummaryResponse, Trigger,
+    AppendFailure, CompactInput, Compaction, Compactor, EXTRACTIVE_PRODUCER, Effect, FinishReason,
+    OutcomeKind, ProviderFailure, Step, SummaryResponse, Trigger, extractive_summary,
 };
 use contextfold_core::projection::{ProjectInput, Projection, project};
-use contextfold_core::recovery::RecordedCheckpointEvent;
 use contextfold_core::{CharEstimator, EventContent, HistoryCompactCheckpoint};
 use serde_json::{Value, json};
 
@@ -233,7 +231,7 @@ impl Driver {
         let previous = self.tip.clone();
         let input = CompactInput {
             trigger,
-            events: log_before.clone(),
+            events: log_before.as_slice().into(),
             current_turn_id: current.map(str::to_owned),
             checkpoint: previous.clone(),
             model: self.sim.model.clone(),

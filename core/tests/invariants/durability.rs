@@ -2,9 +2,8 @@
 //! coverage).
 
 use contextfold_core::HistoryCompactCheckpoint;
+use contextfold_core::checkpoint::{safe_boundaries, select_recovered_checkpoint};
 use contextfold_core::compaction::OutcomeKind;
-use contextfold_core::recovery::select_recovered_checkpoint;
-use contextfold_core::safe_prefix::safe_boundaries;
 use proptest::prelude::*;
 
 use crate::scenario::{AppendScript, Driver, scenario};

@@ -4,8 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use contextfold_core::EventContent;
-use contextfold_core::projection::materialize::interrupted_output;
-use contextfold_core::projection::{Message, Part, Role};
+use contextfold_core::projection::{Message, Part, Role, interrupted_output};
 use proptest::prelude::*;
 
 use crate::scenario::{Driver, scenario};

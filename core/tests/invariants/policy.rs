@@ -1,10 +1,8 @@
 //! Invariants 5 (current-policy validation) and 6 (raw recent tail).
 
 use contextfold_core::budget::{ContextBudget, estimate_events};
-use contextfold_core::projection::Part;
-use contextfold_core::projection::live_head::Remainder;
-use contextfold_core::replay::checkpoint_tokens;
-use contextfold_core::safe_prefix::split_current_turn;
+use contextfold_core::checkpoint::{checkpoint_tokens, split_current_turn};
+use contextfold_core::projection::{Part, Remainder};
 use contextfold_core::{CharEstimator, EventContent, ReasonCode, RuntimeEvent};
 use proptest::prelude::*;
 

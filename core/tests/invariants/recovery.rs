@@ -1,6 +1,6 @@
 //! Invariant 8 (the projection is rebuildable from the canonical ledger).
 
-use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
+use contextfold_core::checkpoint::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use proptest::prelude::*;
 use serde_json::json;
 

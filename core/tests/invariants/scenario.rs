@@ -8,9 +8,9 @@
 //! goes backwards; and providers that answer well, malformed, truncated, empty, refused, fail
 //! in every class, cancel, or lose the append (failed or lost compare-and-swap).
 
+use contextfold_core::checkpoint::RecordedCheckpointEvent;
 use contextfold_core::compaction::{CompactionOutcome, ProviderFailureKind, Trigger};
 use contextfold_core::projection::Projection;
-use contextfold_core::recovery::RecordedCheckpointEvent;
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use proptest::prelude::*;
 
@@ -131,7 +131,7 @@ pub(crate) struct ProjectionRecord {
     pub(crate) ledger: Vec<RecordedCheckpointEvent>,
     pub(crate) model: contextfold_core::ModelFacts,
     /// The connection and model the request goes to.
-    pub(crate) provider: contextfold_core::compaction::native::ProviderIdentity,
+    pub(crate) provider: contextfold_core::compaction::ProviderIdentity,
     pub(crate) fail_open: bool,
     pub(crate) projection: Projection,
 }

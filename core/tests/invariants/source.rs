@@ -1,8 +1,8 @@
 //! Invariants 1 (source immutability) and 2 (projection coverage).
 
 use contextfold_core::HistoryCompactCheckpoint;
+use contextfold_core::checkpoint::match_checkpoint_prefix;
 use contextfold_core::digest::digest_prefix;
-use contextfold_core::prefix_match::match_checkpoint_prefix;
 use proptest::prelude::*;
 
 use crate::scenario::{Driver, scenario};

@@ -3,18 +3,14 @@
 //!
 //! The fixtures are real files: a 64 × 48 RGB PNG and a one-page PDF (`core/tests/fixtures`).
 
-use contextfold_core::attachment::{Attachment, attachment_tokens, encode_base64};
 use contextfold_core::budget::{CharEstimator, TokenEstimator, estimate_event};
-use contextfold_core::compaction::summary_request::build_summary_request;
+use contextfold_core::compaction::build_summary_request;
 use contextfold_core::digest::digest_prefix;
-use contextfold_core::projection::ai_sdk::{import_model_messages, to_model_messages};
-use contextfold_core::projection::anthropic::{import_anthropic, to_anthropic};
-use contextfold_core::projection::materialize::materialize;
-use contextfold_core::projection::openai_chat::{
-    ImportContext, import_openai_chat, to_openai_chat,
+use contextfold_core::event::{Attachment, attachment_tokens, encode_base64};
+use contextfold_core::projection::{
+    ImportContext, Part, ProjectInput, import_anthropic, import_model_messages, import_openai_chat,
+    materialize, project, to_anthropic, to_model_messages, to_openai_chat, to_openai_responses,
 };
-use contextfold_core::projection::openai_responses::to_openai_responses;
-use contextfold_core::projection::{Part, ProjectInput, project};
 use contextfold_core::{EventContent, LogBuilder, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 
@@ -302,8 +298,7 @@ fn bad_attachments_are_typed_errors_and_nothing_is_imported() {
         );
     }
     // Over the documented size limit (32 MiB), refused before decoding.
-    let huge =
-        "A".repeat(((contextfold_core::attachment::MAX_ATTACHMENT_BYTES / 3 + 2) * 4) as usize);
+    let huge = "A".repeat(((contextfold_core::event::MAX_ATTACHMENT_BYTES / 3 + 2) * 4) as usize);
     let input = user(json!({"type": "image", "image": huge, "mediaType": "image/png"}));
     assert_eq!(
         import_model_messages(&input, &ids()).expect_err("must fail").code(),

@@ -12,11 +12,10 @@ use contextfold_core::checkpoint::{
     Boundary, CheckpointProjection, Coverage, HighWater, HistoryCompactCheckpoint, ProviderState,
 };
 use contextfold_core::event::{EventContent, RuntimeEvent, validate_log};
-use contextfold_core::projection::materialize::{Materialized, estimate_messages, materialize};
-use contextfold_core::projection::openai_chat::{
-    ChatMappingError, ImportContext, import_openai_chat, to_openai_chat,
+use contextfold_core::projection::{
+    ChatMappingError, ImportContext, Materialized, Message, Part, Role, estimate_messages,
+    import_openai_chat, materialize, to_openai_chat,
 };
-use contextfold_core::projection::{Message, Part, Role};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};

@@ -1,10 +1,11 @@
 //! Prefix matching: a checkpoint replaces history only over the exact prefix it claims.
 
-use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
-use contextfold_core::prefix_match::{
-    PrefixMismatch, coverage_of, match_checkpoint_prefix, match_checkpoint_prefix_from,
+use contextfold_core::checkpoint::{
+    CheckpointProjection, HighWater, HistoryCompactCheckpoint, PrefixMismatch, coverage_of,
+    match_checkpoint_prefix, match_checkpoint_prefix_from,
 };
-use contextfold_core::{LogBuilder, ReasonCode, RuntimeEvent, digest::PrefixHasher};
+use contextfold_core::digest::PrefixHasher;
+use contextfold_core::{LogBuilder, ReasonCode, RuntimeEvent};
 use serde_json::json;
 
 fn session() -> Vec<RuntimeEvent> {
@@ -145,7 +146,7 @@ fn checkpoint_json_round_trips_and_rejects_unknown_schema() {
 /// every kind of mismatch, checkpoints given out of order, on the whole log and on a prefix.
 #[test]
 fn one_sweep_equals_matching_each_checkpoint() {
-    use contextfold_core::prefix_match::PrefixSweep;
+    use contextfold_core::checkpoint::PrefixSweep;
     let events = session();
     let mut checkpoints: Vec<HistoryCompactCheckpoint> =
         [16, 3, 8, 1, 12].iter().map(|&n| checkpoint_over(&events[..n])).collect();
@@ -176,7 +177,7 @@ fn one_sweep_equals_matching_each_checkpoint() {
 /// still fills in the checkpoints that claim more.
 #[test]
 fn a_sweep_may_stop_reading_when_every_checkpoint_is_decided() {
-    use contextfold_core::prefix_match::PrefixSweep;
+    use contextfold_core::checkpoint::PrefixSweep;
     let events = session();
     let checkpoints = [checkpoint_over(&events[..4])];
     let mut sweep = PrefixSweep::new(&checkpoints);
@@ -195,8 +196,8 @@ fn a_sweep_may_stop_reading_when_every_checkpoint_is_decided() {
 /// mismatch for every checkpoint covering it, and only for those.
 #[test]
 fn a_sweep_over_canonical_bytes_equals_one_over_events() {
+    use contextfold_core::checkpoint::{EventKeys, PrefixMismatch, PrefixSweep};
     use contextfold_core::digest::canonical_event_json;
-    use contextfold_core::prefix_match::{EventKeys, PrefixMismatch, PrefixSweep};
     let events = session();
     let checkpoints: Vec<HistoryCompactCheckpoint> =
         [1, 4, 9, 16].iter().map(|&n| checkpoint_over(&events[..n])).collect();

@@ -9,16 +9,15 @@
 use std::collections::HashMap;
 
 use contextfold_core::budget::ContextBudget;
-use contextfold_core::checkpoint::HighWater;
-use contextfold_core::diagnostics::ReasonCode;
-use contextfold_core::prefix_match::coverage_of;
-use contextfold_core::projection::materialize::{estimate_messages, materialize};
-use contextfold_core::projection::{Message, Part, ProjectInput, Projection, project};
-use contextfold_core::replay::evaluate_replay;
-use contextfold_core::safe_prefix::{safe_boundaries, split_current_turn};
+use contextfold_core::checkpoint::{
+    HighWater, coverage_of, evaluate_replay, safe_boundaries, split_current_turn,
+};
+use contextfold_core::projection::{
+    Message, Part, ProjectInput, Projection, estimate_messages, materialize, project,
+};
 use contextfold_core::{
     CharEstimator, CheckpointProjection, HistoryCompactCheckpoint, LogBuilder, ModelFacts,
-    RuntimeEvent,
+    ReasonCode, RuntimeEvent,
 };
 use proptest::prelude::*;
 use serde_json::json;

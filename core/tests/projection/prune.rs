@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use contextfold_core::budget::{CharEstimator, estimate_value};
 use contextfold_core::digest::digest_prefix;
 use contextfold_core::event::{EventContent, RuntimeEvent};
-use contextfold_core::prune::*;
+use contextfold_core::projection::*;
 use contextfold_core::{LogBuilder, ReasonCode};
 use serde_json::{Value, json};
 

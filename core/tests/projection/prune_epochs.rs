@@ -2,10 +2,9 @@
 //! each change freeing at least `PRUNE_EPOCH_MIN_FREED_TOKENS`, including for task attachments
 //! whose turn ends, results recorded late in another turn's place, pinned and partial events.
 
-use contextfold_core::attachment::Attachment;
 use contextfold_core::budget::{CharEstimator, estimate_event};
-use contextfold_core::event::{EventContent, RuntimeEvent};
-use contextfold_core::prune::{PRUNE_EPOCH_MIN_FREED_TOKENS, RequestPrune, prune_request};
+use contextfold_core::event::{Attachment, EventContent, RuntimeEvent};
+use contextfold_core::projection::{PRUNE_EPOCH_MIN_FREED_TOKENS, RequestPrune, prune_request};
 use contextfold_core::{LogBuilder, TokenEstimator};
 use serde_json::json;
 

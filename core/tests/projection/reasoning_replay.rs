@@ -1,13 +1,10 @@
 //! Round trips of replayable reasoning across formats: reasoning imported from AI SDK
 //! `ModelMessage[]` keeps the provider data each native format needs to accept it back.
 
-use contextfold_core::projection::Message;
-use contextfold_core::projection::ai_sdk::import_model_messages;
-use contextfold_core::projection::ai_sdk::to_model_messages;
-use contextfold_core::projection::anthropic::{import_anthropic, to_anthropic};
-use contextfold_core::projection::materialize::materialize;
-use contextfold_core::projection::openai_chat::ImportContext;
-use contextfold_core::projection::openai_responses::to_openai_responses;
+use contextfold_core::projection::{
+    ImportContext, Message, import_anthropic, import_model_messages, materialize, to_anthropic,
+    to_model_messages, to_openai_responses,
+};
 use serde_json::{Value, json};
 
 fn messages_from_ai_sdk(model_messages: Value) -> Vec<Message> {

@@ -1,10 +1,9 @@
 //! Recovery selection from the AgentRun ledger, and the successor rules.
 
-use contextfold_core::checkpoint::HistoryCompactCheckpoint;
-use contextfold_core::diagnostics::ReasonCode;
-use contextfold_core::recovery::{
-    RecordedCheckpointEvent, SkipReason, SuccessorError, is_valid_successor,
-    select_recovered_checkpoint,
+use contextfold_core::ReasonCode;
+use contextfold_core::checkpoint::{
+    HistoryCompactCheckpoint, RecordedCheckpointEvent, SkipReason, SuccessorError,
+    is_valid_successor, select_recovered_checkpoint,
 };
 use serde_json::{Value, json};
 
@@ -375,7 +374,7 @@ mod properties {
                 }
             }
             prop_assert!(recovery.skipped.len() <= events.len());
-            let sorted = |r: &contextfold_core::recovery::Recovery| {
+            let sorted = |r: &contextfold_core::checkpoint::Recovery| {
                 let mut all: Vec<_> =
                     r.skipped.iter().map(|s| (s.event_id.clone(), s.reason.code(), s.detail.clone())).collect();
                 all.sort();

@@ -2,12 +2,13 @@
 //! session mismatch, replacement not smaller, prefix and digest mismatch.
 
 use contextfold_core::budget::{ContextBudget, estimate_events};
-use contextfold_core::checkpoint::HighWater;
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
-use contextfold_core::prefix_match::coverage_of;
-use contextfold_core::projection::materialize::{estimate_messages, materialize};
-use contextfold_core::projection::{Part, ProjectInput, Projection, project};
-use contextfold_core::replay::{ReplayRejection, checkpoint_tokens, evaluate_replay};
+use contextfold_core::checkpoint::{
+    HighWater, ReplayRejection, checkpoint_tokens, coverage_of, evaluate_replay,
+};
+use contextfold_core::compaction::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
+use contextfold_core::projection::{
+    Part, ProjectInput, Projection, estimate_messages, materialize, project,
+};
 use contextfold_core::{
     CharEstimator, CheckpointProjection, HistoryCompactCheckpoint, LogBuilder, ModelFacts,
     ProviderState, ReasonCode, RuntimeEvent,
@@ -98,7 +99,7 @@ fn evaluate(
     prior_end: usize,
     budget: &ContextBudget,
     provider: Option<&ProviderIdentity>,
-) -> Result<contextfold_core::replay::ReplayPlan, ReplayRejection> {
+) -> Result<contextfold_core::checkpoint::ReplayPlan, ReplayRejection> {
     evaluate_replay(cp, events, prior_end, budget, provider, &CharEstimator)
 }
 

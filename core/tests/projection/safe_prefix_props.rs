@@ -9,11 +9,11 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use contextfold_core::budget::{TokenEstimator, estimate_event};
-use contextfold_core::event::{EventContent, LogError, RuntimeEvent};
-use contextfold_core::safe_prefix::{
+use contextfold_core::checkpoint::{
     PrefixOptions, safe_boundaries, select_fitting_tail, select_safe_prefix, split_current_turn,
     turn_count,
 };
+use contextfold_core::event::{EventContent, LogError, RuntimeEvent};
 use contextfold_core::{CharEstimator, LogBuilder};
 use proptest::prelude::*;
 use serde_json::json;

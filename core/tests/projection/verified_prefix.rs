@@ -2,11 +2,12 @@
 //! structural defect a full validation detects, and starts over when the log is not the one it
 //! cached.
 
-use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
+use contextfold_core::checkpoint::{
+    CheckpointProjection, HighWater, HistoryCompactCheckpoint, PrefixVerifier, VerifiedPrefix,
+    coverage_of,
+};
 use contextfold_core::event::LogError;
-use contextfold_core::prefix_match::coverage_of;
 use contextfold_core::projection::{ProjectInput, project, project_with};
-use contextfold_core::verified_prefix::{PrefixVerifier, VerifiedPrefix};
 use contextfold_core::{CharEstimator, EventContent, LogBuilder, ModelFacts, RuntimeEvent};
 use proptest::prelude::*;
 use serde_json::json;

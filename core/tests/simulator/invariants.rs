@@ -1,13 +1,12 @@
 //! The design's ten architectural invariants, checked after every simulated step.
 
 use contextfold_core::budget::{ContextBudget, estimate_events};
+use contextfold_core::checkpoint::{
+    checkpoint_tokens, match_checkpoint_prefix, split_current_turn,
+};
 use contextfold_core::compaction::{CompactionOutcome, OutcomeKind, Trigger};
 use contextfold_core::digest::digest_prefix;
-use contextfold_core::prefix_match::match_checkpoint_prefix;
-use contextfold_core::projection::live_head::Remainder;
-use contextfold_core::projection::{Part, ProjectInput, Projection, project};
-use contextfold_core::replay::checkpoint_tokens;
-use contextfold_core::safe_prefix::split_current_turn;
+use contextfold_core::projection::{Part, ProjectInput, Projection, Remainder, project};
 use contextfold_core::{
     CharEstimator, EventContent, HistoryCompactCheckpoint, ReasonCode, RuntimeEvent,
 };

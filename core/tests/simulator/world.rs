@@ -2,15 +2,13 @@
 
 use std::fmt;
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
-use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::checkpoint::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, CompactionOutcome, Compactor, Effect, OutcomeKind,
-    ProviderFailure, ProviderFailureKind, Step, SummaryResponse, Trigger,
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Compactor, EXTRACTIVE_PRODUCER,
+    Effect, FinishReason, MalformedInputCircuit, OPENAI_CODEX_PROVIDER, OutcomeKind,
+    ProviderFailure, ProviderFailureKind, ProviderIdentity, Step, SummaryResponse, Trigger,
+    extractive_summary,
 };
-use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use contextfold_core::{HistoryCompactCheckpoint, LogBuilder, ModelFacts, RuntimeEvent};
 use serde_json::json;
 
@@ -224,7 +222,7 @@ impl Sim {
         let previous = self.ledger.latest("sim");
         let input = CompactInput {
             trigger,
-            events: before_log.clone(),
+            events: before_log.as_slice().into(),
             current_turn_id: Some(current.to_owned()),
             checkpoint: previous.clone(),
             model: self.model.clone(),

@@ -2,14 +2,12 @@
 //! task replayed), rolling steps when the compactor input cannot take the whole fold, the
 //! reserved tail that never blocks the only useful fold, and measured fail-open figures.
 
-use contextfold_core::compaction::RAW_TAIL_SHARE_PERCENT;
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::checkpoint::{safe_boundaries, split_current_turn};
 use contextfold_core::compaction::{
-    Compaction, Effect, OutcomeKind, ProviderFailureKind, Step, SummaryResponse, Trigger,
+    Compaction, EXTRACTIVE_PRODUCER, Effect, FinishReason, OutcomeKind, ProviderFailureKind,
+    RAW_TAIL_SHARE_PERCENT, Step, SummaryResponse, Trigger, extractive_summary,
 };
 use contextfold_core::projection::{Part, ProjectInput, project};
-use contextfold_core::safe_prefix::{safe_boundaries, split_current_turn};
 use contextfold_core::{
     CharEstimator, HistoryCompactCheckpoint, LogBuilder, ModelFacts, ReasonCode,
 };
@@ -139,7 +137,7 @@ fn mid_turn_compaction_folds_prior_turns_and_settled_steps_together() {
     );
     assert_eq!(
         run.summaries()[0].fold,
-        contextfold_core::safe_prefix::Fold { start: 0, end: covered }
+        contextfold_core::checkpoint::Fold { start: 0, end: covered }
     );
     let projection = projected(&events, &current, Some(recorded), false);
     assert!(projection.fits, "{} > {}", projection.estimated_tokens, projection.history_budget);

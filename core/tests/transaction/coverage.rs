@@ -1,13 +1,12 @@
 //! Coverage rows: what a recorded checkpoint claims, rolling updates, reuse of an old
 //! checkpoint after a rolling failure, and prefix or digest mismatches.
 
-use contextfold_core::compaction::RAW_TAIL_SHARE_PERCENT;
-use contextfold_core::compaction::summary_request::SummaryPurpose;
-use contextfold_core::compaction::{AttemptKind, OutcomeKind, ProviderFailureKind, Trigger};
+use contextfold_core::checkpoint::{coverage_of, safe_boundaries};
+use contextfold_core::compaction::{
+    AttemptKind, OutcomeKind, ProviderFailureKind, RAW_TAIL_SHARE_PERCENT, SummaryPurpose, Trigger,
+};
 use contextfold_core::event::EventContent;
-use contextfold_core::prefix_match::coverage_of;
 use contextfold_core::projection::{Part, ProjectInput, project};
-use contextfold_core::safe_prefix::safe_boundaries;
 use contextfold_core::{CharEstimator, ReasonCode};
 
 use crate::driver::{append_ok, assert_raw_tail_share, drive, summary, summary_failure};

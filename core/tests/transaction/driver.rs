@@ -7,12 +7,10 @@
 
 use std::collections::VecDeque;
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::NativeRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, ProviderFailure,
-    ProviderFailureKind, Step, SummarizeEffect, SummaryResponse,
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, FinishReason,
+    MalformedInputCircuit, NativeRequest, ProviderFailure, ProviderFailureKind, Step,
+    SummarizeEffect, SummaryResponse,
 };
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde_json::{Value, json};
@@ -131,14 +129,14 @@ pub(crate) fn effect_name(effect: &Effect) -> &'static str {
 }
 
 /// Runs one compaction to its end against `script`.
-pub(crate) fn drive(input: CompactInput, script: Vec<Answer>) -> Driven {
+pub(crate) fn drive(input: CompactInput<'_>, script: Vec<Answer>) -> Driven {
     let tx = Compaction::start(input).expect("valid input");
     drive_started(tx, script, Vec::new())
 }
 
 /// Continues an already started transaction against `script`, recording into `ledger`.
 pub(crate) fn drive_started(
-    mut tx: Compaction,
+    mut tx: Compaction<'_>,
     script: Vec<Answer>,
     mut ledger: Vec<HistoryCompactCheckpoint>,
 ) -> Driven {
@@ -200,7 +198,7 @@ pub(crate) fn assert_raw_tail_share(
 /// Drives `input` to its end, answering every summarize effect with `summarize(effect, fold)`
 /// (a stop finish) and appending every checkpoint; returns the outcome and the ledger.
 pub(crate) fn drive_summaries(
-    input: CompactInput,
+    input: CompactInput<'_>,
     mut summarize: impl FnMut(&SummarizeEffect, &[RuntimeEvent]) -> String,
 ) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
     let events = input.events.clone();
@@ -226,10 +224,10 @@ pub(crate) fn drive_summaries(
 /// [`drive_summaries`] with the extractive summary of each effect's fold (the summarizer is
 /// unlabelled unless the input names it, so the core treats it as one with an input window).
 pub(crate) fn drive_extractive(
-    input: CompactInput,
+    input: CompactInput<'_>,
 ) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
     drive_summaries(input, |effect, fold| {
-        contextfold_core::compaction::extractive::extractive_summary(
+        contextfold_core::compaction::extractive_summary(
             effect.previous_summary.as_deref(),
             fold,
             effect.target_tokens,

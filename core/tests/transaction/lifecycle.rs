@@ -1,15 +1,14 @@
 //! Cancellation and the driver's call order.
 
 use contextfold_core::ReasonCode;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    Compaction, DriverError, Effect, OutcomeKind, Step, SummaryResponse, Trigger,
+    Compaction, DriverError, Effect, FinishReason, OutcomeKind, Step, SummaryResponse, Trigger,
 };
 
 use crate::driver::{append_ok, drive_started};
 use crate::support::{good_summary, input, session, window};
 
-fn started() -> Compaction {
+fn started() -> Compaction<'static> {
     let log = session(6, 400);
     Compaction::start(input(Trigger::Manual, log.events(), None, None, window(8_000)))
         .expect("valid")
@@ -19,7 +18,7 @@ fn good() -> Result<SummaryResponse, contextfold_core::compaction::ProviderFailu
     Ok(SummaryResponse { text: good_summary("late"), finish_reason: FinishReason::Stop })
 }
 
-fn done(tx: &mut Compaction) -> contextfold_core::compaction::CompactionOutcome {
+fn done(tx: &mut Compaction<'_>) -> contextfold_core::compaction::CompactionOutcome {
     match tx.poll().expect("in order") {
         Step::Done(outcome) => *outcome,
         Step::Effect(effect) => panic!("effect handed out after the end: {effect:?}"),

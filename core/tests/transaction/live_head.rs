@@ -30,7 +30,7 @@ fn session_input(
     events: &[RuntimeEvent],
     current: Option<&str>,
     tokens: u64,
-) -> CompactInput {
+) -> CompactInput<'static> {
     input(trigger, events, current, None, window(tokens))
 }
 

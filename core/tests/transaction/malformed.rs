@@ -2,8 +2,9 @@
 //! `malformed_summary_*` reasons, the malformed-input circuit, and the overflow retry.
 
 use contextfold_core::ReasonCode;
-use contextfold_core::compaction::summary_request::{SummaryPurpose, SummaryRequest};
-use contextfold_core::compaction::{Compaction, OutcomeKind, ProviderFailureKind, Step, Trigger};
+use contextfold_core::compaction::{
+    Compaction, OutcomeKind, ProviderFailureKind, Step, SummaryPurpose, SummaryRequest, Trigger,
+};
 use contextfold_core::projection::Part;
 
 use crate::driver::{Answer, append_ok, drive, length_finish, summary, summary_failure};

@@ -1,8 +1,8 @@
 //! Provider-native compaction (schema V3) and its one text-summary fallback.
 
-use contextfold_core::compaction::native::COMPACTION_TRIGGER_TYPE;
 use contextfold_core::compaction::{
-    AttemptKind, CompactInput, Compactor, OutcomeKind, ProviderFailureKind, Trigger,
+    AttemptKind, COMPACTION_TRIGGER_TYPE, CompactInput, Compactor, OutcomeKind,
+    ProviderFailureKind, Trigger,
 };
 use contextfold_core::{HistoryCompactCheckpoint, ProviderState, ReasonCode, RuntimeEvent};
 use serde_json::json;
@@ -19,7 +19,7 @@ const WINDOW: u64 = 8_000;
 fn native_input(
     events: &[RuntimeEvent],
     checkpoint: Option<&HistoryCompactCheckpoint>,
-) -> CompactInput {
+) -> CompactInput<'static> {
     let mut input = input(Trigger::Manual, events, None, checkpoint, window(WINDOW));
     input.compactor = Compactor::OpenaiCodexNative;
     input

@@ -4,10 +4,10 @@
 //! from the start of the log.
 
 use contextfold_core::checkpoint::{ProjectionManifest, QualityRecord, Score, Scores};
-use contextfold_core::compaction::summary_request::SummaryPurpose;
-use contextfold_core::compaction::summary_template::SUMMARY_PROMPT_VERSION;
-use contextfold_core::compaction::{CompactInput, OutcomeKind, ProviderFailureKind, Trigger};
-use contextfold_core::quality::{QUALITY_GATE_VERSION, Retention, extract_artifacts};
+use contextfold_core::compaction::{
+    CompactInput, OutcomeKind, ProviderFailureKind, QUALITY_GATE_VERSION, Retention,
+    SUMMARY_PROMPT_VERSION, SummaryPurpose, Trigger, extract_artifacts,
+};
 use contextfold_core::{HistoryCompactCheckpoint, ReasonCode};
 
 use crate::driver::{Driven, append_ok, drive, drive_extractive, summary, summary_failure};
@@ -21,7 +21,7 @@ const TURNS: usize = 100;
 /// A hundred completed turns, each with its own path and command, folded beside a current turn
 /// whose request leaves a summary target of about 700 tokens: far fewer than the fold's
 /// artifacts need, so the exact-artifacts list cannot reach the threshold.
-fn crowded() -> CompactInput {
+fn crowded() -> CompactInput<'static> {
     let mut log = session(TURNS, 20);
     let turn = start_current_turn(&mut log, TURNS + 1, 44_000);
     input(Trigger::Manual, log.events(), Some(&turn), None, window(16_000))
@@ -133,7 +133,7 @@ fn every_text_checkpoint_records_its_manifest() {
 
 /// A checkpoint over the first 40 turns whose manifest reports `covered` percent of a chain
 /// whose best was `best` percent.
-fn chained(covered: u32, best: u32) -> (CompactInput, HistoryCompactCheckpoint) {
+fn chained(covered: u32, best: u32) -> (CompactInput<'static>, HistoryCompactCheckpoint) {
     let log = session(60, 20);
     let events = log.events();
     let end = end_of_turn(events, 40);

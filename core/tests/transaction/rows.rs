@@ -60,10 +60,7 @@ fn empty_summary_gets_one_repair_then_exhausts_an_automatic_trigger_without_a_no
     assert_eq!(count(&run.outcome, ReasonCode::ContextCompactionFailedOpen), 0);
     let summaries = run.summaries();
     assert_eq!(summaries.len(), 2);
-    assert_eq!(
-        summaries[1].request.purpose,
-        contextfold_core::compaction::summary_request::SummaryPurpose::Repair
-    );
+    assert_eq!(summaries[1].request.purpose, contextfold_core::compaction::SummaryPurpose::Repair);
     assert_eq!(run.outcome.attempts.len(), 1);
     assert_eq!(run.outcome.attempts[0].dispatches, 2);
     assert_eq!(run.outcome.attempts[0].result, ReasonCode::EmptySummary);

@@ -1,10 +1,10 @@
 //! Session logs, model facts, provider identities, summaries and inputs shared by the tests.
 
-use contextfold_core::checkpoint::HighWater;
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
-use contextfold_core::compaction::{CompactInput, CompactionOutcome, Compactor, Trigger};
-use contextfold_core::prefix_match::coverage_of;
+use contextfold_core::checkpoint::{HighWater, coverage_of};
+use contextfold_core::compaction::{
+    CompactInput, CompactionOutcome, Compactor, MalformedInputCircuit, OPENAI_CODEX_PROVIDER,
+    ProviderIdentity, Trigger,
+};
 use contextfold_core::{
     CheckpointProjection, HistoryCompactCheckpoint, LogBuilder, ModelFacts, ProviderState,
     ReasonCode, RuntimeEvent,
@@ -98,10 +98,10 @@ pub(crate) fn input(
     current_turn_id: Option<&str>,
     checkpoint: Option<&HistoryCompactCheckpoint>,
     model: ModelFacts,
-) -> CompactInput {
+) -> CompactInput<'static> {
     CompactInput {
         trigger,
-        events: events.to_vec(),
+        events: events.to_vec().into(),
         current_turn_id: current_turn_id.map(str::to_owned),
         checkpoint: checkpoint.cloned(),
         model,

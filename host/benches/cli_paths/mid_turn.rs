@@ -12,9 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use contextfold_core::calibration::UsageReport;
-use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::budget::UsageReport;
+use contextfold_core::compaction::{Compactor, ProviderIdentity};
 use contextfold_core::{LogBuilder, ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime,

@@ -9,14 +9,12 @@
 //! tokens of framing each). The peers build their requests from the same events at the same
 //! request points (the contextfold run's answered requests); they check their budget with the
 //! exact `o200k_base` count (which favours them) and summarize with the same extractive
-//! summarizer (`contextfold_core::compaction::extractive::extractive_summary`).
+//! summarizer (`contextfold_core::compaction::extractive_summary`).
 
-use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::{ContextBudget, TokenEstimator};
-use contextfold_core::compaction::extractive::extractive_summary;
-use contextfold_core::projection::materialize::{estimate_messages, materialize};
-use contextfold_core::projection::{Message, Part, Role};
-use contextfold_core::{EventContent, ModelFacts};
+use contextfold_core::compaction::extractive_summary;
+use contextfold_core::projection::{Message, Part, Role, estimate_messages, materialize};
+use contextfold_core::{EventContent, ModelFacts, RuntimeEvent};
 use contextfold_host::simulator::{SimulatedProvider, SimulatorConfig, WireShape};
 use contextfold_host::tokenizer::{OpenAiEncoding, OpenAiTokenizer};
 use serde_json::Value;

@@ -13,12 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use contextfold_conformance::prng::SplitMix64;
-use contextfold_core::budget::{CharEstimator, PieceEstimator};
-use contextfold_core::calibration::{UsageFact, UsageReport};
-use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{Message, Part, Role};
+use contextfold_core::budget::{CharEstimator, PieceEstimator, UsageFact, UsageReport};
+use contextfold_core::compaction::{Compactor, ProviderIdentity};
+use contextfold_core::projection::{Message, Part, Role, estimate_messages};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime,

@@ -9,12 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
-use contextfold_core::budget::{CharEstimator, ContextBudget};
-use contextfold_core::calibration::UsageReport;
-use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
+use contextfold_core::budget::{CharEstimator, ContextBudget, UsageReport};
+use contextfold_core::compaction::{
+    Compactor, ProviderFailure, ProviderIdentity, SummarizeEffect, SummaryRequest, SummaryResponse,
+};
 use contextfold_core::projection::Message;
 use contextfold_core::{EventContent, ModelFacts, ReasonCode, RuntimeEvent};
 use contextfold_host::runtime::{

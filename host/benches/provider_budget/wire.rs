@@ -1,10 +1,8 @@
 //! Request bodies in the two wire shapes, sending them to a `SimulatedProvider`, billing what
 //! it reports (row d), and how much of one request comes back as the next one's prefix (row c).
 
-use contextfold_core::calibration::UsageReport;
-use contextfold_core::projection::Message;
-use contextfold_core::projection::anthropic::to_anthropic;
-use contextfold_core::projection::openai_chat::to_openai_chat;
+use contextfold_core::budget::UsageReport;
+use contextfold_core::projection::{Message, to_anthropic, to_openai_chat};
 use contextfold_host::providers::overflow::overflow_facts;
 use contextfold_host::providers::usage::{UsageWire, usage_report};
 use contextfold_host::simulator::{RequestRecord, SimulatedProvider, WireShape};

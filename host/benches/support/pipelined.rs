@@ -3,11 +3,10 @@
 
 use std::hint::black_box;
 
-use contextfold_core::CharEstimator;
-use contextfold_core::RuntimeEvent;
+use contextfold_core::checkpoint::FullVerificationWith;
 use contextfold_core::digest::{PrefixHasher, digest_prefix};
 use contextfold_core::projection::{ProjectInput, Projection, project, project_with};
-use contextfold_core::verified_prefix::FullVerificationWith;
+use contextfold_core::{CharEstimator, RuntimeEvent};
 use contextfold_host::hashing::PipelinedSha256;
 
 /// The source digest of `events`, hashed on a second thread.

@@ -3,11 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::projection::openai_chat::{
-    ImportContext, import_openai_chat, to_openai_chat,
-};
+use contextfold_core::compaction::{Compactor, ProviderIdentity};
+use contextfold_core::projection::{ImportContext, import_openai_chat, to_openai_chat};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 
@@ -33,7 +30,7 @@ pub(crate) fn import(
     let store = Store::open(&target.db)?;
     let existing = store.load_events(&target.session)?;
     let first_seq = existing.last().map_or(1, |e| e.seq + 1);
-    let first_turn = contextfold_core::safe_prefix::turn_count(&existing);
+    let first_turn = contextfold_core::checkpoint::turn_count(&existing);
     let events = parse_import(format, &text, file, &target.session, first_seq, first_turn)?;
     if events.is_empty() {
         return Err(CliError::Import {
@@ -90,7 +87,7 @@ fn parse_import(
             let mut ids = ImportContext::new(session);
             ids.first_seq = first_seq;
             ids.first_turn = first_turn;
-            contextfold_core::projection::openai_responses::import_openai_responses(&document, &ids)
+            contextfold_core::projection::import_openai_responses(&document, &ids)
                 .map_err(|error| CliError::Import { code: error.code(), detail: error.to_string() })
         }
         ImportFormat::Anthropic | ImportFormat::AiSdk => {

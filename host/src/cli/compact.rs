@@ -10,8 +10,9 @@
 //! The provider is resolved (key read, base URL and model checked) before the database is
 //! opened, so a missing key or a bad URL changes nothing. Keys are never printed.
 
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
-use contextfold_core::compaction::{Compactor, OutcomeKind};
+use contextfold_core::compaction::{
+    Compactor, OPENAI_CODEX_PROVIDER, OutcomeKind, ProviderIdentity,
+};
 use serde_json::json;
 
 use super::commands::open_runtime;

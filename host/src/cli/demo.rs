@@ -13,9 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use contextfold_core::budget::{CharEstimator, ContextBudget, estimate_events};
-use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::checkpoint::match_checkpoint_prefix;
+use contextfold_core::compaction::{Compactor, ProviderIdentity};
 use contextfold_core::{EventContent, HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 

@@ -3,10 +3,8 @@
 //! usage or context-length error. The demo speaks OpenAI Chat Completions to its first model
 //! and Anthropic Messages to the model the user switches to.
 
-use contextfold_core::calibration::UsageReport;
-use contextfold_core::projection::Message;
-use contextfold_core::projection::anthropic::to_anthropic;
-use contextfold_core::projection::openai_chat::to_openai_chat;
+use contextfold_core::budget::UsageReport;
+use contextfold_core::projection::{Message, to_anthropic, to_openai_chat};
 use serde_json::{Value, json};
 
 use super::CliError;

@@ -151,7 +151,7 @@ pub(crate) fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
 
 fn select_tip(store: &Store, session: &str) -> Result<Option<String>, CliError> {
     let records = store.recorded_checkpoints(session)?;
-    Ok(contextfold_core::recovery::select_recovered_checkpoint(session, &records)
+    Ok(contextfold_core::checkpoint::select_recovered_checkpoint(session, &records)
         .selected
         .map(|c| c.checkpoint_id))
 }
@@ -187,6 +187,6 @@ pub(crate) fn export(target: &Target) -> Result<Output, CliError> {
         json!({"session": target.session, "events": events, "agentRunEvents": agent_run});
     // Exports leave the machine: provider state stays in the ledger (design: redacted from
     // captures, omitted from copies).
-    contextfold_core::compaction::native::redact_provider_state(&mut json);
+    contextfold_core::compaction::redact_provider_state(&mut json);
     Ok(Output { json, text, exit: 0 })
 }

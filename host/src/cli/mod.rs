@@ -262,7 +262,7 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
     match cli.command {
         Command::Import { target, format, file } => commands::import(&target, format, &file),
         Command::Project { target, context_window, format, provider, connection, model } => {
-            let identity = contextfold_core::compaction::native::ProviderIdentity {
+            let identity = contextfold_core::compaction::ProviderIdentity {
                 provider,
                 connection_slug: connection,
                 model_id: model,

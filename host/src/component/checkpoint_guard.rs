@@ -4,8 +4,10 @@
 //! reaches the ledger. A forged coverage is refused with a typed [`CheckpointRejection`].
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::prefix_match::{PrefixMismatch, match_checkpoint_prefix};
-use contextfold_core::recovery::{SuccessorError, is_valid_successor, select_recovered_checkpoint};
+use contextfold_core::checkpoint::{
+    PrefixMismatch, SuccessorError, is_valid_successor, match_checkpoint_prefix,
+    select_recovered_checkpoint,
+};
 
 use crate::component::traits::{Ledger, LedgerReadError};
 

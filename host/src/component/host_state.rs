@@ -2,8 +2,9 @@
 //! import traits, and the resource limiter.
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
-use contextfold_core::compaction::{ProviderFailure as CoreFailure, ProviderFailureKind};
+use contextfold_core::compaction::{
+    FinishReason as CoreFinish, ProviderFailure as CoreFailure, ProviderFailureKind,
+};
 use wasmtime::{ResourceLimiter, StoreLimits};
 
 use crate::component::bindings::contextfold::compaction::types::{

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use contextfold_core::checkpoint::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use contextfold_core::compaction::AppendFailure;
-use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 
 use crate::component::traits::{Ledger, LedgerReadError};

@@ -1,9 +1,9 @@
 //! The offline provider: the core's extractive summarizer, no key and no network.
 
-use contextfold_core::compaction::extractive::extractive_summary;
-use contextfold_core::compaction::native::NativeRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
-use contextfold_core::compaction::{ProviderFailure, ProviderFailureKind, SummaryResponse};
+use contextfold_core::compaction::{
+    FinishReason, NativeRequest, ProviderFailure, ProviderFailureKind, SummaryResponse,
+    extractive_summary,
+};
 use serde_json::Value;
 
 use crate::component::traits::{Provider, SummarizeCall};

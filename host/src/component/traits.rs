@@ -1,10 +1,10 @@
 //! What the host implements to supply the component's imports: a [`Ledger`] and a
 //! [`Provider`]. They speak core types; the runner converts to and from the WIT JSON forms.
 
-use contextfold_core::compaction::native::NativeRequest;
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{AppendFailure, ProviderFailure, SummaryResponse};
-use contextfold_core::recovery::RecordedCheckpointEvent;
+use contextfold_core::checkpoint::RecordedCheckpointEvent;
+use contextfold_core::compaction::{
+    AppendFailure, NativeRequest, ProviderFailure, SummaryRequest, SummaryResponse,
+};
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde_json::Value;
 

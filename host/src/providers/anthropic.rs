@@ -10,8 +10,7 @@
 //! [`AnthropicSummarizer::with_max_tokens`] sets another; a `max_tokens` stop is a `Length`
 //! finish, which the core's validator rejects rather than admitting a partial summary.
 
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{ProviderFailure, SummaryResponse};
+use contextfold_core::compaction::{ProviderFailure, SummaryRequest, SummaryResponse};
 use contextfold_core::projection::Message;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{Value, json};
@@ -174,8 +173,7 @@ pub(crate) fn parse_anthropic_message(body: &[u8]) -> Result<SummaryResponse, Pr
 
 #[cfg(test)]
 mod tests {
-    use contextfold_core::compaction::ProviderFailureKind;
-    use contextfold_core::compaction::summary_validation::FinishReason;
+    use contextfold_core::compaction::{FinishReason, ProviderFailureKind};
     use contextfold_core::projection::Role;
 
     use super::*;

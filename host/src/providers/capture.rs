@@ -8,7 +8,7 @@
 //!   `cookie`, and any header whose name contains `token`, `secret` or `key`) are dropped, their
 //!   names listed in `strippedHeaders`;
 //! - every JSON body goes through
-//!   [`redact_provider_state`](contextfold_core::compaction::native::redact_provider_state), so
+//!   [`redact_provider_state`](contextfold_core::compaction::redact_provider_state), so
 //!   no `encrypted_content` survives;
 //! - every string is scrubbed of the call's [`Secrets`]: the API key and every
 //!   `encrypted_content` value seen in the request or the response;
@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use contextfold_core::compaction::native::{REDACTED, redact_provider_state};
+use contextfold_core::compaction::{REDACTED, redact_provider_state};
 use reqwest::header::HeaderMap;
 use serde::Serialize;
 use serde_json::{Value, json};

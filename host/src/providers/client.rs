@@ -5,8 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use contextfold_core::compaction::ProviderFailure;
-use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::compaction::{FinishReason, ProviderFailure};
 use contextfold_core::projection::{Message, Part, Role};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;

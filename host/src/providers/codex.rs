@@ -23,12 +23,11 @@
 //! This client does not judge the items: [`accept_native_output`] in the core admits exactly
 //! one compaction item (zero or two fall back to one text summary).
 //!
-//! [`accept_native_output`]: contextfold_core::compaction::native::accept_native_output
+//! [`accept_native_output`]: contextfold_core::compaction::accept_native_output
 
 use std::time::Duration;
 
-use contextfold_core::compaction::ProviderFailure;
-use contextfold_core::compaction::native::NativeRequest;
+use contextfold_core::compaction::{NativeRequest, ProviderFailure};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
@@ -40,7 +39,7 @@ use super::sse::SseParser;
 use super::transport::{Call, MAX_RESPONSE_BYTES};
 
 /// Provider label of this client in captures (the core's provider kind).
-pub const CODEX_PROVIDER: &str = contextfold_core::compaction::native::OPENAI_CODEX_PROVIDER;
+pub const CODEX_PROVIDER: &str = contextfold_core::compaction::OPENAI_CODEX_PROVIDER;
 
 /// The Codex (ChatGPT subscription) Responses base URL (the path `/responses` is appended).
 pub const CODEX_BASE_URL: &str = "https://chatgpt.com/backend-api/codex";

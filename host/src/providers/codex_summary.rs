@@ -12,9 +12,9 @@
 //! `max_output_tokens`) is a summary with finish reason `Length`, which the core refuses as
 //! `malformed_summary_length_finish` (with its one repair), like any other provider's.
 
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
-use contextfold_core::compaction::{ProviderFailure, SummaryResponse};
+use contextfold_core::compaction::{
+    FinishReason, ProviderFailure, SummaryRequest, SummaryResponse,
+};
 use serde_json::{Value, json};
 
 use super::client::split_text_messages;

@@ -6,9 +6,9 @@
 //! (`effect`, `events`) is only for offline summarizers and is ignored here.
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::native::NativeRequest;
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
+use contextfold_core::compaction::{
+    NativeRequest, ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
+};
 use serde_json::Value;
 
 use super::{AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer};

@@ -10,9 +10,8 @@
 
 use std::time::Duration;
 
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{ProviderFailure, SummaryResponse};
-use contextfold_core::projection::openai_chat::to_openai_chat;
+use contextfold_core::compaction::{ProviderFailure, SummaryRequest, SummaryResponse};
+use contextfold_core::projection::to_openai_chat;
 use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
@@ -123,8 +122,7 @@ pub(crate) fn parse_chat_completion(body: &[u8]) -> Result<SummaryResponse, Prov
 
 #[cfg(test)]
 mod tests {
-    use contextfold_core::compaction::ProviderFailureKind;
-    use contextfold_core::compaction::summary_validation::FinishReason;
+    use contextfold_core::compaction::{FinishReason, ProviderFailureKind};
 
     use super::*;
 

@@ -11,7 +11,7 @@
 //!
 //! A body without a usage object gives `None`: no fact is better than an invented one.
 
-use contextfold_core::calibration::UsageReport;
+use contextfold_core::budget::UsageReport;
 use serde_json::Value;
 
 /// The wire formats whose usage this module reads.

@@ -10,11 +10,10 @@
 use std::future::Future;
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::NativeRequest;
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::summary_validation::FinishReason;
-use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
+use contextfold_core::compaction::{
+    EXTRACTIVE_PRODUCER, FinishReason, NativeRequest, ProviderFailure, SummarizeEffect,
+    SummaryRequest, SummaryResponse, extractive_summary,
+};
 
 /// Answers the core's text-summary effect.
 pub trait Summarizer {

@@ -1,6 +1,6 @@
 //! Typed errors of the session runtime.
 
-use contextfold_core::calibration::UsageFactError;
+use contextfold_core::budget::UsageFactError;
 use contextfold_core::compaction::{DriverError, StartError};
 use contextfold_core::event::LogError;
 

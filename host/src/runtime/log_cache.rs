@@ -27,9 +27,9 @@ use std::sync::Arc;
 
 use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::TokenEstimator;
+use contextfold_core::checkpoint::VerifiedPrefix;
 use contextfold_core::event::LogError;
 use contextfold_core::projection::{ProjectInput, Projection, project_with};
-use contextfold_core::verified_prefix::VerifiedPrefix;
 
 use crate::hashing::PipelinedSha256;
 use crate::storage::{CoveredPrefix, Store, StoreError, project_covered};

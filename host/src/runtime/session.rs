@@ -2,13 +2,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use contextfold_core::budget::TokenEstimator;
-use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::{Compactor, OutcomeKind, Trigger};
-use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{ProjectInput, Projection};
+use contextfold_core::budget::{Calibration, TokenEstimator, UNIT_RATIO_PERMILLE};
+use contextfold_core::compaction::{
+    Compactor, MalformedInputCircuit, OutcomeKind, ProviderIdentity, Trigger,
+};
+use contextfold_core::projection::{ProjectInput, Projection, estimate_messages};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use serde::Serialize;
 
@@ -65,7 +63,7 @@ pub struct ProjectionReport {
     /// Checkpoint lookup notes (projection damage, recovery).
     pub lookup_notes: Vec<LookupNote>,
     /// The projection's history measured by the uncalibrated estimator: the request's own
-    /// estimate that a [`contextfold_core::calibration::UsageFact`] records.
+    /// estimate that a [`contextfold_core::budget::UsageFact`] records.
     pub uncalibrated_tokens: u64,
     /// The calibration ratio the projection was measured with, in thousandths.
     pub ratio_permille: u32,

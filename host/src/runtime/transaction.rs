@@ -3,12 +3,10 @@
 use std::sync::Arc;
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::redact_provider_state;
-use contextfold_core::compaction::summary_request::summary_payload;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, ProviderFailure,
-    ProviderFailureKind, Step, SummarizeEffect, Trigger,
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, MalformedInputCircuit,
+    ProviderFailure, ProviderFailureKind, Step, SummarizeEffect, Trigger, redact_provider_state,
+    summary_payload,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -67,7 +65,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let new_checkpoint_id = format!("cp-{ordinal:05}-{now_ms}-{tag}");
         let input = CompactInput {
             trigger: request.trigger,
-            events: events.clone(),
+            events: events.as_slice().into(),
             current_turn_id: request.current_turn_id.clone(),
             checkpoint: lookup.checkpoint.clone(),
             model: self.config.model.clone(),

@@ -8,9 +8,10 @@
 
 use std::sync::Arc;
 
-use contextfold_core::budget::PieceEstimator;
-use contextfold_core::calibration::{CalibratedEstimator, Calibration, UsageFact, UsageReport};
-use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::budget::{
+    CalibratedEstimator, Calibration, PieceEstimator, UsageFact, UsageReport,
+};
+use contextfold_core::compaction::ProviderIdentity;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;

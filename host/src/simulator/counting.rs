@@ -5,13 +5,13 @@
 //! tokens + its content. Content is text as written; tool calls, tool uses and any other block
 //! as their JSON (`cache_control` removed, so moving a breakpoint does not change the tokens);
 //! tool results as their text. Images count by the provider's published rule (OpenAI tiles or
-//! Anthropic's pixel area, `contextfold_core::attachment`), as stand-in tokens derived from the
+//! Anthropic's pixel area, `contextfold_core::event`), as stand-in tokens derived from the
 //! image's bytes, so a changed image breaks a cached prefix. Each piece is encoded on its own,
 //! so a request that appends to an earlier one repeats its tokens exactly.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use contextfold_core::attachment::{Attachment, anthropic_image_tokens, openai_image_tokens};
+use contextfold_core::event::{Attachment, anthropic_image_tokens, openai_image_tokens};
 use serde_json::Value;
 
 use super::WireShape;

@@ -13,7 +13,7 @@
 //!
 //! [`SimulatorConfig::lossy_keep_percent`]: super::SimulatorConfig::lossy_keep_percent
 
-use contextfold_core::quality::{Artifact, ArtifactClass, extract_artifacts};
+use contextfold_core::compaction::{Artifact, ArtifactClass, extract_artifacts};
 use contextfold_core::{EventContent, LogBuilder, RuntimeEvent};
 use serde_json::Value;
 

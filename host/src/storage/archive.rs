@@ -3,7 +3,7 @@
 
 use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::CharEstimator;
-use contextfold_core::prune::{
+use contextfold_core::projection::{
     ArchiveAddress, ArchiveReadRequest, ArchiveSlice, archive_tool_result, read_archive_slice,
 };
 use rusqlite::{OptionalExtension, TransactionBehavior, params};

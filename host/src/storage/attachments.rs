@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::attachment::{Attachment, encode_base64};
+use contextfold_core::event::{Attachment, encode_base64};
 use contextfold_core::projection::{Message, Part};
 use rusqlite::{OptionalExtension, Transaction, params};
 

@@ -3,7 +3,7 @@
 //! ledger recovery and best-effort projection repair.
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::recovery::{
+use contextfold_core::checkpoint::{
     RecordedCheckpointEvent, Recovery, is_valid_successor, select_recovered_checkpoint,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};

@@ -9,7 +9,7 @@
 //! fingerprint and is eligible again. Outcomes recorded before the circuit was written carry
 //! none: the circuit then starts empty.
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
+use contextfold_core::compaction::MalformedInputCircuit;
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 

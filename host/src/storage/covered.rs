@@ -7,7 +7,7 @@
 //! the one that column records); a live-head row's bytes are kept for as long as its run is the
 //! last one seen, and only those of the final run are parsed. Other rows are parsed. The checkpoint's event count, through
 //! boundary, turn count and digest are then checked exactly as
-//! [`contextfold_core::prefix_match::match_checkpoint_prefix`] checks them, and every row after
+//! [`contextfold_core::checkpoint::match_checkpoint_prefix`] checks them, and every row after
 //! the coverage is parsed into the tail. Memory holds the turn ids seen, one turn's head and the
 //! tail, never the covered events.
 
@@ -17,7 +17,7 @@ use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::{TokenEstimator, estimate_event};
 use contextfold_core::checkpoint::HistoryCompactCheckpoint;
 use contextfold_core::digest::PrefixHasher;
-use contextfold_core::projection::live_head::is_live_head_kind;
+use contextfold_core::projection::is_live_head_kind;
 use rusqlite::params;
 
 use crate::hashing::PipelinedSha256;

@@ -22,8 +22,8 @@
 
 use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::{PieceEstimator, estimate_event};
-use contextfold_core::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow, LedgerRowError};
-use contextfold_core::projection::live_head::is_live_head_kind;
+use contextfold_core::event::{LEDGER_TOKENS_ESTIMATOR, LedgerRow, LedgerRowError};
+use contextfold_core::projection::is_live_head_kind;
 use rusqlite::{Connection, params};
 
 /// The `ledger_meta` key naming the estimator of the `tokens` column.

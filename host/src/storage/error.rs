@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use contextfold_core::prune::ArchiveError;
-use contextfold_core::recovery::SuccessorError;
+use contextfold_core::checkpoint::SuccessorError;
+use contextfold_core::projection::ArchiveError;
 
 /// A storage operation failed. Nothing was written when an error is returned from a write.
 #[derive(Debug, thiserror::Error)]

@@ -108,7 +108,7 @@ impl Store {
                     detail: format!("event {index} cannot be serialized: {detail}"),
                 };
                 let event = super::attachments::archive_attachments(&tx, index, event)?;
-                let derived = contextfold_core::ledger_row::LedgerRow::of(&event)
+                let derived = contextfold_core::event::LedgerRow::of(&event)
                     .map_err(|e| unserializable(e.to_string()))?;
                 insert
                     .execute(params![

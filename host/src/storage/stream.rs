@@ -15,13 +15,13 @@
 
 use contextfold_core::ModelFacts;
 use contextfold_core::budget::TokenEstimator;
-use contextfold_core::checkpoint::HistoryCompactCheckpoint;
-use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::checkpoint::{
+    EventKeys, HistoryCompactCheckpoint, PrefixMismatch, PrefixVerifier, VerifiedCoverage,
+    split_current_turn,
+};
+use contextfold_core::compaction::ProviderIdentity;
 use contextfold_core::event::{LogError, RuntimeEvent, validate_log};
-use contextfold_core::prefix_match::{EventKeys, PrefixMismatch};
 use contextfold_core::projection::{ProjectInput, Projection, project, project_with};
-use contextfold_core::safe_prefix::split_current_turn;
-use contextfold_core::verified_prefix::{PrefixVerifier, VerifiedCoverage};
 
 use super::covered::CoveredPrefix;
 use super::{Store, StoreError};

@@ -12,8 +12,7 @@
 //! [`Store::check_rows`] (`contextfold verify --deep`) parses every row and recomputes its
 //! derived columns.
 
-use contextfold_core::checkpoint::HistoryCompactCheckpoint;
-use contextfold_core::prefix_match::{PrefixSweep, SweepResult};
+use contextfold_core::checkpoint::{HistoryCompactCheckpoint, PrefixSweep, SweepResult};
 use rusqlite::params;
 
 use crate::hashing::PipelinedSha256;
@@ -26,7 +25,7 @@ use super::{Store, StoreError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointSweep {
     /// One result per checkpoint, in the order given: what
-    /// [`contextfold_core::prefix_match::match_checkpoint_prefix`] gives over the whole ledger.
+    /// [`contextfold_core::checkpoint::match_checkpoint_prefix`] gives over the whole ledger.
     pub results: Vec<SweepResult>,
     /// Events in the session's ledger.
     pub events: u64,

@@ -9,7 +9,7 @@
 //! conversation, so no checkpoint covers them. The session's [`Calibration`] is a pure function
 //! of them, in ledger order ([`Store::calibration`]).
 
-use contextfold_core::calibration::{Calibration, UsageFact};
+use contextfold_core::budget::{Calibration, UsageFact};
 
 use super::Store;
 use super::error::StoreError;
@@ -65,7 +65,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use contextfold_core::calibration::UsageReport;
+    use contextfold_core::budget::UsageReport;
 
     use super::*;
 

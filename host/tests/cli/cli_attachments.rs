@@ -5,7 +5,7 @@
 use crate::cli_support;
 
 use cli_support::{SessionDb, fails, import_args, ok, project_args, write};
-use contextfold_core::attachment::encode_base64;
+use contextfold_core::event::encode_base64;
 use serde_json::{Value, json};
 
 /// 64 x 48, 6,321 bytes: small enough to stay inline in its event.

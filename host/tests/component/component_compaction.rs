@@ -6,12 +6,10 @@
 use crate::component_support;
 
 use component_support::{compactor_plugin, ledger_with};
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::ProviderIdentity as CoreIdentity;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    CompactInput, Compaction, Compactor, Effect, Step, SummaryResponse, Trigger as CoreTrigger,
+    CompactInput, Compaction, Compactor, EXTRACTIVE_PRODUCER, Effect, FinishReason,
+    MalformedInputCircuit, ProviderIdentity as CoreIdentity, Step, SummaryResponse,
+    Trigger as CoreTrigger, extractive_summary,
 };
 use contextfold_core::{LogBuilder, ModelFacts as CoreFacts, RuntimeEvent};
 use contextfold_host::component::ComponentError;
@@ -68,7 +66,7 @@ fn request(checkpoint_id: &str, window: u64) -> CompactRequest {
 fn native_outcome(events: Vec<RuntimeEvent>, checkpoint_id: &str, window: u64) -> Value {
     let mut tx = Compaction::start(CompactInput {
         trigger: CoreTrigger::Manual,
-        events: events.clone(),
+        events: events.as_slice().into(),
         current_turn_id: None,
         checkpoint: None,
         model: CoreFacts { context_window: Some(window), ..CoreFacts::default() },

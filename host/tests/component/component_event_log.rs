@@ -6,9 +6,10 @@
 use crate::component_support;
 
 use component_support::compactor_plugin;
-use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
+use contextfold_core::checkpoint::{
+    CheckpointProjection, HighWater, HistoryCompactCheckpoint, coverage_of,
+};
 use contextfold_core::digest::digest_prefix;
-use contextfold_core::prefix_match::coverage_of;
 use contextfold_core::{LogBuilder, RuntimeEvent};
 use contextfold_host::component::MemoryLedger;
 use contextfold_host::component::bindings::contextfold::compaction::types::ModelFacts;

@@ -6,7 +6,7 @@
 use crate::component_support;
 
 use component_support::{ledger_with, runner};
-use contextfold_core::prefix_match::coverage_of;
+use contextfold_core::checkpoint::coverage_of;
 use contextfold_core::{LogBuilder, RuntimeEvent};
 use contextfold_host::component::bindings::contextfold::compaction::types::{
     CompactorKind, ModelFacts, ProviderIdentity, Trigger,

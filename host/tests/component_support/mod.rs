@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::compaction::ProviderFailure as CoreFailure;
-use contextfold_core::compaction::extractive::extractive_summary;
-use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
+use contextfold_core::compaction::{
+    FinishReason as CoreFinish, ProviderFailure as CoreFailure, extractive_summary,
+};
 use contextfold_host::component::bindings::contextfold::compaction::types::{
     AppendError, CompactorKind, ModelFacts, ProviderIdentity, SummaryResponse, Trigger,
 };

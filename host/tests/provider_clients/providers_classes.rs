@@ -333,7 +333,7 @@ async fn bodies_over_the_16_mib_cap_are_refused_or_cut_for_every_client() {
 /// which the core's validation refuses (`empty_summary`) before anything is recorded.
 #[tokio::test]
 async fn a_success_without_an_answer_never_becomes_a_summary() {
-    use contextfold_core::compaction::summary_validation::validate_summary;
+    use contextfold_core::compaction::validate_summary;
     let mut null_content = chat_completion("x", "stop");
     null_content["choices"][0]["message"]["content"] = Value::Null;
     let mut null_text = anthropic_message("x", "end_turn");

@@ -5,8 +5,7 @@ use crate::providers;
 
 use std::time::{Duration, Instant};
 
-use contextfold_core::compaction::ProviderFailureKind;
-use contextfold_core::compaction::native::{NativeBinding, accept_native_output};
+use contextfold_core::compaction::{NativeBinding, ProviderFailureKind, accept_native_output};
 use contextfold_host::providers::CancelToken;
 use providers::fixtures::*;
 use providers::server::{LoopbackServer, Reply, StreamEnd, sse_frame};

@@ -3,13 +3,11 @@
 
 use crate::providers;
 
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
+use contextfold_core::checkpoint::RecordedCheckpointEvent;
 use contextfold_core::compaction::{
-    AttemptKind, CompactInput, Compaction, CompactionOutcome, Compactor, Effect, OutcomeKind, Step,
-    Trigger,
+    AttemptKind, CompactInput, Compaction, CompactionOutcome, Compactor, Effect,
+    MalformedInputCircuit, OPENAI_CODEX_PROVIDER, OutcomeKind, ProviderIdentity, Step, Trigger,
 };
-use contextfold_core::recovery::RecordedCheckpointEvent;
 use contextfold_core::{CheckpointProjection, LogBuilder, ModelFacts, ProviderState, RuntimeEvent};
 use contextfold_host::providers::{CodexNativeCompactor, OpenAiChatSummarizer};
 use providers::fixtures::*;
@@ -40,10 +38,10 @@ fn long_session() -> Vec<RuntimeEvent> {
     log.build()
 }
 
-fn input(compactor: Compactor, provider: ProviderIdentity) -> CompactInput {
+fn input(compactor: Compactor, provider: ProviderIdentity) -> CompactInput<'static> {
     CompactInput {
         trigger: Trigger::Manual,
-        events: long_session(),
+        events: long_session().into(),
         current_turn_id: None,
         checkpoint: None,
         model: ModelFacts { context_window: Some(16_000), ..Default::default() },
@@ -67,7 +65,7 @@ fn codex_identity() -> ProviderIdentity {
 
 /// Drives one compaction to its outcome, appending accepted checkpoints to `ledger`.
 async fn drive(
-    input: CompactInput,
+    input: CompactInput<'_>,
     summarizer: &OpenAiChatSummarizer,
     native: &CodexNativeCompactor,
     ledger: &mut Vec<RecordedCheckpointEvent>,

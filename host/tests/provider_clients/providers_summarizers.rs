@@ -5,9 +5,8 @@ use crate::providers;
 
 use std::time::{Duration, Instant};
 
-use contextfold_core::compaction::summary_validation::FinishReason;
-use contextfold_core::compaction::{ProviderFailureKind, SummaryResponse};
-use contextfold_core::projection::openai_chat::to_openai_chat;
+use contextfold_core::compaction::{FinishReason, ProviderFailureKind, SummaryResponse};
+use contextfold_core::projection::to_openai_chat;
 use contextfold_host::providers::{ANTHROPIC_VERSION, CancelToken, anthropic_max_output_tokens};
 use providers::fixtures::*;
 use providers::server::{LoopbackServer, Reply};

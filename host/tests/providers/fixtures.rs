@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use contextfold_core::compaction::native::{NativeRequest, build_native_request};
-use contextfold_core::compaction::summary_request::{SummaryRequest, build_summary_request};
+use contextfold_core::compaction::{
+    NativeRequest, SummaryRequest, build_native_request, build_summary_request,
+};
 use contextfold_core::{CharEstimator, LogBuilder, ProviderState, RuntimeEvent};
 use contextfold_host::providers::{
     AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer,

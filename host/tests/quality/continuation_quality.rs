@@ -1,5 +1,5 @@
 //! Continuation quality (issue 37, point 1): how many exact artifacts of the folded events
-//! (constraints, plan, errors, commands, paths, identifiers; `contextfold_core::quality`) appear
+//! (constraints, plan, errors, commands, paths, identifiers; `contextfold_core::compaction`) appear
 //! verbatim in the next request after compaction, for contextfold and for two baselines built
 //! from the same events at the same budget: truncation (newest whole steps) and observation
 //! masking (old tool outputs replaced by a placeholder), each also at contextfold's own request
@@ -22,7 +22,7 @@ use std::path::Path;
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
 use contextfold_conformance::trajectories::{self, Trajectory};
 use contextfold_core::RuntimeEvent;
-use contextfold_core::quality::{ArtifactClass, Retention, extract_artifacts, visible_text};
+use contextfold_core::compaction::{ArtifactClass, Retention, extract_artifacts, visible_text};
 
 use quality_support::scenarios::{agent_loop, compact_then_project};
 use quality_support::{RunReport, Tally, first_task_turn, quality_line, source_name};

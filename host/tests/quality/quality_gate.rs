@@ -11,10 +11,10 @@
 use crate::runtime_support;
 
 use contextfold_conformance::trajectories;
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::{Compactor, OutcomeKind};
-use contextfold_core::quality::gate::{EXACT_ARTIFACTS_LINE, RETENTION_THRESHOLD_PERCENT};
-use contextfold_core::quality::{ArtifactClass, Retention, extract_artifacts};
+use contextfold_core::compaction::{
+    ArtifactClass, Compactor, EXACT_ARTIFACTS_LINE, OutcomeKind, ProviderIdentity,
+    RETENTION_THRESHOLD_PERCENT, Retention, extract_artifacts,
+};
 use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use contextfold_host::providers::OpenAiChatSummarizer;
 use contextfold_host::runtime::{NoNativeCompactor, SessionConfig, StopSignal};
@@ -152,7 +152,7 @@ async fn a_lossy_summary_is_reported_and_completed_from_the_log() {
     seen.sort_by(|x, y| (x.class, &x.text).cmp(&(y.class, &y.text)));
     let mut folded: Vec<_> = artifacts.iter().collect();
     folded.sort_by(|x, y| (x.class, &x.text).cmp(&(y.class, &y.text)));
-    let pairs = |list: &[&contextfold_core::quality::Artifact]| {
+    let pairs = |list: &[&contextfold_core::compaction::Artifact]| {
         list.iter().map(|a| (a.class, a.text.clone())).collect::<Vec<_>>()
     };
     assert_eq!(pairs(&seen), pairs(&folded), "the transcript's artifacts are the fold's");

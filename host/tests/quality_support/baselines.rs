@@ -10,8 +10,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use contextfold_core::budget::TokenEstimator;
-use contextfold_core::projection::Message;
-use contextfold_core::projection::materialize::{estimate_messages, materialize};
+use contextfold_core::projection::{Message, estimate_messages, materialize};
 use contextfold_core::{EventContent, RuntimeEvent};
 use serde_json::Value;
 

@@ -8,7 +8,7 @@ pub mod scenarios;
 
 use std::ops::Range;
 
-use contextfold_core::quality::{ArtifactClass, ClassRetention, Retention};
+use contextfold_core::compaction::{ArtifactClass, ClassRetention, Retention};
 use contextfold_core::{EventContent, RuntimeEvent};
 
 /// Strategy names, in report order.

@@ -10,9 +10,10 @@
 //! for in contextfold's request and in each baseline's request built from the same log.
 
 use contextfold_core::budget::TokenEstimator;
-use contextfold_core::compaction::Compactor;
+use contextfold_core::compaction::{
+    Artifact, Compactor, Retention, extract_artifacts, visible_text,
+};
 use contextfold_core::projection::{Message, Projection};
-use contextfold_core::quality::{Artifact, Retention, extract_artifacts, visible_text};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime, StopSignal,

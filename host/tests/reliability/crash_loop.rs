@@ -19,7 +19,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use contextfold_core::recovery::select_recovered_checkpoint;
+use contextfold_core::checkpoint::select_recovered_checkpoint;
 use contextfold_host::storage::Store;
 use reliability_support::verify::consistency;
 use reliability_support::worker::{ROLE, spawn_role};

@@ -16,9 +16,8 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use contextfold_core::compaction::summary_request::SummaryRequest;
 use contextfold_core::compaction::{
-    OutcomeKind, ProviderFailure, SummarizeEffect, SummaryResponse,
+    OutcomeKind, ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
 };
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, StopSignal, Summarizer};
@@ -460,7 +459,7 @@ impl Summarizer for EmptySummary {
     ) -> Result<SummaryResponse, ProviderFailure> {
         Ok(SummaryResponse {
             text: String::new(),
-            finish_reason: contextfold_core::compaction::summary_validation::FinishReason::Stop,
+            finish_reason: contextfold_core::compaction::FinishReason::Stop,
         })
     }
 }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use contextfold_core::recovery::select_recovered_checkpoint;
+use contextfold_core::checkpoint::select_recovered_checkpoint;
 use contextfold_core::{LogBuilder, RuntimeEvent};
 use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, StopSignal};
 use contextfold_host::storage::Store;

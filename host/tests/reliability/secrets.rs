@@ -106,7 +106,7 @@ async fn keys_and_provider_state_never_leak() {
     surfaces.push(("second report", serde_json::to_string(&second).expect("json")));
     surfaces.push(("second diagnostics", format!("{:?}", second.outcome.diagnostics)));
 
-    let request = contextfold_core::compaction::summary_request::build_summary_request(
+    let request = contextfold_core::compaction::build_summary_request(
         None,
         &store.load_events(SESSION).expect("load"),
         50_000,

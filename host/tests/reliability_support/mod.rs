@@ -8,9 +8,10 @@ pub mod worker;
 
 use std::sync::Arc;
 
-use contextfold_core::compaction::native::{NativeRequest, ProviderIdentity};
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{Compactor, ProviderFailure, SummarizeEffect, SummaryResponse};
+use contextfold_core::compaction::{
+    Compactor, NativeRequest, ProviderFailure, ProviderIdentity, SummarizeEffect, SummaryRequest,
+    SummaryResponse,
+};
 use contextfold_core::{LogBuilder, ModelFacts, RuntimeEvent};
 use contextfold_host::providers::{CodexNativeCompactor, OpenAiChatSummarizer};
 use contextfold_host::runtime::{NativeCompactor, SessionConfig, SessionRuntime, Summarizer};

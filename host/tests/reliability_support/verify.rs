@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::checkpoint::match_checkpoint_prefix;
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use rusqlite::{Connection, OpenFlags};
 

@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use contextfold_core::compaction::OutcomeKind;
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
+use contextfold_core::compaction::{
+    OutcomeKind, ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
+};
 use contextfold_core::{LogBuilder, RuntimeEvent};
 use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, StopSignal, Summarizer};
 use contextfold_host::storage::Store;

@@ -6,8 +6,9 @@
 //! A checkpoint the rows do not prove falls back to the whole log.
 
 use contextfold_core::budget::PieceEstimator;
-use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
-use contextfold_core::prefix_match::coverage_of;
+use contextfold_core::checkpoint::{
+    CheckpointProjection, HighWater, HistoryCompactCheckpoint, coverage_of,
+};
 use contextfold_core::projection::{ProjectInput, project};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use contextfold_host::storage::{Store, StreamRequest};

@@ -15,10 +15,10 @@ use std::path::PathBuf;
 
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
 use contextfold_core::budget::estimate_events;
-use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::summary_request::SummaryRequest;
-use contextfold_core::compaction::{ProviderFailure, SummarizeEffect, SummaryResponse};
-use contextfold_core::prefix_match::match_checkpoint_prefix;
+use contextfold_core::checkpoint::match_checkpoint_prefix;
+use contextfold_core::compaction::{
+    Compactor, ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
+};
 use contextfold_core::{
     EventContent, HistoryCompactCheckpoint, ModelFacts, ReasonCode, RuntimeEvent,
 };
@@ -275,7 +275,7 @@ async fn a_paste_larger_than_the_summarizer_window_is_archived_under_its_marker(
             &serde_json::json!({"address": address, "mode": "inspect", "length": 64}),
         )
         .expect("archived");
-    let contextfold_core::prune::ArchiveSlice::Inspect { text, byte_size, .. } = slice else {
+    let contextfold_core::projection::ArchiveSlice::Inspect { text, byte_size, .. } = slice else {
         panic!("an inspect slice: {slice:?}");
     };
     assert_eq!(byte_size, paste.len() as u64);

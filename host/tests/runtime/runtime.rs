@@ -6,9 +6,9 @@ use crate::runtime_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use contextfold_core::compaction::summary_request::SummaryRequest;
 use contextfold_core::compaction::{
-    OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryResponse, Trigger,
+    OutcomeKind, ProviderFailure, ProviderFailureKind, SummarizeEffect, SummaryRequest,
+    SummaryResponse, Trigger,
 };
 use contextfold_core::{EventContent, RuntimeEvent};
 use contextfold_host::runtime::{
@@ -41,7 +41,7 @@ async fn pre_turn_trigger_records_a_checkpoint() {
     let checkpoint = report.outcome.checkpoint.expect("checkpoint");
     assert_eq!(
         checkpoint.produced_by.as_deref(),
-        Some(contextfold_core::compaction::extractive::EXTRACTIVE_PRODUCER)
+        Some(contextfold_core::compaction::EXTRACTIVE_PRODUCER)
     );
     let stored = store.current_checkpoint("s").expect("lookup").checkpoint.expect("stored");
     assert_eq!(stored.checkpoint_id, checkpoint.checkpoint_id);
@@ -184,7 +184,7 @@ impl Summarizer for Malformed {
         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(SummaryResponse {
             text: "## Goal\nfix it\n## Later\nstuff".into(),
-            finish_reason: contextfold_core::compaction::summary_validation::FinishReason::Stop,
+            finish_reason: contextfold_core::compaction::FinishReason::Stop,
         })
     }
 }

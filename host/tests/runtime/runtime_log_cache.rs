@@ -8,7 +8,7 @@ use crate::reliability_support;
 use std::sync::Arc;
 
 use contextfold_core::CharEstimator;
-use contextfold_core::calibration::UsageReport;
+use contextfold_core::budget::UsageReport;
 use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, SessionRuntime, StopSignal,
 };

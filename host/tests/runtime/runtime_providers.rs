@@ -8,8 +8,9 @@ use crate::runtime_support;
 
 use std::time::Duration;
 
-use contextfold_core::compaction::native::{OPENAI_CODEX_PROVIDER, ProviderIdentity};
-use contextfold_core::compaction::{Compactor, OutcomeKind, Trigger};
+use contextfold_core::compaction::{
+    Compactor, OPENAI_CODEX_PROVIDER, OutcomeKind, ProviderIdentity, Trigger,
+};
 use contextfold_core::projection::Part;
 use contextfold_core::{CheckpointProjection, ProviderState};
 use contextfold_host::runtime::{NoNativeCompactor, StopSignal};

@@ -7,7 +7,7 @@ mod cache_cases;
 mod overflow_cases;
 use crate::simulator_support;
 
-use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::compaction::FinishReason;
 use contextfold_host::providers::{
     AnthropicSummarizer, CodexNativeCompactor, OpenAiChatSummarizer,
 };
@@ -213,7 +213,7 @@ fn png(width: u32, height: u32) -> String {
     bytes.extend(width.to_be_bytes());
     bytes.extend(height.to_be_bytes());
     bytes.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
-    contextfold_core::attachment::encode_base64(&bytes)
+    contextfold_core::event::encode_base64(&bytes)
 }
 
 #[tokio::test]

@@ -1,8 +1,7 @@
 //! Storage on real SQLite files: append-only triggers, one-transaction checkpoint writes, the
 //! compare-and-swap, projection damage and recovery, unreadable ledgers, schema skew, archive.
 
-use contextfold_core::checkpoint::{CheckpointProjection, Coverage, HighWater};
-use contextfold_core::prefix_match::coverage_of;
+use contextfold_core::checkpoint::{CheckpointProjection, Coverage, HighWater, coverage_of};
 use contextfold_core::{HistoryCompactCheckpoint, LogBuilder, RuntimeEvent};
 use contextfold_host::storage::{LookupSource, SCHEMA_VERSION, Store, StoreError};
 use rusqlite::Connection;
@@ -231,7 +230,7 @@ fn archive_is_content_addressed_and_reads_are_bounded() {
     let wrong_session =
         store.archive_read("other", &json!({"address": address.to_uri(), "mode": "inspect"}));
     assert_eq!(wrong_session.expect_err("session").code(), "archive_session_mismatch");
-    let missing = contextfold_core::prune::ArchiveAddress::for_content("s", b"never stored")
+    let missing = contextfold_core::projection::ArchiveAddress::for_content("s", b"never stored")
         .expect("address");
     let error = store
         .archive_read("s", &json!({"address": missing.to_uri(), "mode": "inspect"}))

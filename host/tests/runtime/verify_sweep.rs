@@ -2,8 +2,9 @@
 //! SQLite ledger gives what matching each checkpoint alone over the loaded ledger gives, and
 //! reads no further than the largest claimed coverage.
 
-use contextfold_core::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
-use contextfold_core::prefix_match::{coverage_of, match_checkpoint_prefix};
+use contextfold_core::checkpoint::{
+    CheckpointProjection, HighWater, HistoryCompactCheckpoint, coverage_of, match_checkpoint_prefix,
+};
 use contextfold_core::{LogBuilder, RuntimeEvent};
 use contextfold_host::storage::Store;
 use serde_json::json;

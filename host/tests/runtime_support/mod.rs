@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use contextfold_core::compaction::Compactor;
-use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::compaction::{Compactor, ProviderIdentity};
 use contextfold_core::{LogBuilder, ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{NativeCompactor, SessionConfig, SessionRuntime, Summarizer};
 use contextfold_host::storage::{Store, agent_run_kind};

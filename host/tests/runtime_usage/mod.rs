@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use contextfold_core::calibration::{UNIT_RATIO_PERMILLE, UsageReport};
+use contextfold_core::budget::{UNIT_RATIO_PERMILLE, UsageReport};
 use contextfold_host::runtime::{ExtractiveSummarizer, NoNativeCompactor, SessionRuntime};
 use contextfold_host::storage::agent_run_kind;
 

@@ -2,7 +2,7 @@
 //! counts computed with tiktoken directly (not through the simulator's own code).
 #![allow(dead_code, unreachable_pub)]
 
-use contextfold_core::compaction::summary_request::{SummaryRequest, build_summary_request};
+use contextfold_core::compaction::{SummaryRequest, build_summary_request};
 use contextfold_core::{CharEstimator, LogBuilder};
 use contextfold_host::simulator::{Simulator, SimulatorConfig, SimulatorHandle, WireShape};
 use serde_json::{Value, json};

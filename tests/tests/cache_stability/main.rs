@@ -22,13 +22,10 @@
 mod sessions;
 
 use contextfold_core::budget::{CharEstimator, ModelFacts};
-use contextfold_core::projection::ai_sdk::to_model_messages;
-use contextfold_core::projection::anthropic::to_anthropic;
-use contextfold_core::projection::materialize::estimate_message;
-use contextfold_core::projection::openai_chat::to_openai_chat;
-use contextfold_core::projection::openai_responses::to_openai_responses;
-use contextfold_core::projection::{Message, ProjectInput, project};
-use contextfold_core::prune::PRUNE_EPOCH_MIN_FREED_TOKENS;
+use contextfold_core::projection::{
+    Message, PRUNE_EPOCH_MIN_FREED_TOKENS, ProjectInput, estimate_message, project, to_anthropic,
+    to_model_messages, to_openai_chat, to_openai_responses,
+};
 use contextfold_core::{EventContent, RuntimeEvent};
 use serde_json::Value;
 

@@ -6,10 +6,8 @@ use std::path::Path;
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
 use contextfold_conformance::random_sessions::random_session;
 use contextfold_conformance::{DEFAULT_SEED, SplitMix64};
-use contextfold_core::attachment::Attachment;
-use contextfold_core::checkpoint::HighWater;
-use contextfold_core::prefix_match::coverage_of;
-use contextfold_core::safe_prefix::safe_boundaries;
+use contextfold_core::checkpoint::{HighWater, coverage_of, safe_boundaries};
+use contextfold_core::event::Attachment;
 use contextfold_core::{
     CheckpointProjection, EventContent, HistoryCompactCheckpoint, RuntimeEvent,
 };

@@ -2,8 +2,8 @@
 //! the `ledger` and `provider` imports.
 
 use contextfold_core::HistoryCompactCheckpoint;
+use contextfold_core::checkpoint::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use contextfold_core::compaction::{Effect, Step};
-use contextfold_core::recovery::{RecordedCheckpointEvent, select_recovered_checkpoint};
 use serde_json::Value;
 
 use crate::contextfold::compaction::types::{CompactResult, CompactionError, LedgerError};

@@ -1,18 +1,17 @@
 //! Conversions between WIT values and core types, and the mapping of core errors to the WIT
 //! `compaction-error` variant (each with the core's stable snake_case code).
 
-use contextfold_core::budget::ModelFacts as CoreModelFacts;
-use contextfold_core::calibration::{Calibration, UsageFact};
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::ProviderIdentity as CoreProviderIdentity;
-use contextfold_core::compaction::summary_validation::FinishReason as CoreFinish;
+use contextfold_core::budget::{Calibration, ModelFacts as CoreModelFacts, UsageFact};
 use contextfold_core::compaction::{
-    Compactor, DriverError, ProviderFailure as CoreFailure, ProviderFailureKind, StartError,
-    Trigger as CoreTrigger,
+    Compactor, DriverError, FinishReason as CoreFinish, MalformedInputCircuit,
+    ProviderFailure as CoreFailure, ProviderFailureKind, ProviderIdentity as CoreProviderIdentity,
+    StartError, Trigger as CoreTrigger,
 };
-use contextfold_core::diagnostics::{Diagnostic as CoreDiagnostic, TokenFigures as CoreFigures};
 use contextfold_core::event::LogError;
-use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
+use contextfold_core::{
+    Diagnostic as CoreDiagnostic, HistoryCompactCheckpoint, RuntimeEvent,
+    TokenFigures as CoreFigures,
+};
 use serde_json::Value;
 
 use crate::contextfold::compaction::types::{

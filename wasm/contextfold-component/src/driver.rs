@@ -1,11 +1,10 @@
 //! What the blocking and the step-driven exports share: building the transaction's input and
 //! turning its effects and outcome into WIT values.
 
-use contextfold_core::calibration::CalibratedEstimator;
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
+use contextfold_core::budget::CalibratedEstimator;
 use contextfold_core::compaction::{
-    AppendFailure, CompactInput, Compaction, CompactionOutcome, OutcomeKind as CoreOutcome,
-    SummarizeEffect, SummaryResponse as CoreSummary,
+    AppendFailure, CompactInput, Compaction, CompactionOutcome, MalformedInputCircuit,
+    OutcomeKind as CoreOutcome, SummarizeEffect, SummaryResponse as CoreSummary,
 };
 use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, RuntimeEvent};
 
@@ -30,7 +29,7 @@ pub(crate) struct TransactionParams<'a> {
 }
 
 /// The transaction, measuring with the session's calibrated estimate.
-pub(crate) type Transaction = Compaction<CalibratedEstimator<CharEstimator>>;
+pub(crate) type Transaction = Compaction<'static, CalibratedEstimator<CharEstimator>>;
 
 /// Plans the transaction over `events` and `checkpoint`.
 pub(crate) fn start(
@@ -44,7 +43,7 @@ pub(crate) fn start(
     let estimator = calibration.estimator(CharEstimator, &provider.provider, &provider.model_id);
     let input = CompactInput {
         trigger: convert::trigger(params.trigger),
-        events,
+        events: events.into(),
         current_turn_id: params.current_turn,
         checkpoint,
         model: convert::model_facts(params.model),

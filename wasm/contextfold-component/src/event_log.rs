@@ -6,9 +6,9 @@
 use std::cell::RefCell;
 
 use contextfold_core::RuntimeEvent;
+use contextfold_core::checkpoint::VerifiedPrefix;
 use contextfold_core::digest::PrefixHasher;
 use contextfold_core::event::LogValidator;
-use contextfold_core::verified_prefix::VerifiedPrefix;
 
 use crate::contextfold::compaction::types::CompactionError;
 use crate::convert;

@@ -1,19 +1,16 @@
 //! The `projection` export: pure functions over a log, converted to and from WIT values.
 
-use contextfold_core::RuntimeEvent;
-use contextfold_core::calibration::{CalibratedEstimator, UNIT_RATIO_PERMILLE};
-use contextfold_core::compaction::summary_validation::validate_summary;
+use contextfold_core::budget::{CalibratedEstimator, UNIT_RATIO_PERMILLE};
+use contextfold_core::checkpoint::{
+    FullVerification, PrefixOptions as CoreOptions, PrefixVerifier, ReplayPlan as CorePlan,
+    evaluate_replay, match_checkpoint_prefix, safe_boundaries, select_safe_prefix,
+    split_current_turn,
+};
+use contextfold_core::compaction::validate_summary;
 use contextfold_core::digest::{digest_prefix, prefix_digests};
 use contextfold_core::event::validate_log;
-use contextfold_core::prefix_match::match_checkpoint_prefix;
-use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{ProjectInput, Projection, project_with};
-use contextfold_core::replay::{ReplayPlan as CorePlan, evaluate_replay};
-use contextfold_core::safe_prefix::{
-    PrefixOptions as CoreOptions, safe_boundaries, select_safe_prefix, split_current_turn,
-};
-use contextfold_core::verified_prefix::{FullVerification, PrefixVerifier};
-use contextfold_core::{CharEstimator, ContextBudget};
+use contextfold_core::projection::{ProjectInput, Projection, estimate_messages, project_with};
+use contextfold_core::{CharEstimator, ContextBudget, RuntimeEvent};
 use serde::Serialize;
 
 use crate::contextfold::compaction::types::{CompactionError, Diagnostic, FinishReason};

@@ -16,9 +16,9 @@
 use std::time::{Duration, Instant};
 
 use contextfold_core::RuntimeEvent;
+use contextfold_core::binding::into_model_messages;
 use contextfold_core::budget::{CharEstimator, ModelFacts};
 use contextfold_core::digest::digest_prefix;
-use contextfold_core::projection::ai_sdk::into_model_messages;
 use contextfold_core::projection::{ProjectInput, project};
 use contextfold_wasm::jsonl::events_from_jsonl;
 

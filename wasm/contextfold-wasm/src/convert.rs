@@ -16,7 +16,7 @@
 //! core's `u64` fields: `2^64` reads as `u64::MAX`. This never changes a digest, because the
 //! digest writes every number as the nearest double (see `docs/digest.md`).
 
-use contextfold_core::json_read::text::value_from_text;
+use contextfold_core::binding::value_from_text;
 use serde::Serialize;
 use serde_json::{Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
@@ -138,7 +138,7 @@ pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
 
 /// Writes a core type for the wrapper (JSON text, or a JS value when it holds a large integer).
 pub fn to_js<T: Serialize>(value: &T, what: &str) -> Result<JsValue, BindingError> {
-    let json = contextfold_core::json_read::text::to_value(value)
+    let json = contextfold_core::binding::to_value(value)
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })?;
     json_to_js(json, what)
 }

@@ -1,19 +1,18 @@
 //! Which prefix a checkpoint may cover, and whether a checkpoint replays: the bindings of
-//! [`contextfold_core::safe_prefix::select_safe_prefix`],
-//! [`contextfold_core::safe_prefix::safe_boundaries`] and
-//! [`contextfold_core::replay::evaluate_replay`]. Conversion and error mapping only; the
+//! [`contextfold_core::checkpoint::select_safe_prefix`],
+//! [`contextfold_core::checkpoint::safe_boundaries`] and
+//! [`contextfold_core::checkpoint::evaluate_replay`]. Conversion and error mapping only; the
 //! argument and result shapes are those of the conformance ops (`tests/src/ops.rs`).
 
+use contextfold_core::Diagnostic;
+use contextfold_core::binding::evaluate_replay_with;
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts};
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::diagnostics::Diagnostic;
-use contextfold_core::event::validate_log;
-use contextfold_core::replay::{ReplayPlan, evaluate_replay_with};
-use contextfold_core::safe_prefix::{
-    PrefixOptions, safe_boundaries as core_safe_boundaries,
+use contextfold_core::checkpoint::{
+    FullVerificationWith, PrefixOptions, ReplayPlan, safe_boundaries as core_safe_boundaries,
     select_safe_prefix as core_select_safe_prefix, split_current_turn,
 };
-use contextfold_core::verified_prefix::FullVerificationWith;
+use contextfold_core::compaction::ProviderIdentity;
+use contextfold_core::event::validate_log;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;

@@ -8,9 +8,9 @@
 //! events), and a projection verifies only what its [`VerifiedPrefix`] has not seen, so an
 //! agent step costs O(new events) however long the session.
 
+use contextfold_core::checkpoint::VerifiedPrefix;
 use contextfold_core::digest::PrefixHasher;
 use contextfold_core::event::{LogValidator, RuntimeEvent};
-use contextfold_core::verified_prefix::VerifiedPrefix;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::to_js;

@@ -22,9 +22,9 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
+use contextfold_core::binding::value_from_text;
 use contextfold_core::budget::{CharEstimator, TokenEstimator};
 use contextfold_core::event::{EventContent, RuntimeEvent};
-use contextfold_core::json_read::text::value_from_text;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 

@@ -21,21 +21,21 @@ pub mod shared_strings;
 pub mod string_table;
 pub mod utf16;
 
+use contextfold_core::binding::{TextReader, match_checkpoint_prefix_with};
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
-use contextfold_core::compaction::extractive::extractive_summary as core_extractive;
-use contextfold_core::compaction::summary_validation::{
-    FinishReason, validate_summary as core_validate,
+use contextfold_core::checkpoint::{
+    RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
+};
+use contextfold_core::compaction::{
+    FinishReason, extractive_summary as core_extractive, validate_summary as core_validate,
 };
 use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
-use contextfold_core::event::{RuntimeEvent, validate_log as core_validate_log};
-use contextfold_core::json_read::text::TextReader;
-use contextfold_core::ledger_row::{LEDGER_TOKENS_ESTIMATOR, LedgerRow};
-use contextfold_core::prefix_match::match_checkpoint_prefix_with;
-use contextfold_core::projection::ai_sdk::import_model_messages;
-use contextfold_core::projection::anthropic::import_anthropic as core_import_anthropic;
-use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
-use contextfold_core::recovery::{
-    RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
+use contextfold_core::event::{
+    LEDGER_TOKENS_ESTIMATOR, LedgerRow, RuntimeEvent, validate_log as core_validate_log,
+};
+use contextfold_core::projection::{
+    ImportContext, import_anthropic as core_import_anthropic, import_model_messages,
+    import_openai_chat,
 };
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
@@ -253,9 +253,8 @@ pub fn import_chat(messages: JsValue, options: JsValue) -> Result<JsValue, JsVal
 pub fn import_responses(input: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let ids = import_context(options)?;
     let input = json_from_js(input, "input")?;
-    let events =
-        contextfold_core::projection::openai_responses::import_openai_responses(&input, &ids)
-            .map_err(|e| BindingError::core(e.code(), e))?;
+    let events = contextfold_core::projection::import_openai_responses(&input, &ids)
+        .map_err(|e| BindingError::core(e.code(), e))?;
     Ok(events_to_js(&events)?)
 }
 

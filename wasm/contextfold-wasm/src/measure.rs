@@ -1,5 +1,5 @@
 //! How the package measures tokens: the built-in estimate or the caller's `countTokens`, scaled
-//! by the calibration learned from the provider's reported usage (`contextfold_core::calibration`).
+//! by the calibration learned from the provider's reported usage (`contextfold_core::budget`).
 //!
 //! - [`JsCounter`] is a `TokenEstimator` that calls the caller's `countTokens(text) => number`
 //!   for every text the core measures, during the call only (nothing is kept between calls: the
@@ -18,12 +18,11 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use contextfold_core::attachment::Attachment;
-use contextfold_core::budget::{CharEstimator, TokenEstimator};
-use contextfold_core::calibration::{
-    CalibratedEstimator, Calibration, UNIT_RATIO_PERMILLE, UsageFact,
+use contextfold_core::budget::{
+    CalibratedEstimator, Calibration, CharEstimator, TokenEstimator, UNIT_RATIO_PERMILLE, UsageFact,
 };
-use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::compaction::ProviderIdentity;
+use contextfold_core::event::Attachment;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, json_from_js, json_to_js};
@@ -218,7 +217,7 @@ pub fn calibrate(calibration: JsValue, fact: JsValue) -> Result<JsValue, JsValue
         .map_err(|e| BindingError::core("invalid_usage_fact", e))
         .and_then(usage_fact_from_json)?;
     calibration.observe(&fact);
-    let value = contextfold_core::json_read::text::to_value(&calibration)
+    let value = contextfold_core::binding::to_value(&calibration)
         .map_err(|e| BindingError::Output { what: "calibration".into(), detail: e.to_string() })?;
     Ok(json_to_js(value, "calibration")?)
 }

@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 
-use contextfold_core::budget::{CharEstimator, ModelFacts, TokenEstimator};
-use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
-use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::budget::{
+    Calibration, CharEstimator, ModelFacts, TokenEstimator, UNIT_RATIO_PERMILLE,
+};
+use contextfold_core::checkpoint::{FullVerificationWith, PrefixVerifier};
+use contextfold_core::compaction::ProviderIdentity;
 use contextfold_core::event::RuntimeEvent;
-use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{ProjectInput, project_with};
-use contextfold_core::verified_prefix::{FullVerificationWith, PrefixVerifier};
+use contextfold_core::projection::{ProjectInput, estimate_messages, project_with};
 use serde_json::Value;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;

@@ -6,14 +6,12 @@
 //! result with the matching `handle*` method, until `poll` returns `{ type: "done", outcome }`.
 //! This type only converts values; every decision is the core's.
 
-use contextfold_core::calibration::{CalibratedEstimator, Calibration};
-use contextfold_core::compaction::circuit::MalformedInputCircuit;
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::summary_validation::FinishReason;
+use contextfold_core::budget::{CalibratedEstimator, Calibration};
 use contextfold_core::compaction::{
-    CompactInput, Compaction, Compactor, Effect, Step, SummaryResponse, Trigger,
+    CompactInput, Compaction, Compactor, Effect, FinishReason, MalformedInputCircuit,
+    ProviderIdentity, Step, SummaryResponse, Trigger,
 };
-use contextfold_core::projection::ai_sdk::to_model_messages;
+use contextfold_core::projection::to_model_messages;
 use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
@@ -89,7 +87,7 @@ impl<E> SessionInput<E> {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct CompactionSession {
-    tx: Option<Compaction<CalibratedEstimator<BaseEstimator>>>,
+    tx: Option<Compaction<'static, CalibratedEstimator<BaseEstimator>>>,
     /// The caller's counter's first failure, if it has one.
     counter: CounterFailure,
 }
@@ -164,7 +162,7 @@ impl CompactionSession {
         let estimator = calibrated(base, input.calibration.as_ref(), Some(&provider));
         let compact_input = CompactInput {
             trigger: input.trigger,
-            events,
+            events: events.into(),
             current_turn_id: input.current_turn_id,
             checkpoint,
             model: input.model.unwrap_or_default(),

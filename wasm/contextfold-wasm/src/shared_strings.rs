@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
+use contextfold_core::binding::PathStep;
 use contextfold_core::event::{EventContent, RuntimeEvent};
-use contextfold_core::json_text::PathStep;
 
 use crate::interned::{ReferenceEstimator, TextSlot, reference_id};
 use serde::Serialize;

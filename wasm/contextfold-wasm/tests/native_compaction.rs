@@ -7,11 +7,9 @@
 
 use std::path::PathBuf;
 
-use contextfold_core::compaction::extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
-use contextfold_core::compaction::native::ProviderIdentity;
-use contextfold_core::compaction::summary_validation::FinishReason;
 use contextfold_core::compaction::{
-    CompactInput, Compaction, CompactionOutcome, Compactor, Effect, Step, SummaryResponse, Trigger,
+    CompactInput, Compaction, CompactionOutcome, Compactor, EXTRACTIVE_PRODUCER, Effect,
+    FinishReason, ProviderIdentity, Step, SummaryResponse, Trigger, extractive_summary,
 };
 use contextfold_core::{HistoryCompactCheckpoint, LogBuilder, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
@@ -50,7 +48,7 @@ fn session(turns: usize) -> Vec<RuntimeEvent> {
     log.build()
 }
 
-fn drive(input: CompactInput, summarizer: Summarizer) -> CompactionOutcome {
+fn drive(input: CompactInput<'_>, summarizer: Summarizer) -> CompactionOutcome {
     let events = input.events.clone();
     let mut tx = Compaction::start(input).expect("valid log");
     for _ in 0..64 {
@@ -106,7 +104,7 @@ fn case(
     let now_ms = 1_760_000_000_000;
     let input = CompactInput {
         trigger,
-        events: events.clone(),
+        events: events.as_slice().into(),
         current_turn_id: current_turn_id.map(str::to_owned),
         checkpoint: checkpoint.clone(),
         model: model.clone(),

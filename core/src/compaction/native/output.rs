@@ -18,7 +18,7 @@ use crate::checkpoint::ProviderState;
 /// `encrypted_content`, is a [`NativeOutputDefect`] (`native_no_unique_item`).
 ///
 /// ```
-/// use contextfold_core::compaction::native::{accept_native_output, NativeBinding};
+/// use contextfold_core::compaction::{NativeBinding, accept_native_output};
 /// use serde_json::json;
 /// let binding = NativeBinding { connection_slug: "codex".into(), model_id: "gpt-5".into() };
 /// let output = [
@@ -74,7 +74,7 @@ fn non_empty_string<'a>(item: &'a Value, field: &str) -> Option<&'a str> {
 ///
 /// ```
 /// use contextfold_core::ProviderState;
-/// use contextfold_core::compaction::native::{provider_state_matches, ProviderIdentity};
+/// use contextfold_core::compaction::{ProviderIdentity, provider_state_matches};
 /// let state = ProviderState::OpenaiCodexRemoteV2 {
 ///     connection_slug: "codex".into(), model_id: "gpt-5".into(),
 ///     item_id: "cmp_1".into(), encrypted_content: "gAAA".into(),

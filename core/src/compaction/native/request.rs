@@ -31,7 +31,7 @@ struct BuiltItem {
 ///
 /// ```
 /// use contextfold_core::{CharEstimator, LogBuilder};
-/// use contextfold_core::compaction::native::build_native_request;
+/// use contextfold_core::compaction::build_native_request;
 /// use serde_json::json;
 /// let mut log = LogBuilder::new("s");
 /// log.user("list files").tool_call("c1", "ls", json!({"dir": "."}));

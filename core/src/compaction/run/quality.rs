@@ -32,7 +32,7 @@ use crate::quality::{GateOutcome, covered_score, gate_summary};
 /// compaction re-compacts from the start of the log.
 pub(crate) const RECOMPACT_DECAY_POINTS: u32 = 20;
 
-impl<E: TokenEstimator> Run<E> {
+impl<E: TokenEstimator> Run<'_, E> {
     /// Whether this step re-compacts from the start of the log: the usable checkpoint's chain
     /// decayed (see the module docs). Only the first step of a transaction is considered.
     pub(super) fn recompaction_due(&self) -> Option<String> {

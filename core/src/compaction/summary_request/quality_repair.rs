@@ -12,7 +12,7 @@ use crate::quality::Artifact;
 /// exact-artifacts list brings those from the log), as many as fit `input_budget` (at least
 /// the repair reserve `previous` was built with), and returns how many it named; `None` when
 /// none can be named. The summary's text is not resent: the model rewrites from the same input.
-pub fn build_retention_repair_request(
+pub(crate) fn build_retention_repair_request(
     previous: &SummaryRequest,
     lost: &[&Artifact],
     input_budget: u64,
@@ -62,7 +62,7 @@ pub fn build_retention_repair_request(
 
 /// `sha256:<hex>` of a request's shape: its purpose, each message's role, and the instruction
 /// text of its system message (not the events), as a checkpoint's manifest records it.
-pub fn request_shape_hash(request: &SummaryRequest) -> String {
+pub(crate) fn request_shape_hash(request: &SummaryRequest) -> String {
     let mut shape = String::from(request.purpose.as_str());
     for message in &request.messages {
         shape.push('\n');

@@ -122,7 +122,7 @@ pub fn summary_payload(event: &RuntimeEvent) -> Option<String> {
 }
 
 /// Whether `event` is the note a failed compaction appended (never part of a transcript).
-pub fn is_compaction_failure_note(event: &RuntimeEvent) -> bool {
+pub(crate) fn is_compaction_failure_note(event: &RuntimeEvent) -> bool {
     matches!(&event.content, EventContent::RuntimeNote { code, .. }
         if code == ReasonCode::ContextCompactionFailedOpen.as_str())
 }

@@ -8,12 +8,13 @@ use super::sections;
 /// Section bodies that carry no content (compared after normalization: trimmed, one list or
 /// quote marker removed, `*`, `_` and `` ` `` removed at both ends, trailing `.` and `:`
 /// removed, ASCII-lowercased). An empty normalized line is never substantive either.
-pub const PLACEHOLDER_BODIES: &[&str] =
+pub(crate) const PLACEHOLDER_BODIES: &[&str] =
     &["tbd", "tba", "todo", "n/a", "na", "none", "…", "-", "—", "(empty)"];
 
 /// Literal suffixes that mark a truncated text (after trailing whitespace is removed; the
 /// bracketed ones compare case-insensitively).
-pub const TRUNCATION_MARKERS: &[&str] = &["…", "...", "[truncated]", "(truncated)", "<truncated>"];
+pub(crate) const TRUNCATION_MARKERS: &[&str] =
+    &["…", "...", "[truncated]", "(truncated)", "<truncated>"];
 
 /// How each truncation rule is named in a defect detail: one entry per
 /// [`TRUNCATION_MARKERS`] entry, then the unfinished heading and the dangling backslash.
@@ -29,7 +30,7 @@ pub(super) const TRUNCATION_DESCRIPTIONS: &[&str] = &[
 
 /// Prefixes of the first non-blank line (lowercased, `’` read as `'`) that mark an error or
 /// refusal instead of a summary.
-pub const ERROR_PREFIXES: &[&str] = &[
+pub(crate) const ERROR_PREFIXES: &[&str] = &[
     "error:",
     "error ",
     "an error occurred",
@@ -52,7 +53,7 @@ pub const ERROR_PREFIXES: &[&str] = &[
 ];
 
 /// Phrases (lowercased) anywhere in the text that mark a provider error.
-pub const ERROR_PHRASES: &[&str] = &[
+pub(crate) const ERROR_PHRASES: &[&str] = &[
     "rate limit",
     "rate_limit",
     "too many requests",

@@ -153,8 +153,9 @@ pub(super) fn normalize_title(raw: &str) -> String {
         .to_ascii_lowercase()
 }
 
+#[cfg(test)]
 /// The template section a title names (canonical or synonym), if any.
-pub fn section_for_title(raw: &str) -> Option<usize> {
+pub(crate) fn section_for_title(raw: &str) -> Option<usize> {
     known_title(raw).map(|(section, _)| section)
 }
 

@@ -21,14 +21,14 @@ use crate::checkpoint::{CheckpointProjection, HistoryCompactCheckpoint};
 use crate::projection::message::{Message, Part, Role};
 
 /// The tag name of the V2 checkpoint block.
-pub const CHECKPOINT_TAG: &str = "contextfold_checkpoint";
+pub(crate) const CHECKPOINT_TAG: &str = "contextfold_checkpoint";
 
 /// The limitation every V2 block states, whatever the checkpoint itself lists.
-pub const REPLAY_LIMITATION: &str = "This is a replay-time summary of a covered RuntimeEvent prefix; \
+pub(crate) const REPLAY_LIMITATION: &str = "This is a replay-time summary of a covered RuntimeEvent prefix; \
 exact wording remains in the RuntimeEvent log.";
 
 /// The text block of a V2 checkpoint; `None` for V3 (provider state is never rendered as text).
-pub fn render_checkpoint_text(checkpoint: &HistoryCompactCheckpoint) -> Option<String> {
+pub(crate) fn render_checkpoint_text(checkpoint: &HistoryCompactCheckpoint) -> Option<String> {
     let CheckpointProjection::Summary(summary) = &checkpoint.projection else {
         return None;
     };
@@ -90,7 +90,7 @@ pub fn render_checkpoint_text(checkpoint: &HistoryCompactCheckpoint) -> Option<S
 
 /// The one message a checkpoint contributes: V2 → a [`Role::System`] message with the text
 /// block; V3 → a [`Role::Assistant`] message with one [`Part::ProviderState`].
-pub fn checkpoint_message(checkpoint: &HistoryCompactCheckpoint) -> Message {
+pub(crate) fn checkpoint_message(checkpoint: &HistoryCompactCheckpoint) -> Message {
     match &checkpoint.projection {
         CheckpointProjection::ProviderState(state) => Message {
             role: Role::Assistant,

@@ -10,7 +10,7 @@ use crate::budget::{TokenEstimator, estimate_value};
 use crate::projection::message::{Message, Part};
 
 /// Estimated tokens of one part, including its own overhead.
-pub fn estimate_part(estimator: &dyn TokenEstimator, part: &Part) -> u64 {
+pub(crate) fn estimate_part(estimator: &dyn TokenEstimator, part: &Part) -> u64 {
     let body = match part {
         Part::Text { text } => estimator.estimate_text(text),
         Part::Reasoning { text, provider_data } => {

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use super::checkpoint_text::render_checkpoint_text;
 use super::*;
 use crate::checkpoint::{Boundary, Coverage, HighWater, ProviderState};
 use crate::log_builder::LogBuilder;

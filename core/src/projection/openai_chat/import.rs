@@ -130,7 +130,7 @@ impl ImportContext {
 /// Imports a Chat Completions conversation (see the module docs for the rules).
 ///
 /// ```
-/// use contextfold_core::projection::openai_chat::{ImportContext, import_openai_chat};
+/// use contextfold_core::projection::{ImportContext, import_openai_chat};
 /// let chat = serde_json::json!([{"role": "user", "content": "hi"}]);
 /// let events = import_openai_chat(&chat, &ImportContext::new("s")).unwrap();
 /// assert_eq!((events[0].runtime_event_id.as_str(), events[0].turn_id.as_str()), ("evt-1", "turn-0"));

@@ -99,8 +99,8 @@ fn unsupported(path: impl Into<String>, kind: &str) -> ResponsesImportError {
 /// Imports a Responses `input` (see the module docs).
 ///
 /// ```
-/// use contextfold_core::projection::openai_chat::ImportContext;
-/// use contextfold_core::projection::openai_responses::import_openai_responses;
+/// use contextfold_core::projection::ImportContext;
+/// use contextfold_core::projection::import_openai_responses;
 /// let input = serde_json::json!([{ "role": "user", "content": "hi" }]);
 /// let events = import_openai_responses(&input, &ImportContext::new("s")).unwrap();
 /// assert_eq!(events[0].content, contextfold_core::EventContent::user_text("hi"));

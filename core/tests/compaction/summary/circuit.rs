@@ -1,10 +1,9 @@
 //! The malformed-input circuit: fingerprints, FIFO capacity, serde, and what arms it.
 
-use contextfold_core::compaction::circuit::{
+use contextfold_core::compaction::{
     FingerprintInput, InputFingerprint, MALFORMED_CIRCUIT_CAPACITY, MalformedInputCircuit,
-    RequestShape, arms_circuit, fingerprint,
+    RequestShape, SummaryPurpose, arms_circuit, build_summary_request, fingerprint,
 };
-use contextfold_core::compaction::summary_request::{SummaryPurpose, build_summary_request};
 use contextfold_core::digest::digest_prefix;
 use contextfold_core::{CharEstimator, LogBuilder, ReasonCode};
 

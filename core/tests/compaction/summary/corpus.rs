@@ -5,9 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use contextfold_core::CharEstimator;
-use contextfold_core::ReasonCode;
-use contextfold_core::compaction::summary_validation::{FinishReason, validate_summary};
+use contextfold_core::compaction::{FinishReason, validate_summary};
+use contextfold_core::{CharEstimator, ReasonCode};
 
 /// The corpus must not shrink below these sizes.
 const MIN_ACCEPTED: usize = 40;

@@ -1,11 +1,11 @@
 //! One event larger than the summarizer's window: its payload reaches the summarizer as a
 //! marker naming its archive address, never silently dropped and never in place of a split.
 
-use contextfold_core::compaction::summary_request::{
+use contextfold_core::compaction::{
     SummaryInputError, SummaryRequest, TOOL_RESULT_OMISSION_MARKER,
     build_oversized_summary_request, build_summary_request, summary_payload,
 };
-use contextfold_core::prune::ArchiveAddress;
+use contextfold_core::projection::ArchiveAddress;
 use contextfold_core::{CharEstimator, LogBuilder, RuntimeEvent};
 use serde_json::json;
 

@@ -1,13 +1,11 @@
 //! The summarizer request: transcript, reasoning omission, sizing, repair and overflow retry.
 
 use contextfold_core::budget::TokenEstimator;
-use contextfold_core::compaction::summary_request::{
-    OVERFLOW_RETRY_DIVISOR, SummaryInputError, SummaryPurpose, SummaryRequest,
-    TOOL_RESULT_OMISSION_MARKER, build_repair_request, build_summary_request,
-    shrink_for_overflow_retry,
+use contextfold_core::compaction::{
+    OVERFLOW_RETRY_DIVISOR, REPAIR_SEPARATOR, SummaryDefect, SummaryInputError, SummaryPurpose,
+    SummaryRequest, TOOL_RESULT_OMISSION_MARKER, build_repair_request, build_summary_request,
+    repair_sizing_samples, shrink_for_overflow_retry,
 };
-use contextfold_core::compaction::summary_template::REPAIR_SEPARATOR;
-use contextfold_core::compaction::summary_validation::{SummaryDefect, repair_sizing_samples};
 use contextfold_core::event::EventContent;
 use contextfold_core::projection::{Message, Part, Role};
 use contextfold_core::{CharEstimator, LogBuilder, ReasonCode, RuntimeEvent};

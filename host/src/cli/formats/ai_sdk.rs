@@ -1,12 +1,11 @@
 //! The AI SDK (v5/v6) `ModelMessage[]`: import and mapping, both the core's
-//! (`contextfold_core::projection::ai_sdk`; rules in its docs and in `docs/cli.md`).
+//! (`contextfold_core::projection::to_model_messages`; rules in its docs and in `docs/cli.md`).
 //!
 //! This module only adapts the core's functions to the CLI: errors become [`FormatError`]s
 //! with the core's stable codes (`ai_sdk_invalid_shape`, `ai_sdk_unsupported_part`, …).
 
-use contextfold_core::projection::Message;
-use contextfold_core::projection::ai_sdk::{
-    ModelMessageImportError, import_model_messages, to_model_messages,
+use contextfold_core::projection::{
+    Message, ModelMessageImportError, import_model_messages, to_model_messages,
 };
 use serde_json::Value;
 

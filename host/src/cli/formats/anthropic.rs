@@ -1,5 +1,5 @@
 //! Anthropic Messages: import of a conversation and mapping of neutral messages to a request,
-//! both the core's (`contextfold_core::projection::anthropic`; rules in its docs and in
+//! both the core's (`contextfold_core::projection::to_anthropic`; rules in its docs and in
 //! `docs/cli.md`).
 //!
 //! This module adapts them to the CLI: the mapping is written as the request body fragment
@@ -8,9 +8,8 @@
 //! `anthropic_import_duplicate_tool_use`, `anthropic_import_duplicate_tool_result`), the same
 //! in every runtime.
 
-use contextfold_core::projection::Message;
-use contextfold_core::projection::anthropic::{
-    AnthropicImportError, import_anthropic as core_import, to_anthropic as core_map,
+use contextfold_core::projection::{
+    AnthropicImportError, Message, import_anthropic as core_import, to_anthropic as core_map,
 };
 use serde_json::{Map, Value};
 

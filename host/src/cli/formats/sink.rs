@@ -1,7 +1,7 @@
 //! [`EventSink`]: where imported events get their ids, and where they are collected.
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::projection::openai_chat::ImportContext;
+use contextfold_core::projection::ImportContext;
 
 /// Collects imported events. Ids follow the core's [`ImportContext`] defaults: event
 /// `evt-<seq>`, turn `turn-<n>`, run `run-<n>`, response `resp-<seq of its first event>`, with

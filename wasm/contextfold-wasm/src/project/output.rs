@@ -2,14 +2,14 @@
 //! from the projected messages (AI SDK messages) or as a value (the other formats, and results
 //! holding `BigInt`s), and the whole result's JSON text.
 
-use contextfold_core::diagnostics::Diagnostic;
-use contextfold_core::json_read::text::value_from_text;
-use contextfold_core::json_text::{JsonWriter, PathStep, StringHook, write_json_text};
-use contextfold_core::projection::ai_sdk::{into_model_messages, write_model_messages};
-use contextfold_core::projection::anthropic::to_anthropic;
-use contextfold_core::projection::openai_chat::to_openai_chat;
-use contextfold_core::projection::openai_responses::to_openai_responses;
-use contextfold_core::projection::{Message, ReplayedCheckpoint};
+use contextfold_core::Diagnostic;
+use contextfold_core::binding::{
+    JsonWriter, PathStep, StringHook, into_model_messages, value_from_text, write_json_text,
+    write_model_messages,
+};
+use contextfold_core::projection::{
+    Message, ReplayedCheckpoint, to_anthropic, to_openai_chat, to_openai_responses,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -65,8 +65,9 @@ pub(super) fn value_messages(
             (Value::Array(history.messages), Some(history.system))
         }
         "neutral" => (
-            contextfold_core::json_read::text::to_value(&*messages).map_err(|e| {
-                BindingError::Output { what: "projection".into(), detail: e.to_string() }
+            contextfold_core::binding::to_value(&*messages).map_err(|e| BindingError::Output {
+                what: "projection".into(),
+                detail: e.to_string(),
             })?,
             None,
         ),
