@@ -2,12 +2,10 @@
 // This file converts errors and drives the compaction transaction asynchronously (values cross
 // the boundary through values.js); every decision is the Rust core's.
 import {
-  ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectSharing, useUtf16ToString,
+  ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectInput, useUtf16ToString,
   withoutCounter,
 } from './values.js';
 import { usageFact } from './usage.js';
-import { StringInterner, withInternedEvents } from './interned.js';
-import { HeldStrings } from './held-strings.js';
 
 export { ContextfoldError };
 
@@ -84,8 +82,7 @@ function randomCheckpointId() {
  */
 export function createApi(raw, options = {}) {
   if (options.utf16ToString) useUtf16ToString(options.utf16ToString);
-  const interner = new StringInterner(raw);
-  const project = guard((input) => projectSharing(raw, input, interner));
+  const project = guard((input) => projectInput(raw, input));
 
   /** The wasm logs of the live `EventLog`s, for compactions over them. */
   const rawLogs = new WeakMap();
@@ -166,7 +163,6 @@ export function createApi(raw, options = {}) {
    */
   class EventLog {
     #raw = new raw.EventLog();
-    #held = new HeldStrings();
 
     constructor() {
       rawLogs.set(this, () => this.#raw);
@@ -179,16 +175,7 @@ export function createApi(raw, options = {}) {
     append(events) {
       return this.#call(() => {
         const bytes = jsonlBytes(events);
-        if (bytes !== undefined) {
-          const length = this.#raw.append(bytes, false);
-          this.#held.appended(null, length);
-          return length;
-        }
-        const list = Array.isArray(events) ? events : [events];
-        const held = HeldStrings.collect(list);
-        const length = this.#raw.append(encode(list), held !== null);
-        this.#held.appended(held, length);
-        return length;
+        return this.#raw.append(bytes ?? encode(Array.isArray(events) ? events : [events]));
       });
     }
 
@@ -207,20 +194,11 @@ export function createApi(raw, options = {}) {
       return this.#call(() => decode(this.#raw.events()));
     }
 
-    /**
-     * `project()` over the log: the same options, without `events`. The long strings of events
-     * appended as objects come back as references to the caller's strings (held-strings.js).
-     */
+    /** `project()` over the log: the same options, without `events`. */
     project(options = {}) {
       return this.#call(() => {
         const [plain, count] = withoutCounter(options);
-        const text = encode(plain);
-        const result = decodeProjection(this.#raw.project(text, count, this.#held.any));
-        const shared = result.sharedStrings;
-        if (shared === undefined) return result;
-        delete result.sharedStrings;
-        if (this.#held.restore(result.messages, shared)) return result;
-        return decodeProjection(this.#raw.project(text, count, false));
+        return decodeProjection(this.#raw.project(encode(plain), count));
       });
     }
 
@@ -353,12 +331,7 @@ export function createApi(raw, options = {}) {
     providerFailure,
     usageFact,
     calibrate: guard((calibration, fact) => decode(raw.calibrate(encode(calibration), encode(fact)))),
-    digestPrefix: guard((events) => withInternedEvents(
-      interner,
-      events,
-      (text) => raw.digestPrefix(text, true),
-      () => raw.digestPrefix(encodeEvents(events)),
-    )),
+    digestPrefix: guard((events) => raw.digestPrefix(encodeEvents(events))),
     prefixDigests: guard((events) => raw.prefixDigests(encodeEvents(events))),
     canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
     ledgerRows: guard((events) => decode(raw.ledgerRows(encodeEvents(events)))),

@@ -64,10 +64,6 @@ pub enum BindingError {
         /// Byte offset of the first invalid byte.
         offset: usize,
     },
-    /// Events sent with interned strings (see [`crate::interned`]) could not be read that way;
-    /// the wrapper then sends their full JSON text. Never reaches a caller of the package.
-    #[error("events with interned strings unreadable: {0}")]
-    InternedUnreadable(String),
     /// A result could not be converted to a JavaScript value.
     #[error("cannot return {what}: {detail}")]
     Output {
@@ -86,7 +82,6 @@ impl BindingError {
             BindingError::Core { code, .. } => code,
             BindingError::EventLine { code, .. } => code,
             BindingError::InvalidUtf8 { .. } => "jsonl_invalid_utf8",
-            BindingError::InternedUnreadable(_) => "interned_events_unreadable",
             BindingError::Output { .. } => "output_conversion",
         }
     }

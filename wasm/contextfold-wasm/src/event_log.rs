@@ -18,7 +18,7 @@ use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::{events_from_jsonl_js, located_log_error};
 use crate::measure::JsCounter;
-use crate::project::{LongStrings, ProjectArgs, project_events_cached};
+use crate::project::{Source, options_from_js, project_events};
 use crate::session::CompactionSession;
 
 /// An append-only event log held in wasm memory, with its running source digest.
@@ -26,9 +26,6 @@ use crate::session::CompactionSession;
 #[derive(Debug)]
 pub struct EventLog {
     events: Vec<RuntimeEvent>,
-    /// Per event: whether the wrapper holds its JS copy (appended as objects, not JSONL), so a
-    /// projection may leave its long strings out for the wrapper to put back.
-    held: Vec<bool>,
     /// The log's structure, checked incrementally.
     validator: LogValidator,
     hasher: PrefixHasher<BindingEngine>,
@@ -40,7 +37,6 @@ impl Default for EventLog {
     fn default() -> Self {
         EventLog {
             events: Vec::new(),
-            held: Vec::new(),
             validator: LogValidator::default(),
             hasher: PrefixHasher::with_engine(BindingEngine::default()),
             verified: VerifiedPrefix::with_engine(),
@@ -58,12 +54,11 @@ impl EventLog {
 
     /// Appends events (JSON text of an array, from the wrapper). The whole log must stay valid
     /// (`validateLog`'s rules); otherwise nothing is appended and the core's code is thrown.
-    /// Returns the new length. `held`: the wrapper keeps the long strings of these events (the
-    /// JS objects the text was written from), see [`EventLog::project`].
+    /// Returns the new length.
     ///
     /// JSONL events (a `Uint8Array`, see [`crate::jsonl`]) are appended the same way; an error
     /// about one of them names its line.
-    pub fn append(&mut self, events: JsValue, held: bool) -> Result<u32, JsValue> {
+    pub fn append(&mut self, events: JsValue) -> Result<u32, JsValue> {
         let (events, lines) = match events_from_jsonl_js(&events) {
             Some(parsed) => {
                 let parsed = parsed?;
@@ -79,7 +74,6 @@ impl EventLog {
         for event in &events {
             self.hasher.push(event);
         }
-        self.held.resize(self.held.len() + events.len(), held);
         self.events.extend(events);
         Ok(self.len())
     }
@@ -118,25 +112,18 @@ impl EventLog {
     }
 
     /// Projects the log: the options of `project()` without `events`; `count_tokens`: the
-    /// caller's counter (see [`crate::measure`]). With `share`, the long strings of events the
-    /// wrapper holds are left out and listed (`sharedStrings`, see [`crate::shared_strings`]),
-    /// the others moved into the UTF-16 table (see [`crate::string_table`]).
+    /// caller's counter (see [`crate::measure`]). The long strings of the result come back
+    /// through the UTF-16 table (see [`crate::string_table`]).
     pub fn project(
         &mut self,
         options: JsValue,
         count_tokens: Option<js_sys::Function>,
-        share: bool,
     ) -> Result<JsValue, JsValue> {
         let exact = !options.is_string();
         let detail = "an EventLog projects its own events; leave `events` out";
-        let args = ProjectArgs::options_from_js(options, "project options", detail)?;
-        let strings = match LongStrings::for_output(exact) {
-            LongStrings::Table if share && self.held.contains(&true) => LongStrings::ShareElseTable,
-            strings => strings,
-        };
+        let options = options_from_js(options, "project options", detail)?;
         let counter = count_tokens.map(JsCounter::new);
-        let verified = &mut self.verified;
-        let (events, held) = (&self.events, &self.held);
-        Ok(project_events_cached(events, args, exact, strings, verified, counter.as_ref(), held)?)
+        let source = Source { jsonl: None, counter: counter.as_ref(), exact };
+        Ok(project_events(&self.events, options, source, &mut self.verified)?)
     }
 }

@@ -10,8 +10,6 @@
 //!   counter keeps its first failure (a thrown error, a result that is not a finite number ≥ 0),
 //!   counts every later text as 0 without calling again, and the binding turns the failure into
 //!   the typed error `count_tokens_failed` before it returns anything ([`JsCounter::check`]).
-//! - [`calibrated`] scales any base by the calibration's ratio for the request's provider and
-//!   model (`provider.provider`, `provider.modelId`); without a provider the ratio is 1.0.
 //! - [`calibrate`] is the pure `calibrate(calibration, fact) -> calibration` export.
 
 use std::cell::RefCell;
@@ -20,10 +18,7 @@ use std::rc::Rc;
 
 use contextfold_core::attachment::Attachment;
 use contextfold_core::budget::{CharEstimator, TokenEstimator};
-use contextfold_core::calibration::{
-    CalibratedEstimator, Calibration, UNIT_RATIO_PERMILLE, UsageFact,
-};
-use contextfold_core::compaction::native::ProviderIdentity;
+use contextfold_core::calibration::{Calibration, UsageFact};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, json_from_js, json_to_js};
@@ -171,18 +166,6 @@ impl TokenEstimator for BaseEstimator {
             BaseEstimator::Chars => CharEstimator.name(),
             BaseEstimator::Counter(_) => "countTokens".to_owned(),
         }
-    }
-}
-
-/// `base` scaled by the calibration's ratio for `provider` (1.0 without either).
-pub fn calibrated<E: TokenEstimator>(
-    base: E,
-    calibration: Option<&Calibration>,
-    provider: Option<&ProviderIdentity>,
-) -> CalibratedEstimator<E> {
-    match (calibration, provider) {
-        (Some(calibration), Some(p)) => calibration.estimator(base, &p.provider, &p.model_id),
-        _ => CalibratedEstimator { base, ratio_permille: UNIT_RATIO_PERMILLE },
     }
 }
 

@@ -14,12 +14,13 @@ use contextfold_core::compaction::{
     CompactInput, Compaction, Compactor, Effect, Step, SummaryResponse, Trigger,
 };
 use contextfold_core::projection::ai_sdk::to_model_messages;
+use contextfold_core::projection::calibrated_estimator;
 use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
-use crate::measure::{BaseEstimator, CounterFailure, calibrated};
+use crate::measure::{BaseEstimator, CounterFailure};
 use crate::read_with_events;
 use results::{AppendResult, NativeResult, SummaryResult, read_answer};
 
@@ -161,7 +162,7 @@ impl CompactionSession {
             model_id: String::new(),
         });
         let counter = base.failure();
-        let estimator = calibrated(base, input.calibration.as_ref(), Some(&provider));
+        let estimator = calibrated_estimator(base, input.calibration.as_ref(), Some(&provider));
         let compact_input = CompactInput {
             trigger: input.trigger,
             events,

@@ -19,8 +19,28 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use crate::shared_strings::Step;
 use crate::utf16::{grow_zeroed, utf16_units_into, write_utf16};
+use contextfold_core::json_text::PathStep;
+
+/// One step of a path into a JSON value: an object key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Step {
+    /// An object member.
+    Key(String),
+    /// An array element.
+    Index(usize),
+}
+
+/// The owned steps of a path of the core's JSON writer.
+pub fn steps_of(path: &[PathStep<'_>]) -> Vec<Step> {
+    path.iter()
+        .map(|step| match step {
+            PathStep::Key(key) => Step::Key(key.to_string()),
+            PathStep::Index(index) => Step::Index(*index),
+        })
+        .collect()
+}
 
 /// Shorter strings stay in the JSON text: each table entry costs a path and a JS assignment.
 pub const MIN_TABLE_BYTES: usize = 256;
@@ -132,39 +152,6 @@ impl OutputTable {
             array.push(&JsValue::from_f64(number as f64));
         }
         array.into()
-    }
-}
-
-/// How the long strings of a projection's messages go back to JavaScript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LongStrings {
-    /// In the JSON text, like every other value.
-    InText,
-    /// Left out where the caller's events hold the same string (see [`crate::shared_strings`]).
-    Share,
-    /// In a UTF-16 table with the JSON text after it (see this module) when any
-    /// string moved: the result is then `[memory, address, tableUnits, totalUnits]`.
-    Table,
-    /// Left out where the caller holds the same string (an `EventLog`'s events appended as
-    /// JS objects), the other long strings in the table.
-    ShareElseTable,
-}
-
-impl LongStrings {
-    /// For events the caller holds no JS copy of: the table, unless the result may hold
-    /// `BigInt`s (`exact`), which only the plain JS value path carries.
-    pub(crate) fn for_output(exact: bool) -> Self {
-        if exact { LongStrings::InText } else { LongStrings::Table }
-    }
-
-    /// Whether long strings found in the caller's events are left out for it to put back.
-    pub(crate) fn shares(self) -> bool {
-        matches!(self, LongStrings::Share | LongStrings::ShareElseTable)
-    }
-
-    /// Whether the other long strings move into the UTF-16 table.
-    pub(crate) fn tables(self) -> bool {
-        matches!(self, LongStrings::Table | LongStrings::ShareElseTable)
     }
 }
 
