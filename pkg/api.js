@@ -6,6 +6,8 @@ import {
   withoutCounter,
 } from './values.js';
 import { usageFact } from './usage.js';
+import { HeldStrings } from './held-strings.js';
+import { LastLog } from './last-log.js';
 
 export { ContextfoldError };
 
@@ -82,7 +84,38 @@ function randomCheckpointId() {
  */
 export function createApi(raw, options = {}) {
   if (options.utf16ToString) useUtf16ToString(options.utf16ToString);
-  const project = guard((input) => projectInput(raw, input));
+  const projectLog = new LastLog(raw);
+  const digestLog = new LastLog(raw);
+
+  /** A projection of the raw EventLog `log` with its held strings put back. */
+  function projectHeld(log, held, optionsText, count) {
+    const result = decodeProjection(log.project(optionsText, count));
+    const shared = result.sharedStrings;
+    if (shared === undefined) return result;
+    delete result.sharedStrings;
+    if (!held.restore(result.messages, shared)) {
+      throw new ContextfoldError('shared_strings_lost', 'a projection named strings the wrapper does not hold');
+    }
+    return result;
+  }
+
+  /** `project(input)`: over the hidden log of the last call's events when it can (last-log.js). */
+  const project = guard((input) => {
+    const [plain, count] = withoutCounter(input);
+    if (plain !== null && typeof plain === 'object' && typeof plain.toJSON !== 'function') {
+      const { events, ...options } = plain;
+      const optionsText = encode(options);
+      const log = typeof optionsText === 'string' ? projectLog.over(events) : undefined;
+      if (log !== undefined) {
+        try {
+          return projectHeld(log, projectLog.held, optionsText, count);
+        } catch {
+          projectLog.forget();
+        }
+      }
+    }
+    return projectInput(raw, input);
+  });
 
   /** The wasm logs of the live `EventLog`s, for compactions over them. */
   const rawLogs = new WeakMap();
@@ -163,6 +196,7 @@ export function createApi(raw, options = {}) {
    */
   class EventLog {
     #raw = new raw.EventLog();
+    #held = new HeldStrings();
 
     constructor() {
       rawLogs.set(this, () => this.#raw);
@@ -175,7 +209,16 @@ export function createApi(raw, options = {}) {
     append(events) {
       return this.#call(() => {
         const bytes = jsonlBytes(events);
-        return this.#raw.append(bytes ?? encode(Array.isArray(events) ? events : [events]));
+        if (bytes !== undefined) {
+          const length = this.#raw.append(bytes, false);
+          this.#held.appended(null, length);
+          return length;
+        }
+        const list = Array.isArray(events) ? events : [events];
+        const held = HeldStrings.collect(list);
+        const length = this.#raw.append(encode(list), held !== null);
+        this.#held.appended(held, length);
+        return length;
       });
     }
 
@@ -194,11 +237,14 @@ export function createApi(raw, options = {}) {
       return this.#call(() => decode(this.#raw.events()));
     }
 
-    /** `project()` over the log: the same options, without `events`. */
+    /**
+     * `project()` over the log: the same options, without `events`. The long strings of events
+     * appended as objects come back as references to the caller's strings (held-strings.js).
+     */
     project(options = {}) {
       return this.#call(() => {
         const [plain, count] = withoutCounter(options);
-        return decodeProjection(this.#raw.project(encode(plain), count));
+        return projectHeld(this.#raw, this.#held, encode(plain), count);
       });
     }
 
@@ -331,7 +377,7 @@ export function createApi(raw, options = {}) {
     providerFailure,
     usageFact,
     calibrate: guard((calibration, fact) => decode(raw.calibrate(encode(calibration), encode(fact)))),
-    digestPrefix: guard((events) => raw.digestPrefix(encodeEvents(events))),
+    digestPrefix: guard((events) => digestLog.over(events)?.digest() ?? raw.digestPrefix(encodeEvents(events))),
     prefixDigests: guard((events) => raw.prefixDigests(encodeEvents(events))),
     canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
     ledgerRows: guard((events) => decode(raw.ledgerRows(encodeEvents(events)))),

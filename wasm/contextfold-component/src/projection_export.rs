@@ -1,20 +1,17 @@
 //! The `projection` export: pure functions over a log, converted to and from WIT values.
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::calibration::{CalibratedEstimator, UNIT_RATIO_PERMILLE};
 use contextfold_core::compaction::summary_validation::validate_summary;
 use contextfold_core::digest::{digest_prefix, prefix_digests};
 use contextfold_core::event::validate_log;
 use contextfold_core::prefix_match::match_checkpoint_prefix;
-use contextfold_core::projection::materialize::estimate_messages;
-use contextfold_core::projection::{ProjectInput, Projection, project_with};
+use contextfold_core::projection::{ProjectInput, project_calibrated};
 use contextfold_core::replay::{ReplayPlan as CorePlan, evaluate_replay};
 use contextfold_core::safe_prefix::{
     PrefixOptions as CoreOptions, safe_boundaries, select_safe_prefix, split_current_turn,
 };
 use contextfold_core::verified_prefix::{FullVerification, PrefixVerifier};
 use contextfold_core::{CharEstimator, ContextBudget};
-use serde::Serialize;
 
 use crate::contextfold::compaction::types::{CompactionError, Diagnostic, FinishReason};
 use crate::exports::contextfold::compaction::projection::{
@@ -22,18 +19,6 @@ use crate::exports::contextfold::compaction::projection::{
     ReplayRequest, SafePrefix, SummaryDefect,
 };
 use crate::{Component, convert};
-
-/// The JSON `project` returns: the core's projection and how it was measured.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ProjectionReport<'a> {
-    #[serde(flatten)]
-    projection: &'a Projection,
-    /// The messages measured without the calibration (the request's own estimate).
-    uncalibrated_tokens: u64,
-    /// The ratio `estimatedTokens` was measured with, in thousandths.
-    ratio_permille: u32,
-}
 
 fn plan(plan: &CorePlan) -> ReplayPlan {
     ReplayPlan {
@@ -45,7 +30,8 @@ fn plan(plan: &CorePlan) -> ReplayPlan {
     }
 }
 
-/// `project` of `request` over `events`, verifying with `verifier`.
+/// `project` of `request` over `events` (the core's calibrated projection), verifying with
+/// `verifier`.
 pub(crate) fn project_events(
     events: &[RuntimeEvent],
     request: &ProjectRequest,
@@ -63,21 +49,8 @@ pub(crate) fn project_events(
         fail_open: request.fail_open,
     };
     let calibration = convert::parse_calibration(request.calibration_json.as_deref())?;
-    let estimator = match &provider {
-        Some(p) => calibration.estimator(CharEstimator, &p.provider, &p.model_id),
-        None => CalibratedEstimator::unit(CharEstimator),
-    };
-    let projection =
-        project_with(&input, &estimator, verifier).map_err(|e| convert::log_error(&e))?;
-    let uncalibrated_tokens = match estimator.ratio_permille {
-        UNIT_RATIO_PERMILLE => projection.estimated_tokens,
-        _ => estimate_messages(&CharEstimator, &projection.messages),
-    };
-    let report = ProjectionReport {
-        projection: &projection,
-        uncalibrated_tokens,
-        ratio_permille: estimator.ratio_permille,
-    };
+    let report = project_calibrated(&input, &CharEstimator, Some(&calibration), verifier)
+        .map_err(|e| convert::log_error(&e))?;
     Ok(serde_json::to_string(&report).unwrap_or_default())
 }
 

@@ -26,6 +26,9 @@ use crate::session::CompactionSession;
 #[derive(Debug)]
 pub struct EventLog {
     events: Vec<RuntimeEvent>,
+    /// Per event: whether the wrapper holds its JS copy (appended as objects, not JSONL), so a
+    /// projection may leave its long strings out for the wrapper to put back.
+    held: Vec<bool>,
     /// The log's structure, checked incrementally.
     validator: LogValidator,
     hasher: PrefixHasher<BindingEngine>,
@@ -37,6 +40,7 @@ impl Default for EventLog {
     fn default() -> Self {
         EventLog {
             events: Vec::new(),
+            held: Vec::new(),
             validator: LogValidator::default(),
             hasher: PrefixHasher::with_engine(BindingEngine::default()),
             verified: VerifiedPrefix::with_engine(),
@@ -54,11 +58,12 @@ impl EventLog {
 
     /// Appends events (JSON text of an array, from the wrapper). The whole log must stay valid
     /// (`validateLog`'s rules); otherwise nothing is appended and the core's code is thrown.
-    /// Returns the new length.
+    /// Returns the new length. `held`: the wrapper keeps the long strings of these events (the
+    /// JS objects the text was written from), see [`EventLog::project`].
     ///
     /// JSONL events (a `Uint8Array`, see [`crate::jsonl`]) are appended the same way; an error
     /// about one of them names its line.
-    pub fn append(&mut self, events: JsValue) -> Result<u32, JsValue> {
+    pub fn append(&mut self, events: JsValue, held: bool) -> Result<u32, JsValue> {
         let (events, lines) = match events_from_jsonl_js(&events) {
             Some(parsed) => {
                 let parsed = parsed?;
@@ -74,6 +79,7 @@ impl EventLog {
         for event in &events {
             self.hasher.push(event);
         }
+        self.held.resize(self.held.len() + events.len(), held);
         self.events.extend(events);
         Ok(self.len())
     }
@@ -112,8 +118,9 @@ impl EventLog {
     }
 
     /// Projects the log: the options of `project()` without `events`; `count_tokens`: the
-    /// caller's counter (see [`crate::measure`]). The long strings of the result come back
-    /// through the UTF-16 table (see [`crate::string_table`]).
+    /// caller's counter (see [`crate::measure`]). The long strings of the events the wrapper
+    /// holds are left out and listed (`sharedStrings`, see [`crate::shared_strings`]), the
+    /// others come back through the UTF-16 table (see [`crate::string_table`]).
     pub fn project(
         &mut self,
         options: JsValue,
@@ -123,7 +130,8 @@ impl EventLog {
         let detail = "an EventLog projects its own events; leave `events` out";
         let options = options_from_js(options, "project options", detail)?;
         let counter = count_tokens.map(JsCounter::new);
-        let source = Source { jsonl: None, counter: counter.as_ref(), exact };
+        let held = Some(self.held.as_slice());
+        let source = Source { jsonl: None, counter: counter.as_ref(), exact, held };
         Ok(project_events(&self.events, options, source, &mut self.verified)?)
     }
 }

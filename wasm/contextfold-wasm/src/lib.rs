@@ -15,6 +15,7 @@ pub mod jsonl;
 pub mod measure;
 pub mod project;
 pub mod session;
+pub mod shared_strings;
 pub mod string_table;
 pub mod utf16;
 

@@ -25,6 +25,7 @@ use crate::jsonl::JsonlEvents;
 use crate::measure::JsCounter;
 use crate::read_with_events;
 use crate::session::checkpoint_from_json;
+use crate::shared_strings::{SharedString, StringSources};
 use crate::string_table::{MIN_TABLE_BYTES, OutputTable, TableString, steps_of};
 
 /// Reads projection options (no `events`: `without_events` says why; `what` names the
@@ -59,13 +60,13 @@ pub fn project(
         let detail = "`events` are given as JSONL; leave them out of the options";
         let options = options_from_js(input, "project input", detail)?;
         let parsed = parsed?;
-        let source = Source { jsonl: Some(&parsed), counter: counter.as_ref(), exact };
+        let source = Source { jsonl: Some(&parsed), counter: counter.as_ref(), exact, held: None };
         return Ok(project_events(&parsed.events, options, source, &mut verifier)?);
     }
     let (events, options) = read_with_events(input, "project input")?;
     let options: ProjectOptions =
         serde_json::from_value(options).map_err(|e| BindingError::invalid("project input", e))?;
-    let source = Source { jsonl: None, counter: counter.as_ref(), exact };
+    let source = Source { jsonl: None, counter: counter.as_ref(), exact, held: None };
     Ok(project_events(&events.unwrap_or_default(), options, source, &mut verifier)?)
 }
 
@@ -78,6 +79,10 @@ pub(crate) struct Source<'a> {
     pub(crate) counter: Option<&'a JsCounter>,
     /// The input held a `BigInt`: the result goes back as a value (see [`convert::to_js`]).
     pub(crate) exact: bool,
+    /// Per event, whether the wrapper holds its JS copy (an `EventLog`'s events appended as
+    /// objects): their long strings are left out of the result and listed in `sharedStrings`
+    /// (see [`crate::shared_strings`]).
+    pub(crate) held: Option<&'a [bool]>,
 }
 
 /// Projects `events` with `options` (the core's calibrated projection, verifying with
@@ -114,15 +119,21 @@ pub(crate) fn project_events(
     let mut projection = calibrated.projection;
     let format = options.format.unwrap_or_default();
     let mut table = (!source.exact).then(OutputTable::reuse);
-    let (mut moved, mut system) = (Vec::new(), None);
+    let held = source.held.filter(|held| !source.exact && held.contains(&true));
+    let sources = held.map(|held| StringSources::of_held(events, |i| held.get(i) == Some(&true)));
+    let (mut moved, mut shared, mut system) = (Vec::new(), Vec::new(), None);
     let messages = if let (OutputFormat::AiSdk, Some(table)) = (format, table.as_mut()) {
-        Messages::Text(ai_sdk_text(&projection.messages, table, &mut moved))
+        let messages = &projection.messages;
+        Messages::Text(ai_sdk_text(messages, sources.as_ref(), table, &mut moved, &mut shared))
     } else {
         let formatted = format
             .render(std::mem::take(&mut projection.messages))
             .map_err(|e| BindingError::core(e.code, e))?;
         system = formatted.system;
         let mut messages = Value::Array(formatted.messages);
+        if let Some(sources) = &sources {
+            shared = sources.share(&mut messages);
+        }
         if let Some(table) = table.as_mut() {
             moved = table.move_long_strings(&mut messages);
         }
@@ -139,6 +150,7 @@ pub(crate) fn project_events(
         checkpoint: &projection.checkpoint,
         omitted_events: projection.omitted_events,
         diagnostics: &projection.diagnostics,
+        shared_strings: sources.is_some().then_some(shared),
         table_strings: Some(moved).filter(|moved| !moved.is_empty()),
     };
     match table.filter(|_| output.table_strings.is_some()) {
@@ -149,13 +161,20 @@ pub(crate) fn project_events(
 }
 
 /// The AI SDK messages of `messages` as JSON text, written straight from the projected
-/// messages; each long string moves into `table` and is listed in `moved`.
+/// messages. Each string an event the wrapper holds has (`sources`) is left out and listed in
+/// `shared`; each other long string moves into `table` and is listed in `moved`.
 fn ai_sdk_text(
     messages: &[Message],
+    sources: Option<&StringSources<'_>>,
     table: &mut OutputTable,
     moved: &mut Vec<TableString>,
+    shared: &mut Vec<SharedString>,
 ) -> String {
     let mut take = |path: &[PathStep<'_>], text: &str| {
+        if let Some(found) = sources.and_then(|s| s.share_string(text, || steps_of(path))) {
+            shared.push(found);
+            return true;
+        }
         let long = text.len() >= MIN_TABLE_BYTES;
         if long {
             moved.push(table.push_string(steps_of(path), text));
@@ -194,6 +213,9 @@ struct ProjectOutput<'a> {
     checkpoint: &'a Option<ReplayedCheckpoint>,
     omitted_events: u64,
     diagnostics: &'a [Diagnostic],
+    /// The strings left out of `messages` for the wrapper to put back from the events it holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared_strings: Option<Vec<SharedString>>,
     /// The strings moved into the UTF-16 table, for the wrapper to put back.
     #[serde(skip_serializing_if = "Option::is_none")]
     table_strings: Option<Vec<TableString>>,
