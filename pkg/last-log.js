@@ -1,24 +1,19 @@
 // The stateless `project(input)` and `digestPrefix(events)` over events given as an array of
 // objects. An agent passes the same array again and again, a few events longer each time, so
-// each function keeps the events of its last call in one hidden wasm `EventLog`, keyed by each
-// event's JSON text with its long strings replaced by ids (a `Map` keyed by content: V8 caches a
-// string's hash, so the same string object costs one lookup, not a scan), so an event the caller
-// changed in place is always seen: a call whose events extend the last call's appends only the
-// new ones (their plain JSON text), and the log projects (its long strings
-// shared back, held-strings.js; the checkpoint's prefix verified once) or digests (kept
-// incrementally). Other events start a new log. Whatever the log refuses (an invalid log, a
-// value JSON cannot write, a projection error) goes the plain way, the whole input as JSON
-// text, so results and errors are those of the plain way.
+// each function keeps the events of its last call in one hidden wasm `EventLog`, with a copy of
+// each event's plain data (its strings shared: JS strings are immutable). A call compares its
+// events with those copies (the same strings compare by identity first, so an unchanged event
+// costs a walk over its fields, not a scan of its text), so an event the caller changed in place
+// is always seen: a call whose events extend the last call's appends only the new ones (their
+// JSON text), and the log projects (its long strings shared back, held-strings.js; the
+// checkpoint's prefix verified once) or digests (kept incrementally). Other events start a new
+// log. Whatever the log refuses (an invalid log, a value JSON cannot write or that is not plain
+// data, a projection error) goes the plain way, the whole input as JSON text, so results and
+// errors are those of the plain way. Memory: one call's events, in wasm and as the copies.
 import { HeldStrings } from './held-strings.js';
 
 /** Fewer events than this go the plain way: a log is not worth keeping for them. */
 const MIN_LOGGED_EVENTS = 64;
-
-/** Strings this long (UTF-16 units) or longer are keyed by an id. */
-const MIN_KEYED_UNITS = 256;
-
-/** What replaces a long string in a key, before its id. */
-const ID_PREFIX = '\u0000\u0001cf:';
 
 /** A value whose JSON only `JSON.stringify` itself knows (a `toJSON`, a class instance). */
 const notPlain = Symbol('not plain data');
@@ -26,10 +21,9 @@ const notPlain = Symbol('not plain data');
 export class LastLog {
   #module;
   #raw;
-  #texts = [];
+  /** Copies of the plain data of the log's events. */
+  #copies = [];
   #held = new HeldStrings();
-  /** Long string → its id in keys (the strings of this log's events). */
-  #ids = new Map();
 
   /** Over the raw wasm-bindgen module. */
   constructor(module) {
@@ -47,30 +41,26 @@ export class LastLog {
    */
   over(events) {
     if (!Array.isArray(events) || events.length < MIN_LOGGED_EVENTS || typeof events.toJSON === 'function') return undefined;
-    let texts = this.#keys(events);
-    if (texts === undefined) return undefined;
-    const kept = this.#texts;
-    let extends_ = this.#raw !== undefined && texts.length >= kept.length;
-    for (let i = 0; extends_ && i < kept.length; i += 1) extends_ = texts[i] === kept[i];
-    if (!extends_) {
-      this.#reset(new this.#module.EventLog());
-      texts = this.#keys(events);
-    }
-    const first = this.#texts.length;
-    if (first === texts.length) return this.#raw;
-    const fresh = events.slice(first);
-    const held = HeldStrings.collect(fresh);
     try {
+      const kept = this.#copies;
+      let extending = this.#raw !== undefined && events.length >= kept.length;
+      for (let i = 0; extending && i < kept.length; i += 1) extending = same(kept[i], events[i]);
+      if (!extending) this.#reset(new this.#module.EventLog());
+      const first = this.#copies.length;
+      if (first === events.length) return this.#raw;
+      const fresh = events.slice(first);
+      const copies = fresh.map(copy);
       const json = JSON.stringify(fresh);
-      if (typeof json !== 'string') throw new TypeError('not JSON');
+      const held = HeldStrings.collect(fresh);
       this.#raw.append(json, held !== null);
+      this.#held.appended(held, events.length);
+      for (const c of copies) this.#copies.push(c);
+      return this.#raw;
     } catch {
+      // Not plain data, a value JSON cannot write (TypeError), or the log refused the events.
       this.#reset(undefined);
       return undefined;
     }
-    this.#held.appended(held, texts.length);
-    this.#texts = texts;
-    return this.#raw;
   }
 
   /** Forgets the log (after an error in its use). */
@@ -81,63 +71,41 @@ export class LastLog {
   #reset(raw) {
     this.#raw?.free();
     this.#raw = raw;
-    this.#texts = [];
+    this.#copies = [];
     this.#held = new HeldStrings();
-    this.#ids = new Map();
   }
+}
 
-  /** The key of each event (its JSON text, long strings as ids), or undefined (not plain data). */
-  #keys(events) {
-    const keys = new Array(events.length);
-    try {
-      for (let i = 0; i < events.length; i += 1) {
-        keys[i] = JSON.stringify(this.#substitute(events[i]));
-        if (typeof keys[i] !== 'string') return undefined;
-      }
-    } catch (error) {
-      if (error === notPlain || error instanceof TypeError) return undefined;
-      throw error;
-    }
-    return keys;
-  }
+function plainObject(value) {
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && typeof value.toJSON !== 'function';
+}
 
-  /** `value` with its long strings replaced by ids (copied only where one is). */
-  #substitute(value) {
-    if (typeof value === 'string') {
-      if (value.length < MIN_KEYED_UNITS) {
-        if (value.charCodeAt(0) === 0 && value.startsWith(ID_PREFIX)) throw notPlain;
-        return value;
-      }
-      let id = this.#ids.get(value);
-      if (id === undefined) {
-        id = `${ID_PREFIX}${this.#ids.size}`;
-        this.#ids.set(value, id);
-      }
-      return id;
-    }
-    if (value === null || typeof value !== 'object') return value;
-    if (Array.isArray(value)) {
-      let out = value;
-      for (let i = 0; i < value.length; i += 1) {
-        const item = value[i];
-        const replaced = this.#substitute(item);
-        if (replaced !== item) {
-          if (out === value) out = value.slice();
-          out[i] = replaced;
-        }
-      }
-      return out;
-    }
-    if (Object.getPrototypeOf(value) !== Object.prototype || typeof value.toJSON === 'function') throw notPlain;
-    let out = value;
-    for (const key of Object.keys(value)) {
-      const item = value[key];
-      const replaced = this.#substitute(item);
-      if (replaced !== item) {
-        if (out === value) out = { ...value };
-        out[key] = replaced;
-      }
-    }
-    return out;
+/** A copy of the plain data `value` (strings shared); throws `notPlain` for anything else. */
+function copy(value) {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copy);
+  if (!plainObject(value)) throw notPlain;
+  const out = {};
+  for (const key of Object.keys(value)) out[key] = copy(value[key]);
+  return out;
+}
+
+/** Whether `value` is the plain data `kept` (a copy) holds: the same keys in the same order. */
+function same(kept, value) {
+  if (kept === value) return true;
+  if (kept === null || value === null || typeof kept !== 'object' || typeof value !== 'object') return false;
+  if (Array.isArray(kept)) {
+    if (!Array.isArray(value) || value.length !== kept.length) return false;
+    for (let i = 0; i < kept.length; i += 1) if (!same(kept[i], value[i])) return false;
+    return true;
   }
+  if (Array.isArray(value) || !plainObject(value)) return false;
+  const keys = Object.keys(kept);
+  const valueKeys = Object.keys(value);
+  if (keys.length !== valueKeys.length) return false;
+  for (let i = 0; i < keys.length; i += 1) {
+    if (keys[i] !== valueKeys[i] || !same(kept[keys[i]], value[keys[i]])) return false;
+  }
+  return true;
 }

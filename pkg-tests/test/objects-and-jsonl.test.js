@@ -98,3 +98,32 @@ test('values JSON would write otherwise travel as JSON text', () => {
   events[7].metadata = { when: { toJSON: () => long('toJSON') } };
   sameAsJsonl(events);
 });
+
+test('long arrays go through the hidden log of the last call and still see every change', async () => {
+  const { generateSession } = await import('../bench/session.js');
+  const events = generateSession(200, { outputBytes: 600, seed: 3 });
+  const same = (label) => {
+    for (const format of FORMATS) {
+      const input = { model: { contextWindow: 1_000_000 }, format };
+      assert.deepEqual(project({ events, ...input }), project({ events: jsonl(events), ...input }), `${label} ${format}`);
+    }
+    assert.equal(digestPrefix(events), digestPrefix(jsonl(events)), label);
+  };
+  same('first call');
+  same('the same array again');
+  events.push(...generateSession(208, { outputBytes: 600, seed: 3 }).slice(200));
+  same('appended');
+  events[10].content.output = `${events[10].content.output.slice(0, -1)}!`;
+  same('a long string changed in place');
+  events[11].content.text = 'short';
+  same('a short string changed in place');
+  events.length = 120;
+  same('shortened');
+  const other = generateSession(100, { outputBytes: 600, seed: 4, sessionId: 'other' });
+  assert.deepEqual(project({ events: other }), project({ events: jsonl(other) }));
+  const broken = events.map((e) => e);
+  broken[50] = { ...broken[50], seq: 1 };
+  const code = (fn) => { try { fn(); return 'ok'; } catch (error) { return error.code; } };
+  assert.equal(code(() => project({ events: broken })), code(() => project({ events: jsonl(broken) })));
+  assert.notEqual(code(() => project({ events: broken })), 'ok');
+});
