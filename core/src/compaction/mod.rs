@@ -8,6 +8,7 @@ pub mod effects;
 pub mod extractive;
 mod fold_search;
 pub mod native;
+mod options;
 mod plan;
 mod run;
 pub mod summary_request;
@@ -20,4 +21,5 @@ pub use effects::{
     OutcomeKind, ProviderFailure, ProviderFailureKind, RAW_TAIL_SHARE_PERCENT, SummarizeEffect,
     SummaryResponse, Trigger,
 };
+pub use options::CompactOptions;
 pub use transaction::{CompactInput, Compaction, Compactor, DriverError, StartError, Step};

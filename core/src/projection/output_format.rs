@@ -51,6 +51,20 @@ pub struct OutputFormatError {
 }
 
 impl OutputFormat {
+    /// Every format, the default first.
+    pub const ALL: [OutputFormat; 5] = [
+        OutputFormat::AiSdk,
+        OutputFormat::OpenaiChat,
+        OutputFormat::OpenaiResponses,
+        OutputFormat::Anthropic,
+        OutputFormat::Neutral,
+    ];
+
+    /// The format of a name (see [`OutputFormat::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|format| format.name() == name)
+    }
+
     /// The format's name, as JSON and the CLI write it.
     pub fn name(self) -> &'static str {
         match self {
@@ -104,13 +118,8 @@ mod tests {
 
     #[test]
     fn names_are_the_json_names() {
-        for format in [
-            OutputFormat::AiSdk,
-            OutputFormat::OpenaiChat,
-            OutputFormat::OpenaiResponses,
-            OutputFormat::Anthropic,
-            OutputFormat::Neutral,
-        ] {
+        for format in OutputFormat::ALL {
+            assert_eq!(OutputFormat::from_name(format.name()), Some(format));
             let json = serde_json::to_value(format).unwrap();
             assert_eq!(json, Value::String(format.name().to_owned()));
             assert_eq!(serde_json::from_value::<OutputFormat>(json).unwrap(), format);

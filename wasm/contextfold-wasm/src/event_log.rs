@@ -32,6 +32,9 @@ pub struct EventLog {
     /// The log's structure, checked incrementally.
     validator: LogValidator,
     hasher: PrefixHasher<BindingEngine>,
+    /// How many events `hasher` has read: the rest are hashed by the next [`EventLog::digest`]
+    /// (a log only projected, as the stateless `project()`'s hidden log, never hashes).
+    hashed: usize,
     /// What projections have verified of the log (checkpoint prefixes are hashed once).
     verified: VerifiedPrefix<BindingEngine>,
 }
@@ -43,6 +46,7 @@ impl Default for EventLog {
             held: Vec::new(),
             validator: LogValidator::default(),
             hasher: PrefixHasher::with_engine(BindingEngine::default()),
+            hashed: 0,
             verified: VerifiedPrefix::with_engine(),
         }
     }
@@ -76,9 +80,6 @@ impl EventLog {
             let line_of = |index: usize| lines.get(index.checked_sub(first_new)?).copied();
             return Err(located_log_error(error, line_of).into());
         }
-        for event in &events {
-            self.hasher.push(event);
-        }
         self.held.resize(self.held.len() + events.len(), held);
         self.events.extend(events);
         Ok(self.len())
@@ -107,8 +108,13 @@ impl EventLog {
         self.events.is_empty()
     }
 
-    /// The source digest of the whole log (`digestPrefix(events)`), kept incrementally.
-    pub fn digest(&self) -> String {
+    /// The source digest of the whole log (`digestPrefix(events)`), kept incrementally: only
+    /// the events appended since the last digest are hashed.
+    pub fn digest(&mut self) -> String {
+        for event in &self.events[self.hashed..] {
+            self.hasher.push(event);
+        }
+        self.hashed = self.events.len();
         self.hasher.digest()
     }
 

@@ -17,7 +17,6 @@ pub mod project;
 pub mod session;
 pub mod shared_strings;
 pub mod string_table;
-pub mod utf16;
 
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
 use contextfold_core::compaction::extractive::extractive_summary as core_extractive;

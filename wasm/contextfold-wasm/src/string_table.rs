@@ -19,7 +19,6 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use crate::utf16::{grow_zeroed, utf16_units_into, write_utf16};
 use contextfold_core::json_text::PathStep;
 
 /// One step of a path into a JSON value: an object key or an array index.
@@ -62,20 +61,16 @@ pub struct TableString {
 pub fn move_long_strings(value: &mut Value, table: &mut Vec<u16>) -> Vec<TableString> {
     let mut taken = Vec::new();
     take_long_strings(value, &mut Vec::new(), &mut taken);
-    let first = table.len();
     // A UTF-8 string never has more UTF-16 code units than bytes.
-    grow_zeroed(table, taken.iter().map(|(_, text)| text.len()).sum::<usize>());
-    let mut end = first;
-    let moved = taken
+    table.reserve(taken.iter().map(|(_, text)| text.len()).sum::<usize>());
+    taken
         .into_iter()
         .map(|(at, text)| {
-            let start = end;
-            end += write_utf16(&text, &mut table[start..]);
-            TableString { at, start, end }
+            let start = table.len();
+            table.extend(text.encode_utf16());
+            TableString { at, start, end: table.len() }
         })
-        .collect();
-    table.truncate(end);
-    moved
+        .collect()
 }
 
 fn take_long_strings(value: &mut Value, at: &mut Vec<Step>, taken: &mut Vec<(Vec<Step>, String)>) {
@@ -131,10 +126,8 @@ impl OutputTable {
     /// Moves `text`, at `at` in the result, into the table (the writer leaves `null` there).
     pub fn push_string(&mut self, at: Vec<Step>, text: &str) -> TableString {
         let start = self.units.len();
-        grow_zeroed(&mut self.units, text.len());
-        let end = start + write_utf16(text, &mut self.units[start..]);
-        self.units.truncate(end);
-        TableString { at, start, end }
+        self.units.extend(text.encode_utf16());
+        TableString { at, start, end: self.units.len() }
     }
 
     /// Hands the table to the wrapper with `json` (the result's JSON text) after its strings:
@@ -142,7 +135,7 @@ impl OutputTable {
     /// module's `memory` until the next call that returns a table.
     pub fn to_js(mut self, json: &str) -> JsValue {
         let table_units = self.units.len();
-        utf16_units_into(json, &mut self.units);
+        self.units.extend(json.encode_utf16());
         let address = self.units.as_ptr() as usize;
         let total_units = self.units.len();
         LAST_TABLE.with(|last| *last.borrow_mut() = self.units);
