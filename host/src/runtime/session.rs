@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use contextfold_core::budget::TokenEstimator;
-use contextfold_core::calibration::{Calibration, UNIT_RATIO_PERMILLE};
+use contextfold_core::calibration::Calibration;
 use contextfold_core::compaction::circuit::MalformedInputCircuit;
 use contextfold_core::compaction::native::ProviderIdentity;
 use contextfold_core::compaction::{Compactor, OutcomeKind, Trigger};
@@ -259,7 +259,11 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         .await?;
         let (ledger_events_read, proven_from_rows) = (cached.events_read, cached.proven_from_rows);
         let CalibratedProjection { projection, uncalibrated_tokens, ratio_permille } =
-            CalibratedProjection::measured(cached.projection?, &estimator.base, estimator.ratio_permille);
+            CalibratedProjection::measured(
+                cached.projection?,
+                &estimator.base,
+                estimator.ratio_permille,
+            );
         Ok(ProjectionReport {
             projection,
             lookup_notes: lookup.notes,

@@ -7,7 +7,9 @@
 //! `anthropic_import_duplicate_tool_use`, `anthropic_import_duplicate_tool_result`), the same
 //! in every runtime.
 
-use contextfold_core::projection::anthropic::{AnthropicImportError, import_anthropic as core_import};
+use contextfold_core::projection::anthropic::{
+    AnthropicImportError, import_anthropic as core_import,
+};
 use serde_json::Value;
 
 use super::{EventSink, FormatError};
