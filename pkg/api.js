@@ -2,12 +2,12 @@
 // This file converts errors and drives the compaction transaction asynchronously (values cross
 // the boundary through values.js); every decision is the Rust core's.
 import {
-  ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectSharing, useUtf16ToString,
+  ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectInput, useUtf16ToString,
   withoutCounter,
 } from './values.js';
 import { usageFact } from './usage.js';
-import { StringInterner, withInternedEvents } from './interned.js';
 import { HeldStrings } from './held-strings.js';
+import { LastLog } from './last-log.js';
 
 export { ContextfoldError };
 
@@ -84,8 +84,38 @@ function randomCheckpointId() {
  */
 export function createApi(raw, options = {}) {
   if (options.utf16ToString) useUtf16ToString(options.utf16ToString);
-  const interner = new StringInterner(raw);
-  const project = guard((input) => projectSharing(raw, input, interner));
+  const projectLog = new LastLog(raw);
+  const digestLog = new LastLog(raw);
+
+  /** A projection of the raw EventLog `log` with its held strings put back. */
+  function projectHeld(log, held, optionsText, count) {
+    const result = decodeProjection(log.project(optionsText, count));
+    const shared = result.sharedStrings;
+    if (shared === undefined) return result;
+    delete result.sharedStrings;
+    if (!held.restore(result.messages, shared)) {
+      throw new ContextfoldError('shared_strings_lost', 'a projection named strings the wrapper does not hold');
+    }
+    return result;
+  }
+
+  /** `project(input)`: over the hidden log of the last call's events when it can (last-log.js). */
+  const project = guard((input) => {
+    const [plain, count] = withoutCounter(input);
+    if (plain !== null && typeof plain === 'object' && typeof plain.toJSON !== 'function') {
+      const { events, ...options } = plain;
+      const optionsText = encode(options);
+      const log = typeof optionsText === 'string' ? projectLog.over(events) : undefined;
+      if (log !== undefined) {
+        try {
+          return projectHeld(log, projectLog.held, optionsText, count);
+        } catch {
+          projectLog.forget();
+        }
+      }
+    }
+    return projectInput(raw, input);
+  });
 
   /** The wasm logs of the live `EventLog`s, for compactions over them. */
   const rawLogs = new WeakMap();
@@ -214,13 +244,7 @@ export function createApi(raw, options = {}) {
     project(options = {}) {
       return this.#call(() => {
         const [plain, count] = withoutCounter(options);
-        const text = encode(plain);
-        const result = decodeProjection(this.#raw.project(text, count, this.#held.any));
-        const shared = result.sharedStrings;
-        if (shared === undefined) return result;
-        delete result.sharedStrings;
-        if (this.#held.restore(result.messages, shared)) return result;
-        return decodeProjection(this.#raw.project(text, count, false));
+        return projectHeld(this.#raw, this.#held, encode(plain), count);
       });
     }
 
@@ -353,12 +377,7 @@ export function createApi(raw, options = {}) {
     providerFailure,
     usageFact,
     calibrate: guard((calibration, fact) => decode(raw.calibrate(encode(calibration), encode(fact)))),
-    digestPrefix: guard((events) => withInternedEvents(
-      interner,
-      events,
-      (text) => raw.digestPrefix(text, true),
-      () => raw.digestPrefix(encodeEvents(events)),
-    )),
+    digestPrefix: guard((events) => digestLog.over(events)?.digest() ?? raw.digestPrefix(encodeEvents(events))),
     prefixDigests: guard((events) => raw.prefixDigests(encodeEvents(events))),
     canonicalEventJson: guard((event) => raw.canonicalEventJson(encode(event))),
     ledgerRows: guard((events) => decode(raw.ledgerRows(encodeEvents(events)))),

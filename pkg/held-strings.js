@@ -65,7 +65,8 @@ export class HeldStrings {
 
   /**
    * Puts the held strings listed in `shared` back into `messages`. Returns false, changing
-   * nothing, unless every one is held with the length wasm gives.
+   * nothing, unless every one is held with the length wasm gives (never, unless wasm and this
+   * file disagree on which strings they hold).
    */
   restore(messages, shared) {
     const strings = new Array(shared.length);

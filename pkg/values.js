@@ -1,9 +1,7 @@
 // How values cross between JavaScript and the raw wasm-bindgen exports: errors, structured
 // arguments (JSON text, or the value itself when it holds a BigInt), events as JSONL bytes, and
-// results (JSON text, UTF-16 code units when large, a projection's long strings shared with the
-// caller's events or sent in a UTF-16 table). No decision is taken here.
-
-import { UNREADABLE, withInternedEvents } from './interned.js';
+// results (JSON text, UTF-16 code units when large, a projection's long strings sent in a UTF-16
+// table). No decision is taken here.
 
 /** An error from contextfold, carrying the core's stable snake_case `code`. */
 export class ContextfoldError extends Error {
@@ -97,10 +95,8 @@ export function decode(result) {
 
 /**
  * Decodes a projection result: as `decode`, or `[memory, address, tableUnits, totalUnits]` when
- * wasm moved its long strings into a table of UTF-16 code units (events from JSONL or an
- * EventLog, whose strings JS does not hold), or wrote only the JSON text there (`tableUnits`
- * 0: events with interned strings, whose long strings are shared). The table is read straight from the module's
- * memory (valid until the next call into wasm, so it is read first): its first `tableUnits`
+ * wasm moved its long strings into a table of UTF-16 code units. The table is read straight
+ * from the module's memory (valid until the next call into wasm, so it is read first): its first `tableUnits`
  * units hold the long strings, the rest the JSON text of the result, whose `tableStrings` lists
  * where each string goes and its range. The whole becomes one string (one copy), and each long
  * string a slice of it (V8 does not copy slices), which spares the JSON escaping and the
@@ -110,7 +106,7 @@ export function decodeProjection(result) {
   if (!Array.isArray(result)) return decode(result);
   const [memory, address, tableUnits, totalUnits] = result;
   const table = utf16ToString(new Uint16Array(memory.buffer, address, totalUnits));
-  const projection = JSON.parse(tableUnits === 0 ? table : table.slice(tableUnits));
+  const projection = JSON.parse(table.slice(tableUnits));
   const strings = projection.tableStrings ?? [];
   for (let i = 0; i < strings.length; i += 1) {
     const { at, start, end } = strings[i];
@@ -124,61 +120,17 @@ export function decodeProjection(result) {
 }
 
 /**
- * Puts the caller's own strings back into a projection whose long strings the core left out
- * (`sharedStrings`: where each goes in `messages`, which event holds it, where, and its UTF-16 length), so
- * that they are not copied back through wasm memory. Returns false, changing nothing, unless
- * every one is found as a string of that length in events that are plain data (a `toJSON`
- * anywhere on the way could have given the core another value than the object holds).
+ * `project()`: events given as JSONL go to wasm as bytes beside the options, any other input
+ * as the JSON text of the whole (read by wasm straight from the text).
  */
-function restoreSharedStrings(result, shared, events) {
-  if (!Array.isArray(events) || typeof events.toJSON === 'function' || String.prototype.toJSON !== undefined) return false;
-  const strings = new Array(shared.length);
-  for (let i = 0; i < shared.length; i += 1) {
-    const { event, path, length } = shared[i];
-    let value = events[event];
-    for (const step of path) {
-      if (value === null || typeof value !== 'object' || typeof value.toJSON === 'function') return false;
-      value = value[step];
-    }
-    if (typeof value !== 'string' || value.length !== length) return false;
-    strings[i] = value;
-  }
-  for (let i = 0; i < shared.length; i += 1) {
-    const { at } = shared[i];
-    let target = result.messages;
-    for (let k = 0; k < at.length - 1; k += 1) target = target[at[k]];
-    target[at[at.length - 1]] = strings[i];
-  }
-  return true;
-}
-
-/**
- * `project()` over JSON text: the long strings the messages repeat from the events come back as
- * references to the caller's strings (see `restoreSharedStrings`), not as copies. With an
- * `interner` (see interned.js), the events' long strings go into wasm only once across calls.
- */
-export function projectSharing(raw, input, interner) {
-  const [plainInput, count] = withoutCounter(input);
-  input = plainInput;
-  const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
+export function projectInput(raw, input) {
+  const [plain, count] = withoutCounter(input);
+  const bytes = plain !== null && typeof plain === 'object' ? jsonlBytes(plain.events) : undefined;
   if (bytes !== undefined) {
-    const { events: _events, ...options } = input;
-    return decodeProjection(raw.project(encode(options), false, bytes, count));
+    const { events: _events, ...options } = plain;
+    return decodeProjection(raw.project(encode(options), bytes, count));
   }
-  if (interner !== undefined && input !== null && typeof input === 'object' && typeof input.toJSON !== 'function') {
-    const { events, ...options } = input;
-    const optionsText = encode(options);
-    if (typeof optionsText === 'string') {
-      const plain = () => projectFullText(raw, input, count);
-      return withInternedEvents(interner, events, (eventsText) => {
-        const result = projectKept(raw, optionsText, eventsText, interner, count);
-        const shared = result.sharedStrings;
-        delete result.sharedStrings;
-        return shared === undefined || restoreSharedStrings(result, shared, events) ? result : plain();
-      }, plain);
-    }
-  }
-  return projectFullText(raw, input, count);
+  return decodeProjection(raw.project(encode(plain), undefined, count));
 }
 
 /**
@@ -193,45 +145,6 @@ export function withoutCounter(input) {
     throw new ContextfoldError('invalid_argument', 'countTokens must be a function (text) => number');
   }
   return [rest, countTokens];
-}
-
-/**
- * `project()` over events with interned strings: as a continuation of the events wasm kept
- * from the last call when it can be one (only the appended events cross), else the whole
- * text. A projection that kept its events returns their token after the table.
- */
-function projectKept(raw, optionsText, eventsText, interner, count) {
-  // A counter measures every text itself, so wasm reads the whole text (and keeps nothing).
-  const continuation = count === undefined ? interner.continuation(eventsText) : undefined;
-  if (continuation !== undefined) {
-    try {
-      return decodeKept(raw.project(optionsText, true, continuation), eventsText, interner);
-    } catch (error) {
-      if (error?.code !== UNREADABLE) throw error;
-    }
-  }
-  return decodeKept(raw.project(optionsText, true, eventsText, count), eventsText, interner);
-}
-
-/** Decodes a projection of `projectKept` and remembers the token of the events it kept. */
-function decodeKept(output, eventsText, interner) {
-  const token = Array.isArray(output) ? output[4] : undefined;
-  const result = decodeProjection(output);
-  interner.remember(eventsText, token);
-  return result;
-}
-
-/** `project()` over the JSON text of the whole input (see `projectSharing`). */
-function projectFullText(raw, input, count) {
-  const text = encode(input);
-  if (typeof text !== 'string' || input === null || typeof input !== 'object' || typeof input.toJSON === 'function') {
-    return decode(raw.project(text, false, undefined, count));
-  }
-  const result = decode(raw.project(text, true, undefined, count));
-  const shared = result.sharedStrings;
-  delete result.sharedStrings;
-  if (shared === undefined || restoreSharedStrings(result, shared, input.events)) return result;
-  return decode(raw.project(text, false, undefined, count));
 }
 
 export function convertError(error) {

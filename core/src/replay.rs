@@ -29,8 +29,9 @@ pub fn checkpoint_tokens(
     estimate_message(estimator, &checkpoint_message(checkpoint))
 }
 
-/// A checkpoint accepted for this request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A checkpoint accepted for this request. JSON: camelCase keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ReplayPlan {
     /// The checkpoint replaces `events[..covered]` (the current turn's live head excepted).
     pub covered: usize,

@@ -48,8 +48,10 @@ use crate::event::{LogError, RuntimeEvent};
 
 use cuts::{CutAnalysis, group_splits, is_turn_start};
 
-/// Caller constraints on prefix selection.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Caller constraints on prefix selection. JSON: `{ currentTurnId?, reserveTailTokens?,
+/// reserveTailTurns? }` (nothing else; a key left out is its default).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct PrefixOptions {
     /// The turn being produced now: only its settled steps may be covered.
     pub current_turn_id: Option<String>,

@@ -31,7 +31,7 @@ const texts = events.map((e) => e.content.text ?? e.content.output ?? JSON.strin
 const chars = texts.reduce((sum, text) => sum + text.length, 0);
 console.log(`${count} events, ${chars} chars of text, ${runs} runs each (median)`);
 
-// Warm-up: js-tiktoken's JIT and the package's interned strings, so that no row pays them.
+// Warm-up: js-tiktoken's JIT and the package's hidden log of the last call, so that no row pays them.
 for (let i = 0; i < 2; i += 1) texts.forEach(countTokens);
 project({ events, model });
 

@@ -7,7 +7,7 @@
 // example (wasm/contextfold-wasm/examples/native_bench.rs), checks that all three agree on the
 // digest and the projection, and prints the ratios: from events held as JS objects — the same
 // array every call, an array growing by one turn before each call (an agent's loop), and
-// sessions never seen before (report: every long string crosses into wasm, pkg/interned.js) —
+// sessions never seen before (report: every event crosses into wasm, pkg/last-log.js) —
 // and from the same JSONL bytes on every side (package: the bytes passed in; plain JS: checked
 // UTF-8 decoding, line split, JSON.parse, then the same work; native: parse then the same
 // work). Each row's two sides are timed in alternation and its ratio is the median over the

@@ -1,5 +1,5 @@
 // The Node-specific fast paths of the package: digests hashed by node:crypto (fed in 16 KiB
-// chunks by the wasm module) and projections that hand back the caller's own long strings.
+// chunks by the wasm module) and projections whose long strings come back in a UTF-16 table.
 // Both must give exactly what the portable paths give; the browser test covers the wasm engine.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +24,7 @@ test('digests of long unicode outputs (many 16 KiB chunks) equal an independent 
   assert.equal(digestPrefix(events.slice(0, 5)), plainDigest(events.slice(0, 5)));
 });
 
-test('a projection shares the long strings of the events and equals the copied form', () => {
+test('a projection from objects equals the plain-JS one and the EventLog one', () => {
   const events = generateSession(200, { outputBytes: 3000, seed: 5 });
   const projected = project({ events, model: { contextWindow: 100_000_000 }, format: 'ai-sdk' });
   assert.deepEqual(projected.messages, plainProject(events, 100_000_000).messages);

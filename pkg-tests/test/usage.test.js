@@ -12,7 +12,7 @@ const identity = { provider: 'openai', model: 'gpt-test' };
 const o200k = getEncoding('o200k_base');
 const tiktoken = (text) => o200k.encode(text).length;
 
-/** A small coding session: 6 turns, tool outputs of about 1,200 bytes (long strings are interned). */
+/** A small coding session: 6 turns, tool outputs of about 1,200 bytes . */
 const events = generateSession(24, { outputBytes: 1200, sessionId: 'usage' });
 
 /** A calibration whose ratio for the test model is `permille` (one sample). */
@@ -133,7 +133,7 @@ test('countTokens with js-tiktoken measures a text message as tiktoken counts it
   log.free();
 });
 
-test('countTokens sees every text itself, never an interned reference, and the fast path stays', () => {
+test('countTokens sees every text itself, and a projection without it answers as before', () => {
   const seen = [];
   const counter = (text) => {
     seen.push(text);
@@ -148,7 +148,7 @@ test('countTokens sees every text itself, never an interned reference, and the f
   const again = project({ events, countTokens: counter });
   assert.equal(again.estimatedTokens, first.estimatedTokens);
   assert.deepEqual(again.messages, plain.messages);
-  // Without a counter the interned fast path answers as before.
+  // Without a counter the projection answers as before.
   assert.equal(project({ events }).estimatedTokens, plain.estimatedTokens);
   const jsonl = events.map((event) => JSON.stringify(event)).join('\n');
   assert.equal(project({ events: jsonl, countTokens: tiktoken }).estimatedTokens, first.estimatedTokens);

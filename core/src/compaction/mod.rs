@@ -9,6 +9,7 @@ pub(crate) mod extractive;
 mod fold_search;
 mod input;
 pub(crate) mod native;
+mod options;
 mod plan;
 mod run;
 pub(crate) mod summary_request;
@@ -53,3 +54,4 @@ pub use crate::quality::{
     Artifact, ArtifactClass, ClassRetention, QUALITY_GATE_VERSION, Retention, extract_artifacts,
     visible_text,
 };
+pub use options::CompactOptions;

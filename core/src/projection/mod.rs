@@ -4,6 +4,7 @@
 pub(crate) mod ai_sdk;
 pub(crate) mod ai_sdk_import;
 pub(crate) mod anthropic;
+mod calibrated;
 #[cfg(test)]
 mod import_reuse_tests;
 mod import_state;
@@ -12,12 +13,15 @@ pub(crate) mod materialize;
 pub(crate) mod message;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
+mod options;
+mod output_format;
 pub(crate) mod project;
 
 pub use ai_sdk::{ModelMessageImportError, import_model_messages, to_model_messages};
 pub use anthropic::{
     AnthropicHistory, AnthropicImportError, AnthropicMappingError, import_anthropic, to_anthropic,
 };
+pub use calibrated::{CalibratedProjection, calibrated_estimator, project_calibrated};
 pub use live_head::{Remainder, is_live_head_kind};
 pub use materialize::{
     Materialized, Repair, estimate_message, estimate_messages, interrupted_output, materialize,
@@ -27,6 +31,8 @@ pub use openai_chat::{
     ChatImportError, ChatMappingError, ImportContext, import_openai_chat, to_openai_chat,
 };
 pub use openai_responses::{ResponsesImportError, import_openai_responses, to_openai_responses};
+pub use options::{ImportOptions, ProjectOptions};
+pub use output_format::{FormattedMessages, OutputFormat, OutputFormatError};
 pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project, project_with};
 
 // Tool-result pruning and the archive, re-exported here.

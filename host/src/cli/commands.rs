@@ -4,15 +4,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use contextfold_core::compaction::{Compactor, ProviderIdentity};
-use contextfold_core::projection::{ImportContext, import_openai_chat, to_openai_chat};
+use contextfold_core::projection::{ImportContext, Message, OutputFormat, import_openai_chat};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
 
 use super::formats::EventSink;
-use super::formats::ai_sdk::{import_ai_sdk, to_ai_sdk};
-use super::formats::anthropic::{import_anthropic, to_anthropic};
-use super::formats::openai_responses::to_openai_responses;
-use super::{CliError, ImportFormat, Output, ProjectFormat, Target};
+use super::formats::ai_sdk::import_ai_sdk;
+use super::formats::anthropic::import_anthropic;
+use super::{CliError, ImportFormat, Output, Target};
 use crate::runtime::{
     ExtractiveSummarizer, NativeCompactor, NoNativeCompactor, SessionConfig, SessionRuntime,
     Summarizer,
@@ -131,7 +130,7 @@ pub(crate) fn open_runtime<S: Summarizer, N: NativeCompactor>(
 pub(crate) async fn project(
     target: &Target,
     context_window: u64,
-    format: ProjectFormat,
+    format: OutputFormat,
     provider: ProviderIdentity,
 ) -> Result<Output, CliError> {
     let runtime = open_runtime(
@@ -170,39 +169,30 @@ pub(crate) async fn project(
     Ok(Output { json, text, exit: 0 })
 }
 
+/// `messages` in `format` (the core's rendering): its name and the messages, or for Anthropic
+/// the request body `{ system?, messages }`.
 fn map_messages(
-    format: ProjectFormat,
-    messages: &[contextfold_core::projection::Message],
+    format: OutputFormat,
+    messages: &[Message],
 ) -> Result<(&'static str, Value), CliError> {
-    let mapping = |format: &'static str| {
-        move |error: super::formats::FormatError| CliError::Mapping {
-            format,
-            code: error.code,
-            detail: error.to_string(),
+    let formatted = format.render(messages.to_vec()).map_err(|error| CliError::Mapping {
+        format: format.name(),
+        code: error.code,
+        detail: error.detail,
+    })?;
+    let messages = Value::Array(formatted.messages);
+    let value = match formatted.system {
+        None => messages,
+        Some(system) => {
+            let mut body = serde_json::Map::new();
+            if let Some(system) = system {
+                body.insert("system".into(), Value::String(system));
+            }
+            body.insert("messages".into(), messages);
+            Value::Object(body)
         }
     };
-    Ok(match format {
-        ProjectFormat::Neutral => {
-            ("neutral", serde_json::to_value(messages).unwrap_or(Value::Null))
-        }
-        ProjectFormat::OpenaiChat => {
-            let chat = to_openai_chat(messages).map_err(|error| CliError::Mapping {
-                format: "openai-chat",
-                code: error.code(),
-                detail: error.to_string(),
-            })?;
-            ("openai-chat", Value::Array(chat))
-        }
-        ProjectFormat::OpenaiResponses => {
-            ("openai-responses", Value::Array(to_openai_responses(messages)))
-        }
-        ProjectFormat::Anthropic => {
-            ("anthropic", to_anthropic(messages).map_err(mapping("anthropic"))?)
-        }
-        ProjectFormat::AiSdk => {
-            ("ai-sdk", Value::Array(to_ai_sdk(messages).map_err(mapping("ai-sdk"))?))
-        }
-    })
+    Ok((format.name(), value))
 }
 
 /// `provider-sim`: prints the bound address as the first stdout line, then serves until

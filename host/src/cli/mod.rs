@@ -13,7 +13,9 @@ mod inspect;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
+use contextfold_core::projection::OutputFormat;
 use serde_json::{Value, json};
 
 pub use compact::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_CODEX_MODEL, DEFAULT_OPENAI_CHAT_MODEL};
@@ -46,19 +48,10 @@ pub enum ImportFormat {
     AiSdk,
 }
 
-/// Output formats of `project`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProjectFormat {
-    /// The core's provider-neutral messages.
-    Neutral,
-    /// OpenAI Chat Completions messages.
-    OpenaiChat,
-    /// OpenAI Responses input items.
-    OpenaiResponses,
-    /// Anthropic Messages request body.
-    Anthropic,
-    /// AI SDK ModelMessage[].
-    AiSdk,
+/// Parses `--format` as the core's [`OutputFormat`] (its names are the possible values).
+fn output_format_parser() -> impl TypedValueParser<Value = OutputFormat> {
+    PossibleValuesParser::new(OutputFormat::ALL.map(OutputFormat::name))
+        .map(|name| OutputFormat::from_name(&name).unwrap_or_default())
 }
 
 /// Summarizers of `compact`.
@@ -107,9 +100,9 @@ pub enum Command {
         /// The model's context window in tokens.
         #[arg(long)]
         context_window: u64,
-        /// Output message format.
-        #[arg(long, value_enum, default_value = "neutral")]
-        format: ProjectFormat,
+        /// Output message format (the core's `OutputFormat`).
+        #[arg(long, default_value = "neutral", value_parser = output_format_parser())]
+        format: OutputFormat,
         /// Provider kind of the request (V3 checkpoints replay only on their own provider).
         #[arg(long, default_value = "local")]
         provider: String,

@@ -2,11 +2,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use contextfold_core::budget::{Calibration, TokenEstimator, UNIT_RATIO_PERMILLE};
+use contextfold_core::budget::{Calibration, TokenEstimator};
 use contextfold_core::compaction::{
     Compactor, MalformedInputCircuit, OutcomeKind, ProviderIdentity, Trigger,
 };
-use contextfold_core::projection::{ProjectInput, Projection, estimate_messages};
+use contextfold_core::projection::{CalibratedProjection, ProjectInput, Projection};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use serde::Serialize;
 
@@ -257,18 +257,17 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         })
         .await?;
         let (ledger_events_read, proven_from_rows) = (cached.events_read, cached.proven_from_rows);
-        let projection = cached.projection;
-        let projection = projection?;
-        let uncalibrated_tokens = if estimator.ratio_permille == UNIT_RATIO_PERMILLE {
-            projection.estimated_tokens
-        } else {
-            estimate_messages(&estimator.base, &projection.messages)
-        };
+        let CalibratedProjection { projection, uncalibrated_tokens, ratio_permille } =
+            CalibratedProjection::measured(
+                cached.projection?,
+                &estimator.base,
+                estimator.ratio_permille,
+            );
         Ok(ProjectionReport {
             projection,
             lookup_notes: lookup.notes,
             uncalibrated_tokens,
-            ratio_permille: estimator.ratio_permille,
+            ratio_permille,
             ledger_events_read,
             proven_from_rows,
         })

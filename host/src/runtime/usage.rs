@@ -12,6 +12,7 @@ use contextfold_core::budget::{
     CalibratedEstimator, Calibration, PieceEstimator, UsageFact, UsageReport,
 };
 use contextfold_core::compaction::ProviderIdentity;
+use contextfold_core::projection::calibrated_estimator;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
@@ -48,12 +49,8 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// calibrated ratio of the session's provider and model.
     pub async fn estimator(&self) -> Result<CalibratedEstimator<BaseEstimator>, RuntimeError> {
         let calibration = self.calibration().await?;
-        let provider = &self.config.provider;
-        Ok(calibration.estimator(
-            Arc::clone(&self.base_estimator),
-            &provider.provider,
-            &provider.model_id,
-        ))
+        let provider = Some(&self.config.provider);
+        Ok(calibrated_estimator(Arc::clone(&self.base_estimator), Some(&calibration), provider))
     }
 
     /// Records what the provider reported for one model request, durably, then learns from

@@ -1,6 +1,5 @@
 //! The `projection` export: pure functions over a log, converted to and from WIT values.
 
-use contextfold_core::budget::{CalibratedEstimator, UNIT_RATIO_PERMILLE};
 use contextfold_core::checkpoint::{
     FullVerification, PrefixOptions as CoreOptions, PrefixVerifier, ReplayPlan as CorePlan,
     evaluate_replay, match_checkpoint_prefix, safe_boundaries, select_safe_prefix,
@@ -9,9 +8,8 @@ use contextfold_core::checkpoint::{
 use contextfold_core::compaction::validate_summary;
 use contextfold_core::digest::{digest_prefix, prefix_digests};
 use contextfold_core::event::validate_log;
-use contextfold_core::projection::{ProjectInput, Projection, estimate_messages, project_with};
+use contextfold_core::projection::{ProjectInput, project_calibrated};
 use contextfold_core::{CharEstimator, ContextBudget, RuntimeEvent};
-use serde::Serialize;
 
 use crate::contextfold::compaction::types::{CompactionError, Diagnostic, FinishReason};
 use crate::exports::contextfold::compaction::projection::{
@@ -19,18 +17,6 @@ use crate::exports::contextfold::compaction::projection::{
     ReplayRequest, SafePrefix, SummaryDefect,
 };
 use crate::{Component, convert};
-
-/// The JSON `project` returns: the core's projection and how it was measured.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ProjectionReport<'a> {
-    #[serde(flatten)]
-    projection: &'a Projection,
-    /// The messages measured without the calibration (the request's own estimate).
-    uncalibrated_tokens: u64,
-    /// The ratio `estimatedTokens` was measured with, in thousandths.
-    ratio_permille: u32,
-}
 
 fn plan(plan: &CorePlan) -> ReplayPlan {
     ReplayPlan {
@@ -42,7 +28,8 @@ fn plan(plan: &CorePlan) -> ReplayPlan {
     }
 }
 
-/// `project` of `request` over `events`, verifying with `verifier`.
+/// `project` of `request` over `events` (the core's calibrated projection), verifying with
+/// `verifier`.
 pub(crate) fn project_events(
     events: &[RuntimeEvent],
     request: &ProjectRequest,
@@ -60,21 +47,8 @@ pub(crate) fn project_events(
         fail_open: request.fail_open,
     };
     let calibration = convert::parse_calibration(request.calibration_json.as_deref())?;
-    let estimator = match &provider {
-        Some(p) => calibration.estimator(CharEstimator, &p.provider, &p.model_id),
-        None => CalibratedEstimator::unit(CharEstimator),
-    };
-    let projection =
-        project_with(&input, &estimator, verifier).map_err(|e| convert::log_error(&e))?;
-    let uncalibrated_tokens = match estimator.ratio_permille {
-        UNIT_RATIO_PERMILLE => projection.estimated_tokens,
-        _ => estimate_messages(&CharEstimator, &projection.messages),
-    };
-    let report = ProjectionReport {
-        projection: &projection,
-        uncalibrated_tokens,
-        ratio_permille: estimator.ratio_permille,
-    };
+    let report = project_calibrated(&input, &CharEstimator, Some(&calibration), verifier)
+        .map_err(|e| convert::log_error(&e))?;
     Ok(serde_json::to_string(&report).unwrap_or_default())
 }
 

@@ -64,10 +64,6 @@ pub enum BindingError {
         /// Byte offset of the first invalid byte.
         offset: usize,
     },
-    /// Events sent with interned strings (see [`crate::interned`]) could not be read that way;
-    /// the wrapper then sends their full JSON text. Never reaches a caller of the package.
-    #[error("events with interned strings unreadable: {0}")]
-    InternedUnreadable(String),
     /// A result could not be converted to a JavaScript value.
     #[error("cannot return {what}: {detail}")]
     Output {
@@ -86,7 +82,6 @@ impl BindingError {
             BindingError::Core { code, .. } => code,
             BindingError::EventLine { code, .. } => code,
             BindingError::InvalidUtf8 { .. } => "jsonl_invalid_utf8",
-            BindingError::InternedUnreadable(_) => "interned_events_unreadable",
             BindingError::Output { .. } => "output_conversion",
         }
     }
@@ -157,23 +152,6 @@ pub fn json_to_js(json: Value, what: &str) -> Result<JsValue, BindingError> {
         .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })
 }
 
-/// Writes a result for the wrapper straight to JSON text, unless `exact` (the input held a
-/// `BigInt`, so the result may hold integers beyond 2^53): then as [`json_to_js`] does. When the
-/// input was JSON text, every integer in it came from a JS number, and `JSON.parse` of the
-/// result gives back that same number.
-pub fn output_to_js<T: Serialize>(
-    value: &T,
-    exact: bool,
-    what: &str,
-) -> Result<JsValue, BindingError> {
-    if exact {
-        return to_js(value, what);
-    }
-    serde_json::to_string(value)
-        .map(json_text_to_js)
-        .map_err(|e| BindingError::Output { what: what.to_owned(), detail: e.to_string() })
-}
-
 /// JSON text at least this long goes to JavaScript as UTF-16 code units (see [`json_text_to_js`]).
 pub const UTF16_RESULT_MIN_BYTES: usize = 64 * 1024;
 
@@ -186,7 +164,7 @@ pub fn json_text_to_js(text: String) -> JsValue {
     if text.len() < UTF16_RESULT_MIN_BYTES {
         return JsValue::from(text);
     }
-    js_sys::Uint16Array::from(crate::utf16::utf16_units(&text).as_slice()).into()
+    js_sys::Uint16Array::from(text.encode_utf16().collect::<Vec<_>>().as_slice()).into()
 }
 
 /// Builds the JS value of `json` with integers beyond 2^53 as `BigInt`s.

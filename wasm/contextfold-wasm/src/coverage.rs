@@ -22,38 +22,13 @@ use crate::hash_engine::BindingEngine;
 use crate::session::checkpoint_from_json;
 use crate::{events_from_js, events_from_json};
 
-/// Options of [`select_safe_prefix`] (`{ currentTurnId?, reserveTailTokens?, reserveTailTurns? }`,
-/// nothing else).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PrefixArgs {
-    #[serde(default)]
-    current_turn_id: Option<String>,
-    #[serde(default)]
-    reserve_tail_tokens: Option<u64>,
-    #[serde(default)]
-    reserve_tail_turns: Option<u64>,
-}
-
-/// Reads [`select_safe_prefix`]'s options.
-fn read_prefix_options(value: Value) -> Result<PrefixOptions, String> {
-    let args: PrefixArgs = serde_json::from_value(value).map_err(|e| e.to_string())?;
-    let turns = args.reserve_tail_turns.unwrap_or(0);
-    Ok(PrefixOptions {
-        current_turn_id: args.current_turn_id,
-        reserve_tail_tokens: args.reserve_tail_tokens.unwrap_or(0),
-        reserve_tail_turns: usize::try_from(turns)
-            .map_err(|_| format!("reserveTailTurns {turns} is beyond usize"))?,
-    })
-}
-
 /// The largest safe prefix that leaves the reserved tail raw: `{ end, turnCount }` (the
 /// checkpoint would cover `events.slice(0, end)`), or `null` when none exists. Throws
 /// `log_current_turn_not_suffix` when the current turn's events are not the log's suffix.
 #[wasm_bindgen(js_name = selectSafePrefix)]
 pub fn select_safe_prefix(events: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let events = events_from_js(events)?;
-    let options = read_prefix_options(json_from_js(options, "prefix options")?)
+    let options = serde_json::from_value::<PrefixOptions>(json_from_js(options, "prefix options")?)
         .map_err(|e| BindingError::invalid("prefix options", e))?;
     let prefix = core_select_safe_prefix(&events, &options, &CharEstimator)
         .map_err(|e| BindingError::core(e.code(), e))?;
@@ -101,32 +76,9 @@ struct ReplayDecision {
     code: Option<String>,
     /// The replay figures: always when accepted; when rejected, only for a checkpoint that
     /// matched the log and failed on size.
-    plan: Option<PlanJson>,
+    plan: Option<ReplayPlan>,
     /// The rejection's diagnostic; `null` when accepted.
     diagnostic: Option<Diagnostic>,
-}
-
-/// [`ReplayPlan`] as the package returns it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PlanJson {
-    covered: usize,
-    checkpoint_tokens: u64,
-    source_tokens: u64,
-    replay_tokens: u64,
-    current_tokens: u64,
-}
-
-impl From<&ReplayPlan> for PlanJson {
-    fn from(plan: &ReplayPlan) -> Self {
-        PlanJson {
-            covered: plan.covered,
-            checkpoint_tokens: plan.checkpoint_tokens,
-            source_tokens: plan.source_tokens,
-            replay_tokens: plan.replay_tokens,
-            current_tokens: plan.current_tokens,
-        }
-    }
 }
 
 /// The replay gate for the next request: `{ events, checkpoint, currentTurnId?, model?,
@@ -152,16 +104,13 @@ pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
         &CharEstimator,
         &mut FullVerificationWith::<BindingEngine>::default(),
     ) {
-        Ok(plan) => ReplayDecision {
-            decision: "accepted",
-            code: None,
-            plan: Some(PlanJson::from(&plan)),
-            diagnostic: None,
-        },
+        Ok(plan) => {
+            ReplayDecision { decision: "accepted", code: None, plan: Some(plan), diagnostic: None }
+        }
         Err(rejection) => ReplayDecision {
             decision: "rejected",
             code: Some(rejection.diagnostic.code.as_str().to_owned()),
-            plan: rejection.plan.as_ref().map(PlanJson::from),
+            plan: rejection.plan,
             diagnostic: Some(rejection.diagnostic),
         },
     };
@@ -174,17 +123,18 @@ mod tests {
 
     #[test]
     fn options_accept_the_documented_shapes_only() {
-        let options = read_prefix_options(json!({ "currentTurnId": "t", "reserveTailTurns": 2 }));
+        let read = |value| serde_json::from_value::<PrefixOptions>(value).ok();
+        let options = read(json!({ "currentTurnId": "t", "reserveTailTurns": 2 }));
         assert_eq!(
             options,
-            Ok(PrefixOptions {
+            Some(PrefixOptions {
                 current_turn_id: Some("t".into()),
                 reserve_tail_tokens: 0,
                 reserve_tail_turns: 2
             })
         );
-        assert!(read_prefix_options(json!({ "reserveTail": 2 })).is_err());
-        assert!(read_prefix_options(json!({ "reserveTailTokens": -1 })).is_err());
+        assert!(read(json!({ "reserveTail": 2 })).is_none());
+        assert!(read(json!({ "reserveTailTokens": -1 })).is_none());
         let replay = json!({ "events": [], "checkpoint": null, "model": null });
         assert!(serde_json::from_value::<ReplayArgs>(replay).is_ok());
         assert!(serde_json::from_value::<ReplayArgs>(json!({ "events": [] })).is_err());

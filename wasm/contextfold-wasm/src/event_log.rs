@@ -18,7 +18,7 @@ use crate::events_from_js;
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::{events_from_jsonl_js, located_log_error};
 use crate::measure::JsCounter;
-use crate::project::{LongStrings, ProjectArgs, project_events_cached};
+use crate::project::{Source, options_from_js, project_events};
 use crate::session::CompactionSession;
 
 /// An append-only event log held in wasm memory, with its running source digest.
@@ -32,6 +32,9 @@ pub struct EventLog {
     /// The log's structure, checked incrementally.
     validator: LogValidator,
     hasher: PrefixHasher<BindingEngine>,
+    /// How many events `hasher` has read: the rest are hashed by the next [`EventLog::digest`]
+    /// (a log only projected, as the stateless `project()`'s hidden log, never hashes).
+    hashed: usize,
     /// What projections have verified of the log (checkpoint prefixes are hashed once).
     verified: VerifiedPrefix<BindingEngine>,
 }
@@ -43,6 +46,7 @@ impl Default for EventLog {
             held: Vec::new(),
             validator: LogValidator::default(),
             hasher: PrefixHasher::with_engine(BindingEngine::default()),
+            hashed: 0,
             verified: VerifiedPrefix::with_engine(),
         }
     }
@@ -76,9 +80,6 @@ impl EventLog {
             let line_of = |index: usize| lines.get(index.checked_sub(first_new)?).copied();
             return Err(located_log_error(error, line_of).into());
         }
-        for event in &events {
-            self.hasher.push(event);
-        }
         self.held.resize(self.held.len() + events.len(), held);
         self.events.extend(events);
         Ok(self.len())
@@ -107,8 +108,13 @@ impl EventLog {
         self.events.is_empty()
     }
 
-    /// The source digest of the whole log (`digestPrefix(events)`), kept incrementally.
-    pub fn digest(&self) -> String {
+    /// The source digest of the whole log (`digestPrefix(events)`), kept incrementally: only
+    /// the events appended since the last digest are hashed.
+    pub fn digest(&mut self) -> String {
+        for event in &self.events[self.hashed..] {
+            self.hasher.push(event);
+        }
+        self.hashed = self.events.len();
         self.hasher.digest()
     }
 
@@ -118,25 +124,20 @@ impl EventLog {
     }
 
     /// Projects the log: the options of `project()` without `events`; `count_tokens`: the
-    /// caller's counter (see [`crate::measure`]). With `share`, the long strings of events the
-    /// wrapper holds are left out and listed (`sharedStrings`, see [`crate::shared_strings`]),
-    /// the others moved into the UTF-16 table (see [`crate::string_table`]).
+    /// caller's counter (see [`crate::measure`]). The long strings of the events the wrapper
+    /// holds are left out and listed (`sharedStrings`, see [`crate::shared_strings`]), the
+    /// others come back through the UTF-16 table (see [`crate::string_table`]).
     pub fn project(
         &mut self,
         options: JsValue,
         count_tokens: Option<js_sys::Function>,
-        share: bool,
     ) -> Result<JsValue, JsValue> {
         let exact = !options.is_string();
         let detail = "an EventLog projects its own events; leave `events` out";
-        let args = ProjectArgs::options_from_js(options, "project options", detail)?;
-        let strings = match LongStrings::for_output(exact) {
-            LongStrings::Table if share && self.held.contains(&true) => LongStrings::ShareElseTable,
-            strings => strings,
-        };
+        let options = options_from_js(options, "project options", detail)?;
         let counter = count_tokens.map(JsCounter::new);
-        let verified = &mut self.verified;
-        let (events, held) = (&self.events, &self.held);
-        Ok(project_events_cached(events, args, exact, strings, verified, counter.as_ref(), held)?)
+        let held = Some(self.held.as_slice());
+        let source = Source { jsonl: None, counter: counter.as_ref(), exact, held };
+        Ok(project_events(&self.events, options, source, &mut self.verified)?)
     }
 }

@@ -11,15 +11,12 @@ pub mod convert;
 pub mod coverage;
 pub mod event_log;
 pub mod hash_engine;
-pub mod interned;
 pub mod jsonl;
-pub mod kept_events;
 pub mod measure;
 pub mod project;
 pub mod session;
 pub mod shared_strings;
 pub mod string_table;
-pub mod utf16;
 
 use contextfold_core::binding::{TextReader, match_checkpoint_prefix_with};
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
@@ -34,7 +31,7 @@ use contextfold_core::event::{
     LEDGER_TOKENS_ESTIMATOR, LedgerRow, RuntimeEvent, validate_log as core_validate_log,
 };
 use contextfold_core::projection::{
-    ImportContext, import_anthropic as core_import_anthropic, import_model_messages,
+    ImportContext, ImportOptions, import_anthropic as core_import_anthropic, import_model_messages,
     import_openai_chat,
 };
 use serde_json::{Value, json};
@@ -139,15 +136,9 @@ fn events_to_js(events: &[RuntimeEvent]) -> Result<JsValue, BindingError> {
 }
 
 /// `SHA-256` source digest (`sha256:<hex>`) of the events, as a checkpoint's coverage records it.
-///
-/// `interned`: `events` is JSON text holding interned string references (see [`interned`]).
 #[wasm_bindgen(js_name = digestPrefix)]
-pub fn digest_prefix(events: JsValue, interned: Option<bool>) -> Result<String, JsValue> {
-    let events = match (interned.unwrap_or(false), events.as_string()) {
-        (true, Some(text)) => interned::events_from_interned_json(&text)?,
-        _ => events_from_js(events)?,
-    };
-    Ok(digest_prefix_with::<BindingEngine>(&events))
+pub fn digest_prefix(events: JsValue) -> Result<String, JsValue> {
+    Ok(digest_prefix_with::<BindingEngine>(&events_from_js(events)?))
 }
 
 /// The digest of every prefix: `[digest(events[..1]), digest(events[..2]), …]`.
@@ -196,36 +187,12 @@ pub fn validate_log(events: JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
+/// Reads the id options of the import functions (the core's [`ImportOptions`]).
 fn import_context(options: JsValue) -> Result<ImportContext, BindingError> {
     let value = json_from_js(options, "import options")?;
-    read_import_options(value).map_err(|e| BindingError::invalid("import options", e))
-}
-
-/// The id options of the import functions (`{ sessionId, runIdPrefix?, turnIdPrefix?,
-/// eventIdPrefix?, responseIdPrefix?, firstSeq?, firstTurn? }`, nothing else).
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ImportOptions {
-    session_id: String,
-    run_id_prefix: Option<String>,
-    turn_id_prefix: Option<String>,
-    event_id_prefix: Option<String>,
-    response_id_prefix: Option<String>,
-    first_seq: Option<u64>,
-    first_turn: Option<u64>,
-}
-
-/// Reads the import options; an id left out keeps the core's default.
-fn read_import_options(value: Value) -> Result<ImportContext, serde_json::Error> {
-    let options: ImportOptions = serde_json::from_value(value)?;
-    let mut ids = ImportContext::new(options.session_id);
-    ids.run_id_prefix = options.run_id_prefix.unwrap_or(ids.run_id_prefix);
-    ids.turn_id_prefix = options.turn_id_prefix.unwrap_or(ids.turn_id_prefix);
-    ids.event_id_prefix = options.event_id_prefix.unwrap_or(ids.event_id_prefix);
-    ids.response_id_prefix = options.response_id_prefix.unwrap_or(ids.response_id_prefix);
-    ids.first_seq = options.first_seq.unwrap_or(ids.first_seq);
-    ids.first_turn = options.first_turn.unwrap_or(ids.first_turn);
-    Ok(ids)
+    serde_json::from_value::<ImportOptions>(value)
+        .map(ImportContext::from)
+        .map_err(|e| BindingError::invalid("import options", e))
 }
 
 /// Imports AI SDK `ModelMessage[]` as RuntimeEvents (the core's `import_model_messages`).
@@ -355,21 +322,4 @@ pub fn context_budget(model: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = estimateEvents)]
 pub fn estimate(events: JsValue) -> Result<f64, JsValue> {
     Ok(estimate_events(&CharEstimator, &events_from_js(events)?) as f64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn import_options_accept_the_documented_shape_only() {
-        let ids =
-            read_import_options(json!({ "sessionId": "s", "firstSeq": 5, "runIdPrefix": null }))
-                .expect("valid");
-        let defaults = ImportContext::new("s");
-        assert_eq!((ids.first_seq, &ids.run_id_prefix), (5, &defaults.run_id_prefix));
-        assert!(read_import_options(json!({ "sessionID": "s" })).is_err());
-        assert!(read_import_options(json!({ "sessionId": "s", "firstTurn": -1 })).is_err());
-        assert!(read_import_options(json!({ "sessionId": "s", "extra": 1 })).is_err());
-    }
 }

@@ -10,18 +10,13 @@
 //!   counter keeps its first failure (a thrown error, a result that is not a finite number ≥ 0),
 //!   counts every later text as 0 without calling again, and the binding turns the failure into
 //!   the typed error `count_tokens_failed` before it returns anything ([`JsCounter::check`]).
-//! - [`calibrated`] scales any base by the calibration's ratio for the request's provider and
-//!   model (`provider.provider`, `provider.modelId`); without a provider the ratio is 1.0.
 //! - [`calibrate`] is the pure `calibrate(calibration, fact) -> calibration` export.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use contextfold_core::budget::{
-    CalibratedEstimator, Calibration, CharEstimator, TokenEstimator, UNIT_RATIO_PERMILLE, UsageFact,
-};
-use contextfold_core::compaction::ProviderIdentity;
+use contextfold_core::budget::{Calibration, CharEstimator, TokenEstimator, UsageFact};
 use contextfold_core::event::Attachment;
 use wasm_bindgen::prelude::*;
 
@@ -170,18 +165,6 @@ impl TokenEstimator for BaseEstimator {
             BaseEstimator::Chars => CharEstimator.name(),
             BaseEstimator::Counter(_) => "countTokens".to_owned(),
         }
-    }
-}
-
-/// `base` scaled by the calibration's ratio for `provider` (1.0 without either).
-pub fn calibrated<E: TokenEstimator>(
-    base: E,
-    calibration: Option<&Calibration>,
-    provider: Option<&ProviderIdentity>,
-) -> CalibratedEstimator<E> {
-    match (calibration, provider) {
-        (Some(calibration), Some(p)) => calibration.estimator(base, &p.provider, &p.model_id),
-        _ => CalibratedEstimator { base, ratio_permille: UNIT_RATIO_PERMILLE },
     }
 }
 

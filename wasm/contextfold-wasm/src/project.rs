@@ -1,343 +1,136 @@
 //! [`project`]: the next request's history in one of the core's wire formats.
+//!
+//! The options are the core's [`ProjectOptions`], the projection the core's
+//! [`project_calibrated`], the formats the core's [`OutputFormat`]. This file only reads the
+//! arguments and hands the result back: its long strings through the UTF-16 table (see
+//! [`crate::string_table`]), the rest as JSON text.
 
-use std::collections::HashMap;
-
-use contextfold_core::budget::{
-    Calibration, CharEstimator, ModelFacts, TokenEstimator, UNIT_RATIO_PERMILLE,
+use contextfold_core::Diagnostic;
+use contextfold_core::binding::{
+    JsonWriter, PathStep, StringHook, value_from_text, write_json_text, write_model_messages,
 };
+use contextfold_core::budget::{CharEstimator, TokenEstimator};
 use contextfold_core::checkpoint::{FullVerificationWith, PrefixVerifier};
-use contextfold_core::compaction::ProviderIdentity;
 use contextfold_core::event::RuntimeEvent;
-use contextfold_core::projection::{ProjectInput, estimate_messages, project_with};
+use contextfold_core::projection::{
+    Message, OutputFormat, ProjectInput, ProjectOptions, ReplayedCheckpoint, project_calibrated,
+};
+use serde::Serialize;
 use serde_json::Value;
-use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, BindingError};
 use crate::hash_engine::BindingEngine;
-use crate::interned::{ReferenceEstimator, TextSlot, with_kept_references};
 use crate::jsonl::JsonlEvents;
-use crate::kept_events::{KeptInput, kept_text, with_kept_events};
-use crate::measure::{JsCounter, calibrated};
+use crate::measure::JsCounter;
 use crate::read_with_events;
 use crate::session::checkpoint_from_json;
-use crate::shared_strings::StringSources;
-pub(crate) use crate::string_table::LongStrings;
-use crate::string_table::OutputTable;
-use output::{Messages, ProjectOutput, ai_sdk_text, value_messages};
+use crate::shared_strings::{SharedString, StringSources};
+use crate::string_table::{MIN_TABLE_BYTES, OutputTable, TableString, steps_of};
 
-mod output;
-
-/// Input of [`project`], with events typed (`E = RuntimeEvent`) or as JSON values (as read:
-/// no other key).
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct ProjectArgs<E> {
-    #[serde(default = "Vec::new")]
-    pub(crate) events: Vec<E>,
-    #[serde(default)]
-    checkpoint: Option<Value>,
-    #[serde(default)]
-    model: Option<ModelFacts>,
-    #[serde(default)]
-    current_turn_id: Option<String>,
-    #[serde(default)]
-    format: Option<String>,
-    #[serde(default)]
-    provider: Option<ProviderIdentity>,
-    #[serde(default)]
-    fail_open: Option<bool>,
-    #[serde(default)]
-    calibration: Option<Calibration>,
+/// Reads projection options (no `events`: `without_events` says why; `what` names the
+/// argument in errors).
+pub(crate) fn options_from_js(
+    input: JsValue,
+    what: &str,
+    without_events: &str,
+) -> Result<ProjectOptions, BindingError> {
+    let mut value = convert::json_from_js(input, what)?;
+    if value.as_object_mut().and_then(|o| o.shift_remove("events")).is_some() {
+        return Err(BindingError::invalid(what, without_events));
+    }
+    serde_json::from_value(value).map_err(|e| BindingError::invalid(what, e))
 }
 
-impl ProjectArgs<Value> {
-    /// Reads the input (serde's derive), its events as JSON values.
-    pub(crate) fn from_json(value: Value) -> Result<Self, serde_json::Error> {
-        serde_json::from_value(value)
-    }
-
-    /// Reads a JS argument as options without events (`what` names it in errors and
-    /// `without_events` says why events are refused).
-    pub(crate) fn options_from_js(
-        input: JsValue,
-        what: &str,
-        without_events: &str,
-    ) -> Result<ProjectArgs<RuntimeEvent>, BindingError> {
-        let args = Self::from_json(convert::json_from_js(input, what)?)
-            .map_err(|e| BindingError::invalid(what, e))?;
-        if !args.events.is_empty() {
-            return Err(BindingError::invalid(what, without_events));
-        }
-        Ok(args.with_events(Vec::new()))
-    }
-}
-
-impl<E> ProjectArgs<E> {
-    /// The same options with other events.
-    pub(crate) fn with_events<F>(self, events: Vec<F>) -> ProjectArgs<F> {
-        ProjectArgs {
-            events,
-            checkpoint: self.checkpoint,
-            model: self.model,
-            current_turn_id: self.current_turn_id,
-            format: self.format,
-            provider: self.provider,
-            fail_open: self.fail_open,
-            calibration: self.calibration,
-        }
-    }
-}
-
-/// Projects the next request's history: `{ events, checkpoint?, model?, currentTurnId?,
-/// format?, provider?, failOpen?, calibration? }` → `{ messages, system?, estimatedTokens,
-/// uncalibratedTokens, ratioPermille, historyBudget, fits, checkpoint, omittedEvents,
-/// diagnostics }`. `format`: `ai-sdk` (default), `openai-chat`, `openai-responses`,
-/// `anthropic` or `neutral`. `count_tokens`: the caller's counter (see [`crate::measure`]).
-///
-/// With `share_strings` (and JSON text input), the long strings the messages copy from the
-/// events are left out and listed in `sharedStrings` (see [`crate::shared_strings`]).
-///
-/// `separate_events`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]) or as JSON
-/// text holding interned string references (a string, see [`crate::interned`]), `input` then
-/// holding no `events`; `undefined` otherwise.
+/// Projects the next request's history: `input` is `{ events, ...options }` (the core's
+/// [`ProjectOptions`]) → `{ messages, system?, estimatedTokens, uncalibratedTokens,
+/// ratioPermille, historyBudget, fits, checkpoint, omittedEvents, diagnostics }`.
+/// `jsonl`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]), `input` then
+/// holding no `events`. `count_tokens`: the caller's counter (see [`crate::measure`]).
 #[wasm_bindgen]
 pub fn project(
     input: JsValue,
-    share_strings: Option<bool>,
-    separate_events: JsValue,
+    jsonl: JsValue,
     count_tokens: Option<js_sys::Function>,
 ) -> Result<JsValue, JsValue> {
     let exact = !input.is_string();
     let counter = count_tokens.map(JsCounter::new);
-    let counter = counter.as_ref();
-    if separate_events.is_string() || separate_events.is_array() {
-        let share = share_strings.unwrap_or(false) && !exact;
-        return Ok(project_interned(input, &separate_events, share, counter)?);
-    }
-    if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&separate_events) {
+    let mut verifier = FullVerificationWith::<BindingEngine>::default();
+    if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl) {
         let detail = "`events` are given as JSONL; leave them out of the options";
-        let args = ProjectArgs::options_from_js(input, "project input", detail)?;
+        let options = options_from_js(input, "project input", detail)?;
         let parsed = parsed?;
-        let strings = LongStrings::for_output(exact);
-        return Ok(project_events(&parsed.events, args, exact, strings, Some(&parsed), counter)?);
+        let source = Source { jsonl: Some(&parsed), counter: counter.as_ref(), exact, held: None };
+        return Ok(project_events(&parsed.events, options, source, &mut verifier)?);
     }
     let (events, options) = read_with_events(input, "project input")?;
-    let args = ProjectArgs::from_json(options)
-        .map_err(|e| BindingError::invalid("project input", e))?
-        .with_events(Vec::new());
-    let events = events.unwrap_or_default();
-    let strings = match share_strings.unwrap_or(false) && !exact {
-        true => LongStrings::Share,
-        false => LongStrings::InText,
-    };
-    Ok(project_events(&events, args, exact, strings, None, counter)?)
+    let options: ProjectOptions =
+        serde_json::from_value(options).map_err(|e| BindingError::invalid("project input", e))?;
+    let source = Source { jsonl: None, counter: counter.as_ref(), exact, held: None };
+    Ok(project_events(&events.unwrap_or_default(), options, source, &mut verifier)?)
 }
 
-/// [`project`] of events sent as JSON text with interned strings (see [`crate::interned`]):
-/// without a checkpoint to verify and with `share` (see [`LongStrings::Share`]), the events'
-/// texts stay references, estimated from the interned strings and shared back by reference,
-/// so the projection never copies them, and the events read are kept for the next call (see
-/// [`crate::kept_events`]; the result array then ends with the token naming them). If a
-/// reference went into a text the core built from one (it would show in the result), the
-/// projection is redone with the strings themselves. With `counter`, the strings are always
-/// resolved first (the counter measures each text itself): a continuation then answers as
-/// unreadable, and the wrapper sends the whole text.
-fn project_interned(
-    input: JsValue,
-    events: &JsValue,
-    share: bool,
-    counter: Option<&JsCounter>,
-) -> Result<JsValue, BindingError> {
-    let read_args = |input: JsValue| {
-        let detail = "`events` are given apart; leave them out of the options";
-        ProjectArgs::options_from_js(input, "project input", detail)
-    };
-    let args = read_args(input.clone())?;
-    let has_checkpoint = args.checkpoint.as_ref().is_some_and(|c| !c.is_null());
-    let mut kept = false;
-    if share && !has_checkpoint && counter.is_none() {
-        let projected = with_kept_events(kept_input(events)?, |kept| {
-            with_kept_references(|estimator| {
-                let references = Some((estimator, &kept.sources));
-                project_events_with(
-                    &kept.events,
-                    args,
-                    false,
-                    LongStrings::Share,
-                    None,
-                    references,
-                    None,
-                    None,
-                    None,
-                )
-            })
-        });
-        let error = match projected {
-            Ok((Ok(value), token)) => {
-                value.unchecked_ref::<js_sys::Array>().push(&JsValue::from(token));
-                return Ok(value);
-            }
-            Ok((Err(error), _)) => {
-                kept = true;
-                error
-            }
-            Err(error) => error,
-        };
-        match error {
-            BindingError::InternedUnreadable(_) => {}
-            // An error about an event never quotes a text, but if one did, it quotes the string.
-            error if error.to_string().contains(crate::interned::REFERENCE_PREFIX) => {}
-            error => return Err(error),
-        }
-    }
-    // The whole text: as sent, or (only given as a continuation) as just kept by this call.
-    let text = match events.as_string() {
-        Some(text) => text,
-        None if kept => kept_text().unwrap_or_default(),
-        None => return Err(BindingError::InternedUnreadable("the whole text is needed".into())),
-    };
-    let events = crate::interned::events_from_interned_json(&text)?;
-    let strings = if share { LongStrings::Share } else { LongStrings::InText };
-    project_events(&events, read_args(input)?, false, strings, None, counter)
+/// Where a projection's events came from and how it measures and answers.
+#[derive(Clone, Copy)]
+pub(crate) struct Source<'a> {
+    /// The JSONL input the events were read from, to locate a broken log rule at its line.
+    pub(crate) jsonl: Option<&'a JsonlEvents>,
+    /// The caller's `countTokens`, measuring instead of the built-in estimate.
+    pub(crate) counter: Option<&'a JsCounter>,
+    /// The input held a `BigInt`: the result goes back as a value (see [`convert::to_js`]).
+    pub(crate) exact: bool,
+    /// Per event, whether the wrapper holds its JS copy (an `EventLog`'s events appended as
+    /// objects): their long strings are left out of the result and listed in `sharedStrings`
+    /// (see [`crate::shared_strings`]).
+    pub(crate) held: Option<&'a [bool]>,
 }
 
-/// The events argument of [`project_interned`]: JSON text, or `[token, elements]`.
-fn kept_input(events: &JsValue) -> Result<KeptInput, BindingError> {
-    if let Some(text) = events.as_string() {
-        return Ok(KeptInput::Text(text));
-    }
-    let unreadable =
-        || BindingError::InternedUnreadable("expected text or [token, elements]".into());
-    let array =
-        events.dyn_ref::<js_sys::Array>().filter(|a| a.length() == 2).ok_or_else(unreadable)?;
-    let token =
-        array.get(0).as_f64().filter(|t| t.fract() == 0.0 && *t >= 0.0).ok_or_else(unreadable)?;
-    let elements = array.get(1).as_string().ok_or_else(unreadable)?;
-    Ok(KeptInput::Continue { token: token as u32, elements })
-}
-
-/// Projects `events` with the options of `args` (whose own `events` are ignored); `exact`:
-/// the input held a `BigInt` (see [`convert::output_to_js`]); `strings`: how the long strings of
-/// the messages travel (see [`LongStrings`]); `jsonl`: the
-/// JSONL input `events` came from, to locate a broken log rule at its line; `counter`: the
-/// caller's `countTokens`, measuring instead of the built-in estimate.
+/// Projects `events` with `options` (the core's calibrated projection, verifying with
+/// `verifier`) and hands the result to the wrapper.
 pub(crate) fn project_events(
     events: &[RuntimeEvent],
-    args: ProjectArgs<RuntimeEvent>,
-    exact: bool,
-    strings: LongStrings,
-    jsonl: Option<&JsonlEvents>,
-    counter: Option<&JsCounter>,
-) -> Result<JsValue, BindingError> {
-    project_events_with(events, args, exact, strings, jsonl, None, None, counter, None)
-}
-
-/// [`project_events`] with the caller's verified-prefix cache (an `EventLog`'s): a checkpoint's
-/// covered prefix is hashed once, later projections verify only what was appended. `held[i]`:
-/// whether the caller holds a JS copy of event `i` to share strings from
-/// ([`LongStrings::ShareElseTable`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn project_events_cached(
-    events: &[RuntimeEvent],
-    args: ProjectArgs<RuntimeEvent>,
-    exact: bool,
-    strings: LongStrings,
+    options: ProjectOptions,
+    source: Source<'_>,
     verifier: &mut dyn PrefixVerifier,
-    counter: Option<&JsCounter>,
-    held: &[bool],
 ) -> Result<JsValue, BindingError> {
-    project_events_with(
-        events,
-        args,
-        exact,
-        strings,
-        None,
-        None,
-        Some(verifier),
-        counter,
-        Some(held),
-    )
-}
-
-/// The kept references of events read by [`crate::kept_events`], with the
-/// estimator that knows them.
-type ReferenceLookup<'a> = (&'a ReferenceEstimator<'a>, &'a HashMap<usize, (usize, TextSlot)>);
-
-/// [`project_events`], estimating with the estimator of `references` when given (the events'
-/// texts are then references) and sharing those back by reference; fails with
-/// [`BindingError::InternedUnreadable`] if a reference shows anywhere else in the result.
-/// Measures with `counter` (never given with `references`) or the built-in estimate, scaled by
-/// the calibration of `args` (see [`crate::measure`]).
-#[allow(clippy::too_many_arguments)]
-fn project_events_with(
-    events: &[RuntimeEvent],
-    args: ProjectArgs<RuntimeEvent>,
-    exact: bool,
-    strings: LongStrings,
-    jsonl: Option<&JsonlEvents>,
-    references: Option<ReferenceLookup<'_>>,
-    verifier: Option<&mut dyn PrefixVerifier>,
-    counter: Option<&JsCounter>,
-    held: Option<&[bool]>,
-) -> Result<JsValue, BindingError> {
-    let base: &dyn TokenEstimator = match (references, counter) {
-        (Some((estimator, _)), _) => estimator,
-        (None, Some(counter)) => counter,
-        (None, None) => &CharEstimator,
+    let base: &dyn TokenEstimator = match source.counter {
+        Some(counter) => counter,
+        None => &CharEstimator,
     };
-    let estimator = calibrated(base, args.calibration.as_ref(), args.provider.as_ref());
-    let check = || counter.map_or(Ok(()), JsCounter::check);
     let checkpoint =
-        args.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
-    let model = args.model.unwrap_or_default();
-    let mut projection = project_with(
-        &ProjectInput {
-            events,
-            current_turn_id: args.current_turn_id.as_deref(),
-            checkpoint: checkpoint.as_ref(),
-            model: &model,
-            provider: args.provider.as_ref(),
-            fail_open: args.fail_open.unwrap_or(false),
-        },
-        &estimator,
-        verifier.unwrap_or(&mut FullVerificationWith::<BindingEngine>::default()),
-    )
-    .map_err(|e| match jsonl {
-        Some(jsonl) => jsonl.log_error(e),
-        None => BindingError::core(e.code(), e),
-    })?;
-    check()?;
-    let uncalibrated_tokens = match estimator.ratio_permille {
-        UNIT_RATIO_PERMILLE => projection.estimated_tokens,
-        _ => estimate_messages(base, &projection.messages),
+        options.checkpoint.filter(|v| !v.is_null()).map(checkpoint_from_json).transpose()?;
+    let model = options.model.unwrap_or_default();
+    let input = ProjectInput {
+        events,
+        current_turn_id: options.current_turn_id.as_deref(),
+        checkpoint: checkpoint.as_ref(),
+        model: &model,
+        provider: options.provider.as_ref(),
+        fail_open: options.fail_open.unwrap_or(false),
     };
-    check()?;
-    let format = args.format.as_deref().unwrap_or("ai-sdk");
-    let sources = strings.shares().then(|| {
-        let sources = match held {
-            Some(held) => StringSources::of_held(events, |index| held.get(index) == Some(&true)),
-            None => StringSources::of(events),
-        };
-        match references {
-            Some((estimator, references)) => sources.with_references(estimator, references),
-            None => sources,
-        }
-    });
-    let mut table = strings.tables().then(OutputTable::reuse);
-    let (mut shared, mut moved, mut system) = (Vec::new(), Vec::new(), None);
-    let messages = if format == "ai-sdk" && !exact {
+    let calibrated = project_calibrated(&input, base, options.calibration.as_ref(), verifier)
+        .map_err(|e| match source.jsonl {
+            Some(jsonl) => jsonl.log_error(e),
+            None => BindingError::core(e.code(), e),
+        })?;
+    if let Some(counter) = source.counter {
+        counter.check()?;
+    }
+    let mut projection = calibrated.projection;
+    let format = options.format.unwrap_or_default();
+    let mut table = (!source.exact).then(OutputTable::reuse);
+    let held = source.held.filter(|held| !source.exact && held.contains(&true));
+    let sources = held.map(|held| StringSources::of_held(events, |i| held.get(i) == Some(&true)));
+    let (mut moved, mut shared, mut system) = (Vec::new(), Vec::new(), None);
+    let messages = if let (OutputFormat::AiSdk, Some(table)) = (format, table.as_mut()) {
         let messages = &projection.messages;
-        Messages::Text(ai_sdk_text(
-            messages,
-            sources.as_ref(),
-            table.as_mut(),
-            &mut shared,
-            &mut moved,
-        ))
+        Messages::Text(ai_sdk_text(messages, sources.as_ref(), table, &mut moved, &mut shared))
     } else {
-        let mut messages;
-        (messages, system) = value_messages(format, &mut projection.messages)?;
+        let formatted = format
+            .render(std::mem::take(&mut projection.messages))
+            .map_err(|e| BindingError::core(e.code, e))?;
+        system = formatted.system;
+        let mut messages = Value::Array(formatted.messages);
         if let Some(sources) = &sources {
             shared = sources.share(&mut messages);
         }
@@ -346,34 +139,121 @@ fn project_events_with(
         }
         Messages::Value(messages)
     };
-    let shared_strings = sources.is_some().then_some(shared);
-    let table_strings = Some(moved).filter(|moved| !moved.is_empty());
     let output = ProjectOutput {
         messages: &messages,
         system,
         estimated_tokens: projection.estimated_tokens,
-        uncalibrated_tokens,
-        ratio_permille: estimator.ratio_permille,
+        uncalibrated_tokens: calibrated.uncalibrated_tokens,
+        ratio_permille: calibrated.ratio_permille,
         history_budget: projection.history_budget,
         fits: projection.fits,
         checkpoint: &projection.checkpoint,
         omitted_events: projection.omitted_events,
         diagnostics: &projection.diagnostics,
-        shared_strings,
-        table_strings,
+        shared_strings: sources.is_some().then_some(shared),
+        table_strings: Some(moved).filter(|moved| !moved.is_empty()),
     };
-    if let Some((estimator, _)) = references {
-        let json = output.to_json()?;
-        // The prefix of a reference, as JSON writes it (escaped once or more).
-        if estimator.leaked() || crate::interned::json_holds_reference(&json) {
-            return Err(BindingError::InternedUnreadable("a reference left its text".into()));
-        }
-        // The JSON text alone in the reused table (read from wasm memory with one copy).
-        return Ok(OutputTable::reuse().to_js(&json));
-    }
     match table.filter(|_| output.table_strings.is_some()) {
-        None if exact => Ok(convert::to_js(&output.to_value()?, "projection")?),
+        None if source.exact => Ok(convert::to_js(&output.to_value()?, "projection")?),
         None => Ok(convert::json_text_to_js(output.to_json()?)),
         Some(table) => Ok(table.to_js(&output.to_json()?)),
+    }
+}
+
+/// The AI SDK messages of `messages` as JSON text, written straight from the projected
+/// messages. Each string an event the wrapper holds has (`sources`) is left out and listed in
+/// `shared`; each other long string moves into `table` and is listed in `moved`.
+fn ai_sdk_text(
+    messages: &[Message],
+    sources: Option<&StringSources<'_>>,
+    table: &mut OutputTable,
+    moved: &mut Vec<TableString>,
+    shared: &mut Vec<SharedString>,
+) -> String {
+    let mut take = |path: &[PathStep<'_>], text: &str| {
+        if let Some(found) = sources.and_then(|s| s.share_string(text, || steps_of(path))) {
+            shared.push(found);
+            return true;
+        }
+        let long = text.len() >= MIN_TABLE_BYTES;
+        if long {
+            moved.push(table.push_string(steps_of(path), text));
+        }
+        long
+    };
+    let hook: Option<StringHook<'_>> = Some(&mut take);
+    let mut writer = JsonWriter::new(String::new(), hook);
+    write_model_messages(messages, &mut writer);
+    writer.finish()
+}
+
+/// A projection's messages in the requested format: JSON text written straight from the
+/// projected messages (AI SDK messages without `BigInt`s), or a value.
+enum Messages {
+    Text(String),
+    Value(Value),
+}
+
+/// The result of [`project`], borrowing the projection (nothing is copied twice).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectOutput<'a> {
+    /// Written by [`ProjectOutput::to_json`] (nearly all of the output, and the hot path).
+    #[serde(skip)]
+    messages: &'a Messages,
+    /// Anthropic only: the top-level `system` text, or `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Option<String>>,
+    estimated_tokens: u64,
+    uncalibrated_tokens: u64,
+    ratio_permille: u32,
+    history_budget: u64,
+    fits: bool,
+    /// `null` when no checkpoint replays.
+    checkpoint: &'a Option<ReplayedCheckpoint>,
+    omitted_events: u64,
+    diagnostics: &'a [Diagnostic],
+    /// The strings left out of `messages` for the wrapper to put back from the events it holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared_strings: Option<Vec<SharedString>>,
+    /// The strings moved into the UTF-16 table, for the wrapper to put back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_strings: Option<Vec<TableString>>,
+}
+
+impl ProjectOutput<'_> {
+    /// The output's JSON text: `messages` first, written by the core's non-generic writer
+    /// (fast in a module built for size), the small rest by serde_json.
+    fn to_json(&self) -> Result<String, BindingError> {
+        let rest = serde_json::to_string(self).map_err(Self::error)?;
+        let mut json = String::with_capacity(rest.len() + 64);
+        json.push_str("{\"messages\":");
+        match self.messages {
+            Messages::Text(text) => json.push_str(text),
+            Messages::Value(value) => write_json_text(value, &mut json),
+        }
+        // `rest` is an object with at least `estimatedTokens`: its members follow.
+        json.push(',');
+        json.push_str(rest.strip_prefix('{').unwrap_or(&rest));
+        Ok(json)
+    }
+
+    /// The output as one JSON value, `messages` first (for results holding `BigInt`s).
+    fn to_value(&self) -> Result<Value, BindingError> {
+        let mut value = serde_json::Map::new();
+        let messages = match self.messages {
+            Messages::Value(value) => value.clone(),
+            Messages::Text(text) => value_from_text(text).map_err(Self::error)?,
+        };
+        value.insert("messages".into(), messages);
+        // A struct serializes to an object: its members follow.
+        if let Value::Object(rest) = serde_json::to_value(self).map_err(Self::error)? {
+            value.extend(rest);
+        }
+        Ok(Value::Object(value))
+    }
+
+    fn error(error: impl ToString) -> BindingError {
+        BindingError::Output { what: "projection".into(), detail: error.to_string() }
     }
 }

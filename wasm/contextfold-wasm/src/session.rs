@@ -6,81 +6,32 @@
 //! result with the matching `handle*` method, until `poll` returns `{ type: "done", outcome }`.
 //! This type only converts values; every decision is the core's.
 
-use contextfold_core::budget::{CalibratedEstimator, Calibration};
+use contextfold_core::budget::CalibratedEstimator;
 use contextfold_core::compaction::{
-    CompactInput, Compaction, Compactor, Effect, FinishReason, MalformedInputCircuit,
-    ProviderIdentity, Step, SummaryResponse, Trigger,
+    CompactInput, CompactOptions, Compaction, Compactor, Effect, FinishReason, ProviderIdentity,
+    Step, SummaryResponse,
 };
-use contextfold_core::projection::to_model_messages;
-use contextfold_core::{HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
+use contextfold_core::projection::{calibrated_estimator, to_model_messages};
+use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
-use crate::measure::{BaseEstimator, CounterFailure, calibrated};
+use crate::measure::{BaseEstimator, CounterFailure};
 use crate::read_with_events;
 use results::{AppendResult, NativeResult, SummaryResult, read_answer};
 
 mod results;
 
-/// The input of [`CompactionSession::new`] (the JS `compact()` input plus ids and time), with
-/// events typed (`E = RuntimeEvent`) or as JSON values (as read: no other key).
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SessionInput<E> {
-    #[serde(default = "Vec::new")]
-    events: Vec<E>,
-    #[serde(default)]
-    checkpoint: Option<Value>,
-    #[serde(default)]
-    model: Option<ModelFacts>,
-    trigger: Trigger,
-    #[serde(default)]
-    provider: Option<ProviderIdentity>,
-    #[serde(default)]
-    compactor: Option<Compactor>,
-    #[serde(default)]
-    current_turn_id: Option<String>,
-    checkpoint_id: String,
-    now_ms: u64,
-    #[serde(default)]
-    summarizer_label: Option<String>,
-    #[serde(default)]
-    circuit: Option<MalformedInputCircuit>,
-    #[serde(default)]
-    calibration: Option<Calibration>,
-}
-
-impl SessionInput<Value> {
-    /// Reads a JS argument whose events come apart (`events: []`; `why` says where from).
-    fn options_from_js(input: JsValue, why: &str) -> Result<Self, BindingError> {
-        let input = serde_json::from_value::<Self>(json_from_js(input, "compaction input")?)
-            .map_err(|e| BindingError::invalid("compaction input", e))?;
-        if !input.events.is_empty() {
-            return Err(BindingError::invalid("compaction input", why));
-        }
-        Ok(input)
+/// Reads compaction options (the core's [`CompactOptions`]) from a JS argument whose events
+/// come apart (`events: []`; `why` says where from).
+fn options_from_js(input: JsValue, why: &str) -> Result<CompactOptions, BindingError> {
+    let mut value = json_from_js(input, "compaction input")?;
+    let events = value.as_object_mut().and_then(|o| o.shift_remove("events"));
+    if events.is_some_and(|events| events.as_array().is_none_or(|events| !events.is_empty())) {
+        return Err(BindingError::invalid("compaction input", why));
     }
-}
-
-impl<E> SessionInput<E> {
-    /// The same input with other events.
-    fn with_events<F>(self, events: Vec<F>) -> SessionInput<F> {
-        SessionInput {
-            events,
-            checkpoint: self.checkpoint,
-            model: self.model,
-            trigger: self.trigger,
-            provider: self.provider,
-            compactor: self.compactor,
-            current_turn_id: self.current_turn_id,
-            checkpoint_id: self.checkpoint_id,
-            now_ms: self.now_ms,
-            summarizer_label: self.summarizer_label,
-            circuit: self.circuit,
-            calibration: self.calibration,
-        }
-    }
+    serde_json::from_value(value).map_err(|e| BindingError::invalid("compaction input", e))
 }
 
 /// One compaction transaction driven from JavaScript.
@@ -114,19 +65,17 @@ impl CompactionSession {
         let base = BaseEstimator::of(count_tokens);
         if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
             let why = "`events` are given as JSONL; pass `events: []` in the input";
-            let input = SessionInput::options_from_js(input, why)?;
+            let options = options_from_js(input, why)?;
             let parsed = parsed?;
-            let lines = parsed.lines;
-            return Self::start(input.with_events(parsed.events), &lines, base);
+            return Self::start(options, parsed.events, &parsed.lines, base);
         }
         let (events, options) = read_with_events(input, "compaction input")?;
         let Some(events) = events else {
             return Err(BindingError::invalid("compaction input", "missing field `events`").into());
         };
-        let input = serde_json::from_value::<SessionInput<Value>>(options)
+        let options = serde_json::from_value::<CompactOptions>(options)
             .map_err(|e| BindingError::invalid("compaction input", e))?;
-        let input = input.with_events(events);
-        Self::start(input, &[], base)
+        Self::start(options, events, &[], base)
     }
 
     /// Plans a compaction over events already in wasm (an [`crate::event_log::EventLog`]'s):
@@ -137,18 +86,18 @@ impl CompactionSession {
         count_tokens: Option<js_sys::Function>,
     ) -> Result<CompactionSession, JsValue> {
         let why = "`events` is an EventLog; pass `events: []` in the input";
-        let input = SessionInput::options_from_js(input, why)?;
-        Self::start(input.with_events(events), &[], BaseEstimator::of(count_tokens))
+        let options = options_from_js(input, why)?;
+        Self::start(options, events, &[], BaseEstimator::of(count_tokens))
     }
 
-    /// Starts the core's transaction on a parsed input; `lines[i]`: the JSONL line of event `i`
+    /// Starts the core's transaction on parsed options and events; `lines[i]`: the JSONL line of event `i`
     /// (empty for an array), to locate a broken log rule.
     fn start(
-        input: SessionInput<RuntimeEvent>,
+        input: CompactOptions,
+        events: Vec<RuntimeEvent>,
         lines: &[usize],
         base: BaseEstimator,
     ) -> Result<CompactionSession, JsValue> {
-        let events = input.events;
         let checkpoint = match input.checkpoint.filter(|v| !v.is_null()) {
             Some(value) => Some(checkpoint_from_json(value)?),
             None => None,
@@ -159,7 +108,7 @@ impl CompactionSession {
             model_id: String::new(),
         });
         let counter = base.failure();
-        let estimator = calibrated(base, input.calibration.as_ref(), Some(&provider));
+        let estimator = calibrated_estimator(base, input.calibration.as_ref(), Some(&provider));
         let compact_input = CompactInput {
             trigger: input.trigger,
             events: events.into(),

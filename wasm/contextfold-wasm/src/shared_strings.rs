@@ -8,42 +8,26 @@
 //! the JSON text (written as `null`) and listed instead: where it goes in the result, which event
 //! holds it and where, and its length in UTF-16 units. The wrapper puts the caller's string back
 //! there (a reference: JS strings are immutable), after checking that the event really holds a
-//! string of that length at that place; if any check fails it asks again without sharing. The
-//! result is the same value either way.
+//! string of that length at that place. The result is the same value either way.
+//!
+//! Used by `EventLog::project` for the events appended as objects (the wrapper's
+//! `held-strings.js` keeps their long strings): on the bench's 10,000-event session (9.45 MB of
+//! tool output) the `EventLog` projection takes 1.08-1.23x the plain-JS time with sharing and
+//! 1.41x without it (every long string copied out through the UTF-16 table instead),
+//! `bench/npm.sh`, 2026-12-05.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use contextfold_core::binding::PathStep;
 use contextfold_core::event::{EventContent, RuntimeEvent};
 
-use crate::interned::{ReferenceEstimator, TextSlot, reference_id};
+use crate::string_table::Step;
 use serde::Serialize;
 use serde_json::Value;
 
 /// Shorter strings are copied: their share of the bytes is small and each shared string costs
 /// a path in the list and a lookup in JS.
 pub const MIN_SHARED_BYTES: usize = 256;
-
-/// One step of a path into a JSON value: an object key or an array index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Step {
-    /// An object member.
-    Key(String),
-    /// An array element.
-    Index(usize),
-}
-
-/// The owned steps of a path of the core's JSON writer.
-pub fn steps_of(path: &[PathStep<'_>]) -> Vec<Step> {
-    path.iter()
-        .map(|step| match step {
-            PathStep::Key(key) => Step::Key(key.to_string()),
-            PathStep::Index(index) => Step::Index(*index),
-        })
-        .collect()
-}
 
 /// A [`Step`] borrowing its key while a path is walked; owned only for a string that is shared.
 #[derive(Debug, Clone, Copy)]
@@ -111,18 +95,10 @@ impl PartialEq for ByContent<'_> {
 
 impl Eq for ByContent<'_> {}
 
-/// The long strings of a list of events, by content, with where each one is; and, for events
-/// read with kept references (see [`crate::interned`]), where each referenced string is.
+/// The long strings of a list of events, by content, with where each one is.
 #[derive(Default)]
 pub struct StringSources<'a> {
     by_content: HashMap<ByContent<'a>, (usize, Vec<StepRef<'a>>)>,
-    references: Option<References<'a>>,
-}
-
-/// The references a result may hold instead of an event's text.
-struct References<'a> {
-    estimator: &'a ReferenceEstimator<'a>,
-    sources: &'a HashMap<usize, (usize, TextSlot)>,
 }
 
 impl std::fmt::Debug for StringSources<'_> {
@@ -132,12 +108,8 @@ impl std::fmt::Debug for StringSources<'_> {
 }
 
 impl<'a> StringSources<'a> {
-    /// Indexes the long texts, inputs and outputs of `events` (the first place of each wins).
-    pub fn of(events: &'a [RuntimeEvent]) -> Self {
-        Self::of_held(events, |_| true)
-    }
-
-    /// [`Self::of`] over the events for which `held(index)` says the caller holds a JS copy
+    /// Indexes the long texts, inputs and outputs (the first place of each wins) of the events
+    /// for which `held(index)` says the caller holds a JS copy
     /// (an `EventLog`'s events appended as objects, not as JSONL).
     pub fn of_held(events: &'a [RuntimeEvent], held: impl Fn(usize) -> bool) -> Self {
         let mut sources = StringSources::default();
@@ -166,17 +138,6 @@ impl<'a> StringSources<'a> {
             }
         }
         sources
-    }
-
-    /// Also shares the references of `sources` (the events' kept references, see
-    /// [`crate::kept_events`]), with their lengths from `estimator`.
-    pub fn with_references(
-        mut self,
-        estimator: &'a ReferenceEstimator<'a>,
-        sources: &'a HashMap<usize, (usize, TextSlot)>,
-    ) -> Self {
-        self.references = Some(References { estimator, sources });
-        self
     }
 
     fn add(&mut self, text: &'a str, event: usize, path: &[StepRef<'a>]) {
@@ -209,7 +170,7 @@ impl<'a> StringSources<'a> {
     /// Replaces every long string of `result` found among the sources by `null` and lists it.
     pub fn share(&self, result: &mut Value) -> Vec<SharedString> {
         let mut shared = Vec::new();
-        if !self.by_content.is_empty() || self.references.is_some() {
+        if !self.by_content.is_empty() {
             self.share_in(result, &mut Vec::new(), &mut shared);
         }
         shared
@@ -248,19 +209,8 @@ impl<'a> StringSources<'a> {
 }
 
 impl StringSources<'_> {
-    /// The shared string for `text` (at `at()` in the result) if an event holds it: one of the
-    /// events' kept references, or a long string of theirs.
+    /// The shared string for `text` (at `at()` in the result) if an event holds it.
     pub fn share_string(&self, text: &str, at: impl FnOnce() -> Vec<Step>) -> Option<SharedString> {
-        if self.references.is_some() {
-            return match self.find_reference(text, at) {
-                Ok(found) => Some(found),
-                Err(at) => self.find_string(text, at),
-            };
-        }
-        self.find_string(text, at)
-    }
-
-    fn find_string(&self, text: &str, at: impl FnOnce() -> Vec<Step>) -> Option<SharedString> {
         if text.len() < MIN_SHARED_BYTES || self.by_content.is_empty() {
             return None;
         }
@@ -272,32 +222,12 @@ impl StringSources<'_> {
             length: utf16_length(text),
         })
     }
-
-    /// The shared string for `text` if it is one of the events' kept references; else `at`
-    /// back, unused.
-    fn find_reference<F: FnOnce() -> Vec<Step>>(
-        &self,
-        text: &str,
-        at: F,
-    ) -> Result<SharedString, F> {
-        let Some(references) = self.references.as_ref() else { return Err(at) };
-        let Some((event, slot)) = reference_id(text).and_then(|id| references.sources.get(&id))
-        else {
-            return Err(at);
-        };
-        let Some(length) = references.estimator.referenced_length(text) else { return Err(at) };
-        Ok(SharedString {
-            at: at(),
-            event: *event,
-            path: slot.path().iter().map(|key| Step::Key((*key).to_owned())).collect(),
-            length,
-        })
-    }
 }
 
 /// Length of `text` in UTF-16 code units: its bytes, less the UTF-8 continuation bytes
 /// (`10xxxxxx`), plus one per four-byte sequence (lead `11110xxx`: a surrogate pair). Counted
-/// eight bytes at a time: bit 7 of each byte of the masks below is that byte's flag.
+/// eight bytes at a time (the module is built at opt-level "z", which does not vectorize a
+/// byte loop): bit 7 of each byte of the masks below is that byte's flag.
 pub(crate) fn utf16_length(text: &str) -> usize {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let bytes = text.as_bytes();
@@ -355,7 +285,7 @@ mod tests {
         }))
         .expect("event");
         let events = [event];
-        let sources = StringSources::of(&events);
+        let sources = StringSources::of_held(&events, |_| true);
         let mut result =
             json!({ "messages": [{ "value": long, "other": "short" }], "n": long.len() });
         let shared = sources.share(&mut result);

@@ -19,8 +19,27 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use crate::shared_strings::Step;
-use crate::utf16::{grow_zeroed, utf16_units_into, write_utf16};
+use contextfold_core::binding::PathStep;
+
+/// One step of a path into a JSON value: an object key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Step {
+    /// An object member.
+    Key(String),
+    /// An array element.
+    Index(usize),
+}
+
+/// The owned steps of a path of the core's JSON writer.
+pub fn steps_of(path: &[PathStep<'_>]) -> Vec<Step> {
+    path.iter()
+        .map(|step| match step {
+            PathStep::Key(key) => Step::Key(key.to_string()),
+            PathStep::Index(index) => Step::Index(*index),
+        })
+        .collect()
+}
 
 /// Shorter strings stay in the JSON text: each table entry costs a path and a JS assignment.
 pub const MIN_TABLE_BYTES: usize = 256;
@@ -42,20 +61,16 @@ pub struct TableString {
 pub fn move_long_strings(value: &mut Value, table: &mut Vec<u16>) -> Vec<TableString> {
     let mut taken = Vec::new();
     take_long_strings(value, &mut Vec::new(), &mut taken);
-    let first = table.len();
     // A UTF-8 string never has more UTF-16 code units than bytes.
-    grow_zeroed(table, taken.iter().map(|(_, text)| text.len()).sum::<usize>());
-    let mut end = first;
-    let moved = taken
+    table.reserve(taken.iter().map(|(_, text)| text.len()).sum::<usize>());
+    taken
         .into_iter()
         .map(|(at, text)| {
-            let start = end;
-            end += write_utf16(&text, &mut table[start..]);
-            TableString { at, start, end }
+            let start = table.len();
+            table.extend(text.encode_utf16());
+            TableString { at, start, end: table.len() }
         })
-        .collect();
-    table.truncate(end);
-    moved
+        .collect()
 }
 
 fn take_long_strings(value: &mut Value, at: &mut Vec<Step>, taken: &mut Vec<(Vec<Step>, String)>) {
@@ -111,10 +126,8 @@ impl OutputTable {
     /// Moves `text`, at `at` in the result, into the table (the writer leaves `null` there).
     pub fn push_string(&mut self, at: Vec<Step>, text: &str) -> TableString {
         let start = self.units.len();
-        grow_zeroed(&mut self.units, text.len());
-        let end = start + write_utf16(text, &mut self.units[start..]);
-        self.units.truncate(end);
-        TableString { at, start, end }
+        self.units.extend(text.encode_utf16());
+        TableString { at, start, end: self.units.len() }
     }
 
     /// Hands the table to the wrapper with `json` (the result's JSON text) after its strings:
@@ -122,7 +135,7 @@ impl OutputTable {
     /// module's `memory` until the next call that returns a table.
     pub fn to_js(mut self, json: &str) -> JsValue {
         let table_units = self.units.len();
-        utf16_units_into(json, &mut self.units);
+        self.units.extend(json.encode_utf16());
         let address = self.units.as_ptr() as usize;
         let total_units = self.units.len();
         LAST_TABLE.with(|last| *last.borrow_mut() = self.units);
@@ -132,39 +145,6 @@ impl OutputTable {
             array.push(&JsValue::from_f64(number as f64));
         }
         array.into()
-    }
-}
-
-/// How the long strings of a projection's messages go back to JavaScript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LongStrings {
-    /// In the JSON text, like every other value.
-    InText,
-    /// Left out where the caller's events hold the same string (see [`crate::shared_strings`]).
-    Share,
-    /// In a UTF-16 table with the JSON text after it (see this module) when any
-    /// string moved: the result is then `[memory, address, tableUnits, totalUnits]`.
-    Table,
-    /// Left out where the caller holds the same string (an `EventLog`'s events appended as
-    /// JS objects), the other long strings in the table.
-    ShareElseTable,
-}
-
-impl LongStrings {
-    /// For events the caller holds no JS copy of: the table, unless the result may hold
-    /// `BigInt`s (`exact`), which only the plain JS value path carries.
-    pub(crate) fn for_output(exact: bool) -> Self {
-        if exact { LongStrings::InText } else { LongStrings::Table }
-    }
-
-    /// Whether long strings found in the caller's events are left out for it to put back.
-    pub(crate) fn shares(self) -> bool {
-        matches!(self, LongStrings::Share | LongStrings::ShareElseTable)
-    }
-
-    /// Whether the other long strings move into the UTF-16 table.
-    pub(crate) fn tables(self) -> bool {
-        matches!(self, LongStrings::Table | LongStrings::ShareElseTable)
     }
 }
 

@@ -1,17 +1,14 @@
-//! Anthropic Messages: import of a conversation and mapping of neutral messages to a request,
-//! both the core's (`contextfold_core::projection::to_anthropic`; rules in its docs and in
-//! `docs/cli.md`).
+//! Anthropic Messages: import of a conversation, the core's
+//! (`contextfold_core::projection::import_anthropic`; rules in its docs and in `docs/cli.md`;
+//! the mapping to a request is the core's `OutputFormat::Anthropic`).
 //!
-//! This module adapts them to the CLI: the mapping is written as the request body fragment
-//! `{system?, messages}`, and import errors carry the core's codes (`anthropic_import_shape`,
+//! This module adapts it to the CLI: import errors carry the core's codes (`anthropic_import_shape`,
 //! `anthropic_import_unsupported_block`, `anthropic_import_unknown_tool_use`,
 //! `anthropic_import_duplicate_tool_use`, `anthropic_import_duplicate_tool_result`), the same
 //! in every runtime.
 
-use contextfold_core::projection::{
-    AnthropicImportError, Message, import_anthropic as core_import, to_anthropic as core_map,
-};
-use serde_json::{Map, Value};
+use contextfold_core::projection::{AnthropicImportError, import_anthropic as core_import};
+use serde_json::Value;
 
 use super::{EventSink, FormatError};
 
@@ -33,17 +30,4 @@ fn import_error(error: AnthropicImportError) -> FormatError {
         _ => "$".to_owned(),
     };
     FormatError::new(error.code(), path, error.to_string())
-}
-
-/// Maps neutral messages to an Anthropic Messages request body `{system?, messages}`.
-/// Provider-native (V3) state is refused (`anthropic_provider_state_unsupported`).
-pub fn to_anthropic(messages: &[Message]) -> Result<Value, FormatError> {
-    let history = core_map(messages)
-        .map_err(|error| FormatError::new(error.code(), "$", error.to_string()))?;
-    let mut body = Map::new();
-    if let Some(system) = history.system {
-        body.insert("system".into(), Value::String(system));
-    }
-    body.insert("messages".into(), Value::Array(history.messages));
-    Ok(Value::Object(body))
 }

@@ -1,15 +1,14 @@
-//! Wire formats of the CLI: imports into RuntimeEvents and mappings of the core's neutral
-//! [`Message`](contextfold_core::projection::Message)s to provider requests.
+//! Wire formats of the CLI: imports into RuntimeEvents (the mappings of the core's neutral
+//! messages to provider requests are the core's `OutputFormat`, shared with the npm package).
 //!
-//! Every mapping is the core's (`contextfold_core::projection::{openai_chat, openai_responses,
-//! anthropic, ai_sdk}`), shared with the npm package; these modules only adapt ids
+//! Every import is the core's (`contextfold_core::projection::{openai_chat, anthropic,
+//! ai_sdk}`), shared with the npm package; these modules only adapt ids
 //! ([`EventSink`]) and errors ([`FormatError`]) to the CLI. Each import is lossless for what its
 //! format carries and refuses anything it cannot carry (images, files, unknown parts) with a
 //! typed error instead of dropping it. Rules: `docs/cli.md`.
 
 pub mod ai_sdk;
 pub mod anthropic;
-pub mod openai_responses;
 mod sink;
 
 pub use sink::EventSink;
