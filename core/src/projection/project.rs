@@ -189,7 +189,8 @@ pub fn project_with(
         }
     }
 
-    let replay = replay(replayed, input.events, prior_end, tail_start, estimator);
+    let replay =
+        replay(replayed, input.events, prior_end, tail_start, budget.history_budget, estimator);
     diagnostics.extend(replay.diagnostics);
     let materialized = replay.materialized;
     let estimated_tokens = estimate_messages(estimator, &materialized.messages);
@@ -240,7 +241,14 @@ fn fitting_tail_start(
     loop {
         let start =
             select_fitting_tail(input.events, covered, prior_end, room, estimator).max(covered);
-        let replay = replay(Some(checkpoint), input.events, prior_end, start, estimator);
+        let replay = replay(
+            Some(checkpoint),
+            input.events,
+            prior_end,
+            start,
+            budget.history_budget,
+            estimator,
+        );
         let total = estimate_messages(estimator, &replay.materialized.messages);
         if total <= budget.history_budget || start >= prior_end {
             return start;

@@ -1,20 +1,30 @@
-//! Stale oversized tool results of the uncovered tail: which are pruning candidates, and their
-//! placeholder.
+//! Old tool results of a request: which are pruning candidates, and their placeholder.
 //!
 //! Runs after checkpoint matching, on the events the checkpoint does not cover, and only ever
 //! changes a pruned copy for one request. The canonical events are never changed, so the bytes
 //! a checkpoint digest covers cannot move, and a moving recent-turn window can never invalidate
 //! an otherwise matching checkpoint.
 //!
-//! Fixed policy (no knobs): a tool result (ordinary or hosted) of the uncovered prior tail is
-//! stale when at least [`PROTECTED_COMPLETED_TURNS`] other turns follow it in that tail (so the
-//! current turn and the newest two completed turns are protected; with no current turn, the
-//! newest two turns), and oversized when its output is estimated above
-//! [`STALE_RESULT_MIN_TOKENS`] tokens. Pinned and partial events are never candidates. A stale
-//! oversized result is only a candidate: it is pruned when its epoch closes
-//! ([`super::epochs`]). A pruned result keeps its call id, tool name and error flag (so every
-//! call/result pair stays intact); only its output becomes [`stale_result_placeholder`], whose
-//! bytes depend on the event alone.
+//! Fixed policy (no knobs), two ways for a tool result (ordinary or hosted) to become a
+//! candidate, whichever comes first:
+//!
+//! - **stale**: a result of the uncovered prior tail is stale when at least
+//!   [`PROTECTED_COMPLETED_TURNS`] other turns follow it in that tail (so the current turn and
+//!   the newest two completed turns are protected; with no current turn, the newest two turns),
+//!   and oversized when its output is estimated above [`STALE_RESULT_MIN_TOKENS`] tokens;
+//! - **masked** (observation masking, inside the current turn as well as in the tail): a result
+//!   anywhere after the live head is old once [`KEPT_RECENT_RESULTS`] newer tool results follow
+//!   it in the request, and worth masking when its output is estimated above
+//!   [`MASKED_RESULT_MIN_TOKENS`] tokens (small outputs stay). One long agent turn thus keeps its
+//!   newest results whole and its older observations as placeholders, instead of carrying all of
+//!   them until the whole turn is folded into a summary; the calls (command, path, arguments)
+//!   are never touched.
+//!
+//! Pinned and partial events are never candidates. A candidate is only a candidate: it is pruned
+//! when its epoch closes ([`super::epochs`]). A pruned result keeps its call id, tool name and
+//! error flag (so every call/result pair stays intact); only its output becomes
+//! [`stale_result_placeholder`], whose bytes depend on the event alone (it names the event id,
+//! where the full output remains; no archive address, since request pruning archives nothing).
 
 use crate::json_text::json_text;
 use std::ops::Range;
@@ -31,6 +41,15 @@ use crate::event::{EventContent, RuntimeEvent};
 pub const PROTECTED_COMPLETED_TURNS: usize = 2;
 /// A result is oversized when its output is estimated at strictly more tokens than this.
 pub const STALE_RESULT_MIN_TOKENS: u64 = 4_096;
+/// Number of newest tool results of a request that are never masked, in whichever turn they
+/// are: the model's working set of observations. The reference is the observation-masking
+/// baseline of "The Complexity Trap" (arXiv 2508.21433) and of `bench/quality.sh`, which keeps the
+/// newest 10 tool outputs; measured in docs/performance.md, "Continuation quality".
+pub const KEPT_RECENT_RESULTS: usize = 10;
+/// An old result is masked only when its output is estimated at strictly more tokens than this:
+/// a short output (an exit status, a one-line listing, an edit's confirmation) costs about what
+/// its placeholder costs and says more, so it stays.
+pub const MASKED_RESULT_MIN_TOKENS: u64 = 256;
 
 /// One tool result replaced by the stale-result placeholder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -102,7 +121,7 @@ pub(super) fn stale_candidates(
         if let Some(trigger) = trigger
             && !event.pinned
             && !event.partial
-            && let Some((_, _, freed)) = prune_output(event, estimator)
+            && let Some((_, _, freed)) = prune_output(event, STALE_RESULT_MIN_TOKENS, estimator)
         {
             let key = if has_current {
                 next_other_turn(request, trigger).unwrap_or(tail.end)
@@ -118,10 +137,47 @@ pub(super) fn stale_candidates(
     candidates
 }
 
-/// `event`'s content with the output of an oversized result replaced by the placeholder, the
-/// record of it and the tokens that frees; `None` when it is not a result or not oversized.
+/// The old results of `request[start..]` worth masking, as candidates: a result is old once
+/// [`KEPT_RECENT_RESULTS`] newer (complete) results follow it, and its key is the position of the
+/// newer result whose arrival made it old (the [`KEPT_RECENT_RESULTS`]-th newer one), which
+/// depends on the events up to that position alone.
+pub(super) fn masked_candidates(
+    request: &[&RuntimeEvent],
+    start: usize,
+    estimator: &dyn TokenEstimator,
+) -> Vec<Candidate> {
+    // Positions of the nearest newer results, nearest first.
+    let mut newer: std::collections::VecDeque<usize> =
+        std::collections::VecDeque::with_capacity(KEPT_RECENT_RESULTS + 1);
+    let mut candidates = Vec::new();
+    for index in (start.min(request.len())..request.len()).rev() {
+        let event = request[index];
+        if event.partial || !is_result(&event.content) {
+            continue;
+        }
+        if newer.len() >= KEPT_RECENT_RESULTS
+            && let Some(&key) = newer.get(KEPT_RECENT_RESULTS.saturating_sub(1))
+            && !event.pinned
+            && let Some((_, _, freed)) = prune_output(event, MASKED_RESULT_MIN_TOKENS, estimator)
+        {
+            candidates.push(Candidate { key, index, kind: CandidateKind::Output, freed });
+        }
+        newer.push_front(index);
+        newer.truncate(KEPT_RECENT_RESULTS);
+    }
+    candidates
+}
+
+fn is_result(content: &EventContent) -> bool {
+    matches!(content, EventContent::ToolResult { .. } | EventContent::HostedToolResult { .. })
+}
+
+/// `event`'s content with the output of a result larger than `min_tokens` replaced by the
+/// placeholder, the record of it and the tokens that frees; `None` when it is not a result or
+/// not larger.
 pub(super) fn prune_output(
     event: &RuntimeEvent,
+    min_tokens: u64,
     estimator: &dyn TokenEstimator,
 ) -> Option<(EventContent, PrunedResult, u64)> {
     let (EventContent::ToolResult { call_id, tool_name, output, .. }
@@ -130,7 +186,7 @@ pub(super) fn prune_output(
         return None;
     };
     let original_tokens = estimate_value(estimator, output);
-    if original_tokens <= STALE_RESULT_MIN_TOKENS {
+    if original_tokens <= min_tokens {
         return None;
     }
     let placeholder =
