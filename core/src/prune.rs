@@ -4,7 +4,8 @@
 //!
 //! - Request pruning ([`prune_request`]) replaces oversized results of older turns in the
 //!   uncovered remainder, and older observations anywhere after the live head (results followed
-//!   by [`KEPT_RECENT_RESULTS`] newer ones, current turn included: observation masking), with a
+//!   by [`KEPT_RECENT_RESULTS`] newer ones that fill [`KEPT_RECENT_RESULTS_SHARE_PERCENT`] of the
+//!   budget, current turn included: observation masking), with a
 //!   placeholder saying the result remains in the event log, and old attachments with their
 //!   archive address. The policies only name candidates; one epoch rule ([`close_epochs`])
 //!   decides which are pruned, so the pruned set changes only when it frees at least
@@ -45,6 +46,7 @@ pub use epochs::{
 };
 pub use request::{RequestPrune, prune_request, prune_request_within};
 pub use stale::{
-    KEPT_RECENT_RESULTS, MASKED_RESULT_MIN_TOKENS, PROTECTED_COMPLETED_TURNS, PrunedResult,
-    STALE_RESULT_MIN_TOKENS, stale_diagnostic, stale_result_placeholder,
+    KEPT_RECENT_RESULTS, KEPT_RECENT_RESULTS_SHARE_PERCENT, MASKED_RESULT_MIN_TOKENS,
+    PROTECTED_COMPLETED_TURNS, PrunedResult, STALE_RESULT_MIN_TOKENS, stale_diagnostic,
+    stale_result_placeholder,
 };

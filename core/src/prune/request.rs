@@ -89,8 +89,9 @@ impl RequestPrune<'_> {
 /// prior tail, current turn), and `tail` the positions of the uncovered prior tail, the only
 /// events whose results may go stale (results after the tail's start may be masked). Candidates
 /// of every policy are pruned per the epoch rule (module `epochs`) at the unbudgeted minimum;
-/// every other event is borrowed unchanged. [`prune_request_within`] closes epochs at a
-/// history budget's minimum.
+/// every other event is borrowed unchanged. Without a budget no result is masked (masking
+/// answers budget pressure): [`prune_request_within`] masks and closes epochs for a history
+/// budget.
 ///
 /// ```
 /// use contextfold_core::prune::prune_request;
@@ -115,8 +116,9 @@ pub fn prune_request<'a>(
     prune_request_within(request, tail, u64::MAX, estimator)
 }
 
-/// [`prune_request`] for a request whose history budget is `history_budget` tokens: an epoch
-/// closes at [`super::epoch_minimum`] of that budget, so small windows prune too.
+/// [`prune_request`] for a request whose history budget is `history_budget` tokens: old results
+/// are masked per that budget (module `stale`), and an epoch closes at
+/// [`super::epoch_minimum`] of it, so small windows prune too.
 pub fn prune_request_within<'a>(
     request: &[&'a RuntimeEvent],
     tail: Range<usize>,
@@ -124,7 +126,7 @@ pub fn prune_request_within<'a>(
     estimator: &dyn TokenEstimator,
 ) -> RequestPrune<'a> {
     let tail = tail.start.min(request.len())..tail.end.min(request.len());
-    let mut candidates = masked_candidates(request, tail.start, estimator);
+    let mut candidates = masked_candidates(request, tail.start, history_budget, estimator);
     candidates.extend(stale_candidates(request, tail, estimator));
     // One candidate per result: the earliest key of the policies that name it.
     crate::sort::sort_by_key(&mut candidates, |c| (c.index, c.kind, c.key));

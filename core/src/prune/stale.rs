@@ -13,9 +13,11 @@
 //!   the newest two completed turns are protected; with no current turn, the newest two turns),
 //!   and oversized when its output is estimated above [`STALE_RESULT_MIN_TOKENS`] tokens;
 //! - **masked** (observation masking, inside the current turn as well as in the tail): a result
-//!   anywhere after the live head is old once [`KEPT_RECENT_RESULTS`] newer tool results follow
-//!   it in the request, and worth masking when its output is estimated above
-//!   [`MASKED_RESULT_MIN_TOKENS`] tokens (small outputs stay). One long agent turn thus keeps its
+//!   anywhere after the live head is old once at least [`KEPT_RECENT_RESULTS`] newer tool results
+//!   follow it in the request and their outputs together exceed
+//!   [`KEPT_RECENT_RESULTS_SHARE_PERCENT`] of the history budget (so a large window keeps its
+//!   observations until they weigh on the budget), and worth masking when its output is
+//!   estimated above [`MASKED_RESULT_MIN_TOKENS`] tokens (small outputs stay). One long agent turn thus keeps its
 //!   newest results whole and its older observations as placeholders, instead of carrying all of
 //!   them until the whole turn is folded into a summary; the calls (command, path, arguments)
 //!   are never touched.
@@ -50,6 +52,12 @@ pub const KEPT_RECENT_RESULTS: usize = 10;
 /// a short output (an exit status, a one-line listing, an edit's confirmation) costs about what
 /// its placeholder costs and says more, so it stays.
 pub const MASKED_RESULT_MIN_TOKENS: u64 = 256;
+/// Share of the history budget, in percent, that the outputs of the newer results must exceed
+/// before an older result is masked: masking answers budget pressure, so in a large window the
+/// newest observations stay whole until they fill this share (and each epoch of masking frees
+/// a large cut), while a small window masks as soon as [`KEPT_RECENT_RESULTS`] newer results
+/// follow.
+pub const KEPT_RECENT_RESULTS_SHARE_PERCENT: u64 = 50;
 
 /// One tool result replaced by the stale-result placeholder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -138,38 +146,56 @@ pub(super) fn stale_candidates(
 }
 
 /// The old results of `request[start..]` worth masking, as candidates: a result is old once
-/// [`KEPT_RECENT_RESULTS`] newer (complete) results follow it, and its key is the position of the
-/// newer result whose arrival made it old (the [`KEPT_RECENT_RESULTS`]-th newer one), which
-/// depends on the events up to that position alone.
+/// [`KEPT_RECENT_RESULTS`] newer (complete) results follow it and their outputs are estimated
+/// above [`KEPT_RECENT_RESULTS_SHARE_PERCENT`] of `history_budget`. Its key is the position of
+/// the newer result whose arrival made it old (the later of the two conditions), which depends
+/// on the events up to that position alone.
 pub(super) fn masked_candidates(
     request: &[&RuntimeEvent],
     start: usize,
+    history_budget: u64,
     estimator: &dyn TokenEstimator,
 ) -> Vec<Candidate> {
-    // Positions of the nearest newer results, nearest first.
-    let mut newer: std::collections::VecDeque<usize> =
-        std::collections::VecDeque::with_capacity(KEPT_RECENT_RESULTS + 1);
+    let kept_tokens = history_budget.saturating_mul(KEPT_RECENT_RESULTS_SHARE_PERCENT) / 100;
+    // The complete results after the live head: (position, estimated output tokens).
+    let results: Vec<(usize, u64)> = (start.min(request.len())..request.len())
+        .filter_map(|index| {
+            let event = request[index];
+            let (EventContent::ToolResult { output, .. }
+            | EventContent::HostedToolResult { output, .. }) = &event.content
+            else {
+                return None;
+            };
+            (!event.partial).then(|| (index, estimate_value(estimator, output)))
+        })
+        .collect();
     let mut candidates = Vec::new();
-    for index in (start.min(request.len())..request.len()).rev() {
-        let event = request[index];
-        if event.partial || !is_result(&event.content) {
-            continue;
+    // `newer` is the sum of the outputs of results[at + 1..end].
+    let (mut end, mut newer) = (0usize, 0u64);
+    for (at, &(index, tokens)) in results.iter().enumerate() {
+        if end <= at {
+            (end, newer) = (at + 1, 0);
         }
-        if newer.len() >= KEPT_RECENT_RESULTS
-            && let Some(&key) = newer.get(KEPT_RECENT_RESULTS.saturating_sub(1))
-            && !event.pinned
-            && let Some((_, _, freed)) = prune_output(event, MASKED_RESULT_MIN_TOKENS, estimator)
+        while newer <= kept_tokens && end < results.len() {
+            newer = newer.saturating_add(results[end].1);
+            end += 1;
+        }
+        let by_count = results.get(at + KEPT_RECENT_RESULTS).map(|r| r.0);
+        let by_share = (newer > kept_tokens).then(|| results[end - 1].0);
+        if let (Some(by_count), Some(by_share)) = (by_count, by_share)
+            && tokens > MASKED_RESULT_MIN_TOKENS
+            && !request[index].pinned
+            && let Some((_, _, freed)) =
+                prune_output(request[index], MASKED_RESULT_MIN_TOKENS, estimator)
         {
+            let key = by_count.max(by_share);
             candidates.push(Candidate { key, index, kind: CandidateKind::Output, freed });
         }
-        newer.push_front(index);
-        newer.truncate(KEPT_RECENT_RESULTS);
+        if end > at + 1 {
+            newer -= results[at + 1].1;
+        }
     }
     candidates
-}
-
-fn is_result(content: &EventContent) -> bool {
-    matches!(content, EventContent::ToolResult { .. } | EventContent::HostedToolResult { .. })
 }
 
 /// `event`'s content with the output of a result larger than `min_tokens` replaced by the

@@ -754,9 +754,9 @@ fn masking_in_the_current_turn_changes_a_request_only_when_an_epoch_closes() {
 fn a_long_current_turn_fits_its_budget_by_masking_its_older_observations() {
     use contextfold_core::budget::{ContextBudget, ModelFacts};
     use contextfold_core::projection::{ProjectInput, project};
-    // 40 steps of 300-token results: about 13,000 tokens raw, an 8k window's budget is 6,000.
-    let log = long_turn(40, 300);
-    let model = ModelFacts { context_window: Some(8_000), ..ModelFacts::default() };
+    // 30 steps of 1,000-token results: about 31,000 tokens raw, over a 32k window's budget.
+    let log = long_turn(30, 1_000);
+    let model = ModelFacts { context_window: Some(32_000), ..ModelFacts::default() };
     let budget = ContextBudget::from_model(&model);
     let input = ProjectInput {
         events: &log,
@@ -775,6 +775,6 @@ fn a_long_current_turn_fits_its_budget_by_masking_its_older_observations() {
     assert!(projection.diagnostics.iter().any(|d| d.code == ReasonCode::StaleToolResultsPruned));
     // The newest results are all there, whole.
     let text = serde_json::to_string(&projection.messages).expect("json");
-    let whole = "x".repeat(1_200);
+    let whole = "x".repeat(4_000);
     assert!(text.matches(&whole).count() >= KEPT_RECENT_RESULTS);
 }
