@@ -234,18 +234,17 @@ fn reserved_target(
     if matches!(trigger, Trigger::Manual | Trigger::Overflow) {
         return None;
     }
-    let budget = sizes.budget.history_budget;
-    let share = budget * sizes.raw_tail_share / 100;
-    // The tail is measured as the next request replays it: its older observations masked
-    // (crate::prune), so the share holds the newest raw steps and masked older ones.
-    let floor = replay_tokens(None, events, sizes.prior_end, largest, budget, estimator);
+    let share = sizes.budget.history_budget * sizes.raw_tail_share / 100;
     let mut kept = None;
+    let mut tail_tokens = 0;
+    let mut end = largest;
     for &cut in earlier.iter().rev() {
-        let with = replay_tokens(None, events, sizes.prior_end, cut, budget, estimator);
-        if with.saturating_sub(floor) > share {
+        tail_tokens += estimate_events(estimator, &events[cut..end]);
+        if tail_tokens > share {
             break;
         }
         kept = Some(cut);
+        end = cut;
     }
     kept
 }

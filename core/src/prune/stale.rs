@@ -47,7 +47,7 @@ pub const STALE_RESULT_MIN_TOKENS: u64 = 4_096;
 /// are: the model's working set of observations. The reference is the observation-masking
 /// baseline of "The Complexity Trap" (arXiv 2508.21433) and of `bench/quality.sh`, which keeps the
 /// newest 10 tool outputs; measured in docs/performance.md, "Continuation quality".
-pub const KEPT_RECENT_RESULTS: usize = 3;
+pub const KEPT_RECENT_RESULTS: usize = 10;
 /// An old result is masked only when its output is estimated at strictly more tokens than this:
 /// a short output (an exit status, a one-line listing, an edit's confirmation) costs about what
 /// its placeholder costs and says more, so it stays.
@@ -57,7 +57,7 @@ pub const MASKED_RESULT_MIN_TOKENS: u64 = 256;
 /// newest observations stay whole until they fill this share (and each epoch of masking frees
 /// a large cut), while a small window masks as soon as [`KEPT_RECENT_RESULTS`] newer results
 /// follow.
-pub const KEPT_RECENT_RESULTS_SHARE_PERCENT: u64 = 10;
+pub const KEPT_RECENT_RESULTS_SHARE_PERCENT: u64 = 25;
 
 /// One tool result replaced by the stale-result placeholder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

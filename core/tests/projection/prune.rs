@@ -690,11 +690,14 @@ fn older_observations_of_the_current_turn_are_masked_and_the_newest_results_kept
     assert!(!masked.is_empty(), "older observations of the current turn are masked");
     assert!(masked.iter().all(|i| !newest.contains(i)), "the newest results stay whole");
     assert!(!masked.contains(&results[1]) && !masked.contains(&results[2]));
-    // 24 results, 10 kept, 2 exempt: 12 candidates of about 1,160 freed tokens each, epochs of
-    // at least 1,500 (a quarter of 6,000): every second one closes an epoch.
-    assert_eq!(pruned.cut.pruned, 12);
-    assert_eq!(pruned.cut.epochs, 6);
-    assert!(pruned.cut.freed_tokens >= 6 * epoch_minimum(6_000));
+    // 24 results, the newest kept (their 1,200-token outputs exceed the kept share of 6,000),
+    // 2 exempt: candidates of about 1,160 freed tokens each, epochs of at least 1,500 (a quarter
+    // of 6,000): every second one closes an epoch.
+    assert!(KEPT_RECENT_RESULTS as u64 * 1_200 > 6_000 * KEPT_RECENT_RESULTS_SHARE_PERCENT / 100);
+    let candidates = 24 - KEPT_RECENT_RESULTS - 2;
+    assert_eq!(pruned.cut.pruned, candidates / 2 * 2);
+    assert_eq!(pruned.cut.epochs, candidates / 2);
+    assert!(pruned.cut.freed_tokens >= pruned.cut.epochs as u64 * epoch_minimum(6_000));
     for &i in &masked {
         let EventContent::ToolResult { call_id, tool_name, output, is_error, .. } =
             &pruned.events[i].content
