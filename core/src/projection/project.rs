@@ -140,8 +140,13 @@ pub fn project_with(
                 tail_start = plan.covered;
             }
             Err(rejection) => {
+                // A checkpoint over budget is reused only when the raw log does not fit either:
+                // with its older observations masked (crate::prune) the raw log can be the
+                // smaller request, and it is what a projection without fail-open sends.
                 let reusable = rejection.plan.filter(|_| {
-                    input.fail_open && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
+                    input.fail_open
+                        && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
+                        && !raw_fits(input, prior_end, &budget, estimator)
                 });
                 diagnostics.push(rejection.diagnostic);
                 if let Some(plan) = reusable {
@@ -224,6 +229,17 @@ pub fn project_with(
         omitted_events,
         diagnostics,
     })
+}
+
+/// Whether the whole log, replayed without a checkpoint (pruned), fits the history budget.
+fn raw_fits(
+    input: &ProjectInput<'_>,
+    prior_end: usize,
+    budget: &ContextBudget,
+    estimator: &dyn TokenEstimator,
+) -> bool {
+    let replay = replay(None, input.events, prior_end, 0, budget.history_budget, estimator);
+    estimate_messages(estimator, &replay.materialized.messages) <= budget.history_budget
 }
 
 /// The start of the newest complete raw turns that fit beside `checkpoint` and the current

@@ -54,7 +54,11 @@ pub(crate) fn check_projection(sim: &Sim, current: Option<&str>, fail_open: bool
             // Masked observations of the current turn (prune::stale) may be what makes it fit.
             let masked =
                 projection.diagnostics.iter().any(|d| d.code == ReasonCode::StaleToolResultsPruned);
-            assert!(masked || cp_tokens + fixed <= budget, "seed {}: replayed over budget", sim.seed);
+            assert!(
+                masked || cp_tokens + fixed <= budget,
+                "seed {}: replayed over budget",
+                sim.seed
+            );
         }
         if !fail_open {
             assert!(projection.estimated_tokens <= budget, "seed {}: gate bypassed", sim.seed);
