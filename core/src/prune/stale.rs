@@ -46,17 +46,22 @@ pub const STALE_RESULT_MIN_TOKENS: u64 = 4_096;
 /// Number of newest tool results of a request that are never masked, in whichever turn they
 /// are: the model's working set of observations. The reference is the observation-masking
 /// baseline of "The Complexity Trap" (arXiv 2508.21433) and of `bench/quality.sh`, which keeps the
-/// newest 10 tool outputs; measured in docs/performance.md, "Continuation quality".
+/// newest 10 tool outputs. Measured with `bench/quality.sh` (issue 37, point 3): keeping 3 (and
+/// 10% of the budget) cut compactions per 100 agent steps at 8k/16k/32k from 22.6/6.7/1.8 to
+/// 19.6/4.5/1.0 but lowered retention (35.9% against 36.6% at 8k), made 11 transaction tests'
+/// over-budget logs fit without compacting, and masked what a large window had room for; 10
+/// keeps retention (36.6% / 61.3% / 92.7%) at 22.6/6.4/1.6 compactions.
 pub const KEPT_RECENT_RESULTS: usize = 10;
 /// An old result is masked only when its output is estimated at strictly more tokens than this:
 /// a short output (an exit status, a one-line listing, an edit's confirmation) costs about what
-/// its placeholder costs and says more, so it stays.
+/// its placeholder costs (about 45 tokens) and says more, so it stays.
 pub const MASKED_RESULT_MIN_TOKENS: u64 = 256;
 /// Share of the history budget, in percent, that the outputs of the newer results must exceed
-/// before an older result is masked: masking answers budget pressure, so in a large window the
-/// newest observations stay whole until they fill this share (and each epoch of masking frees
-/// a large cut), while a small window masks as soon as [`KEPT_RECENT_RESULTS`] newer results
-/// follow.
+/// before an older result is masked: masking answers budget pressure, so a large window keeps
+/// its newest observations whole until they fill a quarter of its budget (at 128k, about 28,000
+/// tokens of outputs), while a small one (an 8k window's quarter is 1,500 tokens) masks as soon
+/// as [`KEPT_RECENT_RESULTS`] newer results follow. A quarter matches the raw-tail share a
+/// compaction keeps (`RAW_TAIL_SHARE_PERCENT`).
 pub const KEPT_RECENT_RESULTS_SHARE_PERCENT: u64 = 25;
 
 /// One tool result replaced by the stale-result placeholder.
