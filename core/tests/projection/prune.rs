@@ -731,22 +731,22 @@ fn masking_in_the_current_turn_changes_a_request_only_when_an_epoch_closes() {
         let request: Vec<&RuntimeEvent> = log[..len].iter().collect();
         let pruned = prune_request_within(&request, 0..0, 6_000, &CharEstimator);
         let now: Vec<RuntimeEvent> = pruned.events.iter().map(|e| (**e).clone()).collect();
-        if let Some(before) = &previous {
-            if now[..before.len()] != before[..] {
-                let freed: u64 = before
-                    .iter()
-                    .zip(&now)
-                    .filter(|(a, b)| a != b)
-                    .map(|(a, b)| {
-                        let (Some(a), Some(b)) = (output(a), output(b)) else {
-                            panic!("only results change")
-                        };
-                        estimate_value(&CharEstimator, a) - estimate_value(&CharEstimator, b)
-                    })
-                    .sum();
-                assert!(freed >= minimum, "at {len}: an epoch of {freed} tokens");
-                epochs += 1;
-            }
+        if let Some(before) = &previous
+            && now[..before.len()] != before[..]
+        {
+            let freed: u64 = before
+                .iter()
+                .zip(&now)
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| {
+                    let (Some(a), Some(b)) = (output(a), output(b)) else {
+                        panic!("only results change")
+                    };
+                    estimate_value(&CharEstimator, a) - estimate_value(&CharEstimator, b)
+                })
+                .sum();
+            assert!(freed >= minimum, "at {len}: an epoch of {freed} tokens");
+            epochs += 1;
         }
         previous = Some(now);
     }
