@@ -50,7 +50,7 @@ pub const PRUNE_EPOCH_MIN_FREED_SHARE_PERCENT: u64 = 25;
 /// when that is less (at least one token).
 ///
 /// ```
-/// use contextfold_core::prune::{PRUNE_EPOCH_MIN_FREED_TOKENS, epoch_minimum};
+/// use contextfold_core::projection::{PRUNE_EPOCH_MIN_FREED_TOKENS, epoch_minimum};
 /// assert_eq!(epoch_minimum(6_000), 1_500);
 /// assert_eq!(epoch_minimum(150_000), PRUNE_EPOCH_MIN_FREED_TOKENS);
 /// assert_eq!(epoch_minimum(u64::MAX), PRUNE_EPOCH_MIN_FREED_TOKENS);
