@@ -3,11 +3,14 @@
 //! None creates a checkpoint or changes a canonical event; all keep every call/result pair.
 //!
 //! - Request pruning ([`prune_request`]) replaces oversized results of older turns in the
-//!   uncovered remainder with a placeholder saying the result remains in the event log, and old
-//!   attachments with their archive address. Both policies only name candidates; one epoch
-//!   rule ([`close_epochs`]) decides which are pruned, so the pruned set changes only when it
-//!   frees at least [`PRUNE_EPOCH_MIN_FREED_TOKENS`] and a provider's prompt cache survives
-//!   every other request. It runs after checkpoint matching, so it never changes the bytes a
+//!   uncovered remainder, and older observations anywhere after the live head (results followed
+//!   by [`KEPT_RECENT_RESULTS`] newer ones that fill [`KEPT_RECENT_RESULTS_SHARE_PERCENT`] of the
+//!   budget, current turn included: observation masking), with a
+//!   placeholder saying the result remains in the event log, and old attachments with their
+//!   archive address. The policies only name candidates; one epoch rule ([`close_epochs`])
+//!   decides which are pruned, so the pruned set changes only when it frees at least
+//!   [`epoch_minimum`] of the budget ([`PRUNE_EPOCH_MIN_FREED_TOKENS`] in large windows) and a
+//!   provider's prompt cache survives every other request. It runs after checkpoint matching, so it never changes the bytes a
 //!   checkpoint digest covers.
 //! - Active pruning ([`archive_tool_result`], [`placeholder_for`]) replaces a result of the
 //!   current turn with a placeholder carrying a bounded [`ArchiveAddress`]; the model reads the
@@ -31,6 +34,12 @@ pub use archive_read::{
 };
 
 pub use attachments::PrunedAttachment;
-pub use epochs::{EpochCut, PRUNE_EPOCH_MIN_FREED_TOKENS, close_epochs};
-pub use request::{RequestPrune, prune_request};
-pub use stale::{PrunedResult, STALE_RESULT_MIN_TOKENS, stale_result_placeholder};
+pub use epochs::{
+    EpochCut, PRUNE_EPOCH_MIN_FREED_SHARE_PERCENT, PRUNE_EPOCH_MIN_FREED_TOKENS, close_epochs,
+    close_epochs_at, epoch_minimum,
+};
+pub use request::{RequestPrune, prune_request, prune_request_within};
+pub use stale::{
+    KEPT_RECENT_RESULTS, KEPT_RECENT_RESULTS_SHARE_PERCENT, MASKED_RESULT_MIN_TOKENS, PrunedResult,
+    STALE_RESULT_MIN_TOKENS, stale_result_placeholder,
+};

@@ -115,7 +115,14 @@ pub fn evaluate_replay_with(
         reject(mismatch.code(), format!("checkpoint {}: {mismatch}", checkpoint.checkpoint_id))
     })?;
     let rest = Remainder::split(events, prior_end, matched.covered);
-    let replay = replay(Some(checkpoint), events, prior_end, matched.covered, estimator);
+    let replay = replay(
+        Some(checkpoint),
+        events,
+        prior_end,
+        matched.covered,
+        budget.history_budget,
+        estimator,
+    );
     let fixed = Remainder { tail: &[], ..rest.clone() };
     let plan = ReplayPlan {
         covered: matched.covered,

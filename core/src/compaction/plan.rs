@@ -96,9 +96,10 @@ pub(crate) fn replay_tokens(
     events: &[RuntimeEvent],
     prior_end: usize,
     covered: usize,
+    history_budget: u64,
     estimator: &dyn TokenEstimator,
 ) -> u64 {
-    let replay = replay(checkpoint, events, prior_end, covered, estimator);
+    let replay = replay(checkpoint, events, prior_end, covered, history_budget, estimator);
     estimate_messages(estimator, &replay.materialized.messages)
 }
 
@@ -130,14 +131,22 @@ pub(crate) fn measure(
         _ => CHECKPOINT_ENVELOPE_TOKENS + MIN_SUMMARY_TARGET_TOKENS,
     };
     let minimum_tokens =
-        replay_tokens(None, events, prior_end, largest, estimator) + checkpoint_floor;
+        replay_tokens(None, events, prior_end, largest, budget.history_budget, estimator)
+            + checkpoint_floor;
     let (before, current_tokens) = match usable {
         Some(u) if u.smaller_than_source => (
-            replay_tokens(Some(&u.checkpoint), events, prior_end, u.covered, estimator),
+            replay_tokens(
+                Some(&u.checkpoint),
+                events,
+                prior_end,
+                u.covered,
+                budget.history_budget,
+                estimator,
+            ),
             fixed_tokens(events, prior_end, u.covered, estimator),
         ),
         _ => (
-            replay_tokens(None, events, prior_end, 0, estimator),
+            replay_tokens(None, events, prior_end, 0, budget.history_budget, estimator),
             fixed_tokens(events, prior_end, prior_end, estimator),
         ),
     };

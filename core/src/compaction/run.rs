@@ -208,6 +208,7 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             &self.input.events,
             self.sizes.prior_end,
             self.end,
+            budget,
             &self.estimator,
         );
         let room = budget.saturating_sub(rest).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
@@ -729,7 +730,8 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
     /// Tokens of the next request with `checkpoint` covering `events[..end]`.
     fn tokens_with(&self, checkpoint: &HistoryCompactCheckpoint, end: usize) -> u64 {
         let (events, prior_end) = (&self.input.events, self.sizes.prior_end);
-        replay_tokens(Some(checkpoint), events, prior_end, end, &self.estimator)
+        let budget = self.sizes.budget.history_budget;
+        replay_tokens(Some(checkpoint), events, prior_end, end, budget, &self.estimator)
     }
 
     /// Ends a transaction that recorded at least one checkpoint: `recorded`, or `exhausted`

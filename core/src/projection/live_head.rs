@@ -119,20 +119,22 @@ pub(crate) struct Replay {
 
 /// Builds the history a request carries when `checkpoint` (if any) covers `events[..covered]`
 /// and the current turn starts at `prior_end`: the one measurement behind the replay gate, the
-/// planner and [`crate::projection::project`], so each judges exactly what is sent. Partial
+/// planner and [`crate::projection::project`], so each judges exactly what is sent. Pruning
+/// closes its epochs at the minimum of `history_budget` ([`crate::prune::epoch_minimum`]). Partial
 /// events are never replayed as if they were complete: they are left out (and reported).
 pub(crate) fn replay(
     checkpoint: Option<&crate::checkpoint::HistoryCompactCheckpoint>,
     events: &[RuntimeEvent],
     prior_end: usize,
     covered: usize,
+    history_budget: u64,
     estimator: &dyn crate::budget::TokenEstimator,
 ) -> Replay {
     use crate::diagnostics::{Diagnostic, ReasonCode};
     let rest = Remainder::split(events, prior_end, covered);
     let request: Vec<&RuntimeEvent> = rest.events().collect();
     let tail = rest.head.len()..rest.head.len() + rest.tail.len();
-    let pruned = crate::prune::prune_request(&request, tail, estimator);
+    let pruned = crate::prune::prune_request_within(&request, tail, history_budget, estimator);
     let mut diagnostics = pruned.diagnostics();
     let all = pruned.events.iter().map(|event| &**event);
     let mut partial = 0usize;

@@ -38,9 +38,11 @@ pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project, project
 // Tool-result pruning and the archive, re-exported here.
 pub use crate::prune::{
     ActivePrune, ArchiveAddress, ArchiveError, ArchiveMatch, ArchiveReadMode, ArchiveReadRequest,
-    ArchiveSlice, EpochCut, MAX_ARCHIVE_BYTES, MAX_INSPECT_BYTES, MAX_MATCH_LINE_BYTES,
-    MAX_PATTERN_BYTES, MAX_QUERY_MATCHES, PRUNE_EPOCH_MIN_FREED_TOKENS, PrunedAttachment,
-    PrunedResult, RequestPrune, STALE_RESULT_MIN_TOKENS, archive_read_input_schema,
-    archive_tool_result, close_epochs, placeholder_for, prune_request, read_archive_slice,
-    stale_result_placeholder,
+    ArchiveSlice, EpochCut, KEPT_RECENT_RESULTS, KEPT_RECENT_RESULTS_SHARE_PERCENT,
+    MASKED_RESULT_MIN_TOKENS, MAX_ARCHIVE_BYTES, MAX_INSPECT_BYTES, MAX_MATCH_LINE_BYTES,
+    MAX_PATTERN_BYTES, MAX_QUERY_MATCHES, PRUNE_EPOCH_MIN_FREED_SHARE_PERCENT,
+    PRUNE_EPOCH_MIN_FREED_TOKENS, PrunedAttachment, PrunedResult, RequestPrune,
+    STALE_RESULT_MIN_TOKENS, archive_read_input_schema, archive_tool_result, close_epochs,
+    close_epochs_at, epoch_minimum, placeholder_for, prune_request, prune_request_within,
+    read_archive_slice, stale_result_placeholder,
 };

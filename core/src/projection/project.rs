@@ -140,8 +140,13 @@ pub fn project_with(
                 tail_start = plan.covered;
             }
             Err(rejection) => {
+                // A checkpoint over budget is reused only when the raw log does not fit either:
+                // with its older observations masked (crate::prune) the raw log can be the
+                // smaller request, and it is what a projection without fail-open sends.
                 let reusable = rejection.plan.filter(|_| {
-                    input.fail_open && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
+                    input.fail_open
+                        && rejection.diagnostic.code == ReasonCode::CheckpointOverBudget
+                        && !raw_fits(input, prior_end, &budget, estimator)
                 });
                 diagnostics.push(rejection.diagnostic);
                 if let Some(plan) = reusable {
@@ -189,7 +194,8 @@ pub fn project_with(
         }
     }
 
-    let replay = replay(replayed, input.events, prior_end, tail_start, estimator);
+    let replay =
+        replay(replayed, input.events, prior_end, tail_start, budget.history_budget, estimator);
     diagnostics.extend(replay.diagnostics);
     let materialized = replay.materialized;
     let estimated_tokens = estimate_messages(estimator, &materialized.messages);
@@ -225,6 +231,17 @@ pub fn project_with(
     })
 }
 
+/// Whether the whole log, replayed without a checkpoint (pruned), fits the history budget.
+fn raw_fits(
+    input: &ProjectInput<'_>,
+    prior_end: usize,
+    budget: &ContextBudget,
+    estimator: &dyn TokenEstimator,
+) -> bool {
+    let replay = replay(None, input.events, prior_end, 0, budget.history_budget, estimator);
+    estimate_messages(estimator, &replay.materialized.messages) <= budget.history_budget
+}
+
 /// The start of the newest complete raw turns that fit beside `checkpoint` and the current
 /// turn, measured on the materialized messages (the event estimate picks a first candidate, then
 /// the start moves forward until the real replay fits).
@@ -240,7 +257,14 @@ fn fitting_tail_start(
     loop {
         let start =
             select_fitting_tail(input.events, covered, prior_end, room, estimator).max(covered);
-        let replay = replay(Some(checkpoint), input.events, prior_end, start, estimator);
+        let replay = replay(
+            Some(checkpoint),
+            input.events,
+            prior_end,
+            start,
+            budget.history_budget,
+            estimator,
+        );
         let total = estimate_messages(estimator, &replay.materialized.messages);
         if total <= budget.history_budget || start >= prior_end {
             return start;

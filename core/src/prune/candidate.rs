@@ -7,7 +7,7 @@ use crate::event::RuntimeEvent;
 /// What a candidate would replace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum CandidateKind {
-    /// A stale oversized result's output.
+    /// A stale oversized or masked old result's output.
     Output,
     /// The attachments of an event.
     Attachments,

@@ -8,13 +8,14 @@
 //! - the candidates (stale oversized tool results, old attachments) are listed in the order they
 //!   became prunable ([`super::request`]); as the log grows the list only grows at its end;
 //! - walking the list, a running sum of freed tokens (the candidate's estimate minus its
-//!   placeholder's) closes an epoch each time it reaches [`PRUNE_EPOCH_MIN_FREED_TOKENS`], and
-//!   the sum restarts after the boundary;
+//!   placeholder's) closes an epoch each time it reaches the minimum ([`epoch_minimum`]:
+//!   [`PRUNE_EPOCH_MIN_FREED_TOKENS`], or [`PRUNE_EPOCH_MIN_FREED_SHARE_PERCENT`] of the history
+//!   budget when that is less), and the sum restarts after the boundary;
 //! - every candidate up to the last boundary is pruned; the candidates after it keep their
 //!   bytes until their own epoch closes.
 //!
-//! Invariant 1: a boundary depends only on the candidates before it, so appending candidates
-//! never moves a closed boundary. Invariant 2: the pruned set changes only when a new boundary
+//! Invariant 1: a boundary depends only on the candidates before it (and the session's budget),
+//! so appending candidates never moves a closed boundary. Invariant 2: the pruned set changes only when a new boundary
 //! closes, and the candidates it adds free at least the minimum together. Between those
 //! moments, the request for step n+1 is the request for step n plus what was appended.
 
@@ -32,6 +33,33 @@ use serde::Serialize;
 /// but hold more stale bytes in small windows.
 pub const PRUNE_EPOCH_MIN_FREED_TOKENS: u64 = 8_192;
 
+/// Share of the history budget, in percent, that also closes an epoch when it is less than
+/// [`PRUNE_EPOCH_MIN_FREED_TOKENS`] (budgets under 32,768 tokens).
+///
+/// In a small window 8,192 freed tokens are more than the whole request: an 8k window's history
+/// budget is 6,000, so no epoch could ever close and masked observations ([`super::stale`])
+/// would never leave the request; compaction (a full cache break plus a summary call) would come
+/// first, every few steps. A quarter of the budget is still a large cut for that request (the
+/// break re-bills at most one budget), it leaves at most a quarter of the budget in the backlog
+/// that keeps its bytes, and it closes an epoch every few steps of a long turn, far more rarely
+/// than a compaction would come without it.
+pub const PRUNE_EPOCH_MIN_FREED_SHARE_PERCENT: u64 = 25;
+
+/// The least an epoch frees for a history budget of `history_budget` tokens:
+/// [`PRUNE_EPOCH_MIN_FREED_TOKENS`], or [`PRUNE_EPOCH_MIN_FREED_SHARE_PERCENT`] of the budget
+/// when that is less (at least one token).
+///
+/// ```
+/// use contextfold_core::projection::{PRUNE_EPOCH_MIN_FREED_TOKENS, epoch_minimum};
+/// assert_eq!(epoch_minimum(6_000), 1_500);
+/// assert_eq!(epoch_minimum(150_000), PRUNE_EPOCH_MIN_FREED_TOKENS);
+/// assert_eq!(epoch_minimum(u64::MAX), PRUNE_EPOCH_MIN_FREED_TOKENS);
+/// ```
+pub fn epoch_minimum(history_budget: u64) -> u64 {
+    (history_budget.saturating_mul(PRUNE_EPOCH_MIN_FREED_SHARE_PERCENT) / 100)
+        .clamp(1, PRUNE_EPOCH_MIN_FREED_TOKENS)
+}
+
 /// Where the epochs over a candidate list end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,8 +72,8 @@ pub struct EpochCut {
     pub freed_tokens: u64,
 }
 
-/// Closes the epochs over the freed tokens of each candidate, in candidate order (see the
-/// module docs).
+/// Closes the epochs over the freed tokens of each candidate, in candidate order, at the
+/// unbudgeted minimum [`PRUNE_EPOCH_MIN_FREED_TOKENS`] (see the module docs).
 ///
 /// ```
 /// use contextfold_core::projection::{PRUNE_EPOCH_MIN_FREED_TOKENS, close_epochs};
@@ -54,13 +82,18 @@ pub struct EpochCut {
 /// assert_eq!((cut.pruned, cut.epochs), (2, 1));
 /// ```
 pub fn close_epochs(freed: impl IntoIterator<Item = u64>) -> EpochCut {
+    close_epochs_at(freed, PRUNE_EPOCH_MIN_FREED_TOKENS)
+}
+
+/// [`close_epochs`] with a given minimum per epoch (see [`epoch_minimum`]).
+pub fn close_epochs_at(freed: impl IntoIterator<Item = u64>, minimum: u64) -> EpochCut {
     let mut cut = EpochCut::default();
     let (mut seen, mut running, mut total) = (0usize, 0u64, 0u64);
     for tokens in freed {
         seen += 1;
         running = running.saturating_add(tokens);
         total = total.saturating_add(tokens);
-        if running >= PRUNE_EPOCH_MIN_FREED_TOKENS {
+        if running >= minimum.max(1) {
             cut = EpochCut { pruned: seen, epochs: cut.epochs + 1, freed_tokens: total };
             running = 0;
         }

@@ -1,13 +1,15 @@
 //! One request's pruning: the candidates of both policies in one list, one epoch rule over it.
 //!
-//! Stale oversized results ([`super::stale`]) and old attachments ([`super::attachments`]) are
-//! both pruning candidates. Each candidate carries a key: the position in the request of the
+//! Stale oversized results and masked old results ([`super::stale`]) and old attachments
+//! ([`super::attachments`]) are all pruning candidates. Each candidate carries a key: the position in the request of the
 //! event whose arrival made it a candidate. Sorted by key (then position, then kind), the list
 //! only grows at its end as the log grows under one checkpoint:
 //!
 //! - every eligibility condition is monotone: once stale or old, a candidate stays one (more
-//!   newer turns and newer attachments only ever arrive, and a turn, once followed by another,
-//!   is never current again: the current turn is a contiguous suffix of the log);
+//!   newer turns, newer results and newer attachments only ever arrive, and a turn, once
+//!   followed by another, is never current again: the current turn is a contiguous suffix of the
+//!   log); a result that is both stale and masked is one candidate, keyed at the earlier of its
+//!   two keys (when it first became prunable);
 //! - a newly eligible candidate's key is a newly appended position, past every earlier key. A
 //!   result that was recorded late, out of turn order, or a task attachment whose turn just
 //!   ended, is sorted by when it became eligible, not where it sits, so it too joins at the end;
@@ -23,8 +25,11 @@ use std::ops::Range;
 
 use super::attachments::{PrunedAttachment, attachment_candidates, attachment_diagnostic, strip};
 use super::candidate::CandidateKind;
-use super::epochs::{EpochCut, close_epochs};
-use super::stale::{PrunedResult, prune_output, stale_candidates, stale_diagnostic};
+use super::epochs::{EpochCut, close_epochs_at, epoch_minimum};
+use super::stale::{
+    MASKED_RESULT_MIN_TOKENS, PrunedResult, masked_candidates, prune_output, stale_candidates,
+    stale_diagnostic,
+};
 use crate::budget::TokenEstimator;
 use crate::diagnostics::Diagnostic;
 use crate::event::RuntimeEvent;
@@ -55,8 +60,11 @@ impl RequestPrune<'_> {
 
 /// Prunes one request: `request` is every event it replays, in order (live head, uncovered
 /// prior tail, current turn), and `tail` the positions of the uncovered prior tail, the only
-/// events whose results may go stale. Candidates of both policies are pruned per the epoch
-/// rule (module `epochs`); every other event is borrowed unchanged.
+/// events whose results may go stale (results after the tail's start may be masked). Candidates
+/// of every policy are pruned per the epoch rule (module `epochs`) at the unbudgeted minimum;
+/// every other event is borrowed unchanged. Without a budget no result is masked (masking
+/// answers budget pressure): [`prune_request_within`] masks and closes epochs for a history
+/// budget.
 ///
 /// ```
 /// use contextfold_core::projection::prune_request;
@@ -78,13 +86,29 @@ pub fn prune_request<'a>(
     tail: Range<usize>,
     estimator: &dyn TokenEstimator,
 ) -> RequestPrune<'a> {
+    prune_request_within(request, tail, u64::MAX, estimator)
+}
+
+/// [`prune_request`] for a request whose history budget is `history_budget` tokens: old results
+/// are masked per that budget (module `stale`), and an epoch closes at
+/// [`super::epoch_minimum`] of it, so small windows prune too.
+pub fn prune_request_within<'a>(
+    request: &[&'a RuntimeEvent],
+    tail: Range<usize>,
+    history_budget: u64,
+    estimator: &dyn TokenEstimator,
+) -> RequestPrune<'a> {
     let tail = tail.start.min(request.len())..tail.end.min(request.len());
-    let mut candidates = stale_candidates(request, tail, estimator);
+    let mut candidates = masked_candidates(request, tail.start, history_budget, estimator);
+    candidates.extend(stale_candidates(request, tail, estimator));
+    // One candidate per result: the earliest key of the policies that name it.
+    crate::sort::sort_by_key(&mut candidates, |c| (c.index, c.kind, c.key));
+    candidates.dedup_by(|later, first| (later.index, later.kind) == (first.index, first.kind));
     if request.iter().any(|event| !event.attachments().is_empty()) {
         candidates.extend(attachment_candidates(request, estimator));
     }
     crate::sort::sort_by_key(&mut candidates, |c| (c.key, c.index, c.kind));
-    let cut = close_epochs(candidates.iter().map(|c| c.freed));
+    let cut = close_epochs_at(candidates.iter().map(|c| c.freed), epoch_minimum(history_budget));
     let mut chosen: Vec<(usize, CandidateKind)> =
         candidates[..cut.pruned].iter().map(|c| (c.index, c.kind)).collect();
     crate::sort::sort(&mut chosen);
@@ -95,7 +119,10 @@ pub fn prune_request<'a>(
         let Some(slot) = events.get_mut(index) else { continue };
         match kind {
             CandidateKind::Output => {
-                if let Some((content, record, _)) = prune_output(slot, estimator) {
+                // A candidate is larger than the smaller of the two thresholds.
+                if let Some((content, record, _)) =
+                    prune_output(slot, MASKED_RESULT_MIN_TOKENS, estimator)
+                {
                     results.push(record);
                     *slot = Cow::Owned(slot.with_content(content));
                 }

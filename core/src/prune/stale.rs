@@ -1,20 +1,32 @@
-//! Stale oversized tool results of the uncovered tail: which are pruning candidates, and their
-//! placeholder.
+//! Old tool results of a request: which are pruning candidates, and their placeholder.
 //!
 //! Runs after checkpoint matching, on the events the checkpoint does not cover, and only ever
 //! changes a pruned copy for one request. The canonical events are never changed, so the bytes
 //! a checkpoint digest covers cannot move, and a moving recent-turn window can never invalidate
 //! an otherwise matching checkpoint.
 //!
-//! Fixed policy (no knobs): a tool result (ordinary or hosted) of the uncovered prior tail is
-//! stale when at least [`PROTECTED_COMPLETED_TURNS`] other turns follow it in that tail (so the
-//! current turn and the newest two completed turns are protected; with no current turn, the
-//! newest two turns), and oversized when its output is estimated above
-//! [`STALE_RESULT_MIN_TOKENS`] tokens. Pinned and partial events are never candidates. A stale
-//! oversized result is only a candidate: it is pruned when its epoch closes
-//! ([`super::epochs`]). A pruned result keeps its call id, tool name and error flag (so every
-//! call/result pair stays intact); only its output becomes [`stale_result_placeholder`], whose
-//! bytes depend on the event alone.
+//! Fixed policy (no knobs), two ways for a tool result (ordinary or hosted) to become a
+//! candidate, whichever comes first:
+//!
+//! - **stale**: a result of the uncovered prior tail is stale when at least
+//!   [`PROTECTED_COMPLETED_TURNS`] other turns follow it in that tail (so the current turn and
+//!   the newest two completed turns are protected; with no current turn, the newest two turns),
+//!   and oversized when its output is estimated above [`STALE_RESULT_MIN_TOKENS`] tokens;
+//! - **masked** (observation masking, inside the current turn as well as in the tail): a result
+//!   anywhere after the live head is old once at least [`KEPT_RECENT_RESULTS`] newer tool results
+//!   follow it in the request and their outputs together exceed
+//!   [`KEPT_RECENT_RESULTS_SHARE_PERCENT`] of the history budget (so a large window keeps its
+//!   observations until they weigh on the budget), and worth masking when its output is
+//!   estimated above [`MASKED_RESULT_MIN_TOKENS`] tokens (small outputs stay). One long agent turn thus keeps its
+//!   newest results whole and its older observations as placeholders, instead of carrying all of
+//!   them until the whole turn is folded into a summary; the calls (command, path, arguments)
+//!   are never touched.
+//!
+//! Pinned and partial events are never candidates. A candidate is only a candidate: it is pruned
+//! when its epoch closes ([`super::epochs`]). A pruned result keeps its call id, tool name and
+//! error flag (so every call/result pair stays intact); only its output becomes
+//! [`stale_result_placeholder`], whose bytes depend on the event alone (it names the event id,
+//! where the full output remains; no archive address, since request pruning archives nothing).
 
 use crate::json_text::json_text;
 use std::ops::Range;
@@ -32,6 +44,26 @@ use crate::event::{EventContent, RuntimeEvent};
 pub(crate) const PROTECTED_COMPLETED_TURNS: usize = 2;
 /// A result is oversized when its output is estimated at strictly more tokens than this.
 pub const STALE_RESULT_MIN_TOKENS: u64 = 4_096;
+/// Number of newest tool results of a request that are never masked, in whichever turn they
+/// are: the model's working set of observations. The reference is the observation-masking
+/// baseline of "The Complexity Trap" (arXiv 2508.21433) and of `bench/quality.sh`, which keeps the
+/// newest 10 tool outputs. Measured with `bench/quality.sh` (issue 37, point 3): keeping 3 (and
+/// 10% of the budget) cut compactions per 100 agent steps at 8k/16k/32k from 22.6/6.7/1.8 to
+/// 19.6/4.5/1.0 but lowered retention (35.9% against 36.6% at 8k), made 11 transaction tests'
+/// over-budget logs fit without compacting, and masked what a large window had room for; 10
+/// keeps retention (36.6% / 61.3% / 92.7%) at 22.6/6.4/1.6 compactions.
+pub const KEPT_RECENT_RESULTS: usize = 10;
+/// An old result is masked only when its output is estimated at strictly more tokens than this:
+/// a short output (an exit status, a one-line listing, an edit's confirmation) costs about what
+/// its placeholder costs (about 45 tokens) and says more, so it stays.
+pub const MASKED_RESULT_MIN_TOKENS: u64 = 256;
+/// Share of the history budget, in percent, that the outputs of the newer results must exceed
+/// before an older result is masked: masking answers budget pressure, so a large window keeps
+/// its newest observations whole until they fill a quarter of its budget (at 128k, about 28,000
+/// tokens of outputs), while a small one (an 8k window's quarter is 1,500 tokens) masks as soon
+/// as [`KEPT_RECENT_RESULTS`] newer results follow. A quarter matches the raw-tail share a
+/// compaction keeps (`RAW_TAIL_SHARE_PERCENT`).
+pub const KEPT_RECENT_RESULTS_SHARE_PERCENT: u64 = 25;
 
 /// One tool result replaced by the stale-result placeholder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,7 +135,7 @@ pub(super) fn stale_candidates(
         if let Some(trigger) = trigger
             && !event.pinned
             && !event.partial
-            && let Some((_, _, freed)) = prune_output(event, estimator)
+            && let Some((_, _, freed)) = prune_output(event, STALE_RESULT_MIN_TOKENS, estimator)
         {
             let key = if has_current {
                 next_other_turn(request, trigger).unwrap_or(tail.end)
@@ -119,10 +151,65 @@ pub(super) fn stale_candidates(
     candidates
 }
 
-/// `event`'s content with the output of an oversized result replaced by the placeholder, the
-/// record of it and the tokens that frees; `None` when it is not a result or not oversized.
+/// The old results of `request[start..]` worth masking, as candidates: a result is old once
+/// [`KEPT_RECENT_RESULTS`] newer (complete) results follow it and their outputs are estimated
+/// above [`KEPT_RECENT_RESULTS_SHARE_PERCENT`] of `history_budget`. Its key is the position of
+/// the newer result whose arrival made it old (the later of the two conditions), which depends
+/// on the events up to that position alone.
+pub(super) fn masked_candidates(
+    request: &[&RuntimeEvent],
+    start: usize,
+    history_budget: u64,
+    estimator: &dyn TokenEstimator,
+) -> Vec<Candidate> {
+    let kept_tokens = history_budget.saturating_mul(KEPT_RECENT_RESULTS_SHARE_PERCENT) / 100;
+    // The complete results after the live head: (position, estimated output tokens).
+    let results: Vec<(usize, u64)> = (start.min(request.len())..request.len())
+        .filter_map(|index| {
+            let event = request[index];
+            let (EventContent::ToolResult { output, .. }
+            | EventContent::HostedToolResult { output, .. }) = &event.content
+            else {
+                return None;
+            };
+            (!event.partial).then(|| (index, estimate_value(estimator, output)))
+        })
+        .collect();
+    let mut candidates = Vec::new();
+    // `newer` is the sum of the outputs of results[at + 1..end].
+    let (mut end, mut newer) = (0usize, 0u64);
+    for (at, &(index, tokens)) in results.iter().enumerate() {
+        if end <= at {
+            (end, newer) = (at + 1, 0);
+        }
+        while newer <= kept_tokens && end < results.len() {
+            newer = newer.saturating_add(results[end].1);
+            end += 1;
+        }
+        let by_count = results.get(at + KEPT_RECENT_RESULTS).map(|r| r.0);
+        let by_share = (newer > kept_tokens).then(|| results[end - 1].0);
+        if let (Some(by_count), Some(by_share)) = (by_count, by_share)
+            && tokens > MASKED_RESULT_MIN_TOKENS
+            && !request[index].pinned
+            && let Some((_, _, freed)) =
+                prune_output(request[index], MASKED_RESULT_MIN_TOKENS, estimator)
+        {
+            let key = by_count.max(by_share);
+            candidates.push(Candidate { key, index, kind: CandidateKind::Output, freed });
+        }
+        if end > at + 1 {
+            newer -= results[at + 1].1;
+        }
+    }
+    candidates
+}
+
+/// `event`'s content with the output of a result larger than `min_tokens` replaced by the
+/// placeholder, the record of it and the tokens that frees; `None` when it is not a result or
+/// not larger.
 pub(super) fn prune_output(
     event: &RuntimeEvent,
+    min_tokens: u64,
     estimator: &dyn TokenEstimator,
 ) -> Option<(EventContent, PrunedResult, u64)> {
     let (EventContent::ToolResult { call_id, tool_name, output, .. }
@@ -131,7 +218,7 @@ pub(super) fn prune_output(
         return None;
     };
     let original_tokens = estimate_value(estimator, output);
-    if original_tokens <= STALE_RESULT_MIN_TOKENS {
+    if original_tokens <= min_tokens {
         return None;
     }
     let placeholder =

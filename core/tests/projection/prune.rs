@@ -654,3 +654,130 @@ mod properties {
         }
     }
 }
+
+/// One current turn "now" of `steps` agent steps, each a call and a result of `tokens` tokens.
+fn long_turn(steps: usize, tokens: u64) -> Vec<RuntimeEvent> {
+    let mut log = LogBuilder::new("s1");
+    log.turn("now").user("fix the failing test");
+    for step in 0..steps {
+        let call = format!("c{step}");
+        log.response(Some(&format!("r{step}")))
+            .tool_call(&call, "shell", json!({"cmd": format!("cat src/file{step}.rs")}))
+            .response(None)
+            .tool_result(&call, "shell", output_of(tokens));
+    }
+    log.build()
+}
+
+fn result_positions(log: &[RuntimeEvent]) -> Vec<usize> {
+    (0..log.len()).filter(|&i| output(&log[i]).is_some()).collect()
+}
+
+#[test]
+fn older_observations_of_the_current_turn_are_masked_and_the_newest_results_kept() {
+    let mut log = long_turn(24, 1_200);
+    let results = result_positions(&log);
+    // A pinned result and a small one are never masked, however old.
+    log[results[1]].pinned = true;
+    log[results[2]].content =
+        log[results[2]].content.with_output(output_of(MASKED_RESULT_MIN_TOKENS)).expect("result");
+    let request: Vec<&RuntimeEvent> = log.iter().collect();
+    // The whole log is the current turn: no uncovered prior tail at all.
+    let pruned = prune_request_within(&request, 0..0, 6_000, &CharEstimator);
+    let masked: Vec<usize> =
+        (0..log.len()).filter(|&i| matches!(pruned.events[i], Cow::Owned(_))).collect();
+    let newest = &results[results.len() - KEPT_RECENT_RESULTS..];
+    assert!(!masked.is_empty(), "older observations of the current turn are masked");
+    assert!(masked.iter().all(|i| !newest.contains(i)), "the newest results stay whole");
+    assert!(!masked.contains(&results[1]) && !masked.contains(&results[2]));
+    // 24 results, the newest kept (their 1,200-token outputs exceed the kept share of 6,000),
+    // 2 exempt: candidates of about 1,160 freed tokens each, epochs of at least 1,500 (a quarter
+    // of 6,000): every second one closes an epoch.
+    assert!(KEPT_RECENT_RESULTS as u64 * 1_200 > 6_000 * KEPT_RECENT_RESULTS_SHARE_PERCENT / 100);
+    let candidates = 24 - KEPT_RECENT_RESULTS - 2;
+    assert_eq!(pruned.cut.pruned, candidates / 2 * 2);
+    assert_eq!(pruned.cut.epochs, candidates / 2);
+    assert!(pruned.cut.freed_tokens >= pruned.cut.epochs as u64 * epoch_minimum(6_000));
+    for &i in &masked {
+        let EventContent::ToolResult { call_id, tool_name, output, is_error, .. } =
+            &pruned.events[i].content
+        else {
+            panic!("a masked result stays a tool result");
+        };
+        assert_eq!(Some(call_id.as_str()), log[i].content.result_call_id());
+        assert_eq!((tool_name.as_str(), *is_error), ("shell", false));
+        let text = output.as_str().unwrap_or_default();
+        assert!(text.contains(&format!("{:?}", log[i].runtime_event_id)), "{text}");
+    }
+    // The calls (the commands as issued) are never touched.
+    for (before, after) in log.iter().zip(&pruned.events) {
+        if output(before).is_none() {
+            assert!(matches!(after, Cow::Borrowed(_)));
+        }
+    }
+    let diagnostic = pruned.diagnostics().into_iter().next().expect("a diagnostic");
+    assert_eq!(diagnostic.code, ReasonCode::StaleToolResultsPruned);
+}
+
+#[test]
+fn masking_in_the_current_turn_changes_a_request_only_when_an_epoch_closes() {
+    // Growing one long turn step by step, each request extends the previous one except at an
+    // epoch, which frees at least the budget's minimum: a provider's prompt cache survives.
+    let log = long_turn(40, 700);
+    let minimum = epoch_minimum(6_000);
+    let mut previous: Option<Vec<RuntimeEvent>> = None;
+    let mut epochs = 0;
+    for len in 2..=log.len() {
+        let request: Vec<&RuntimeEvent> = log[..len].iter().collect();
+        let pruned = prune_request_within(&request, 0..0, 6_000, &CharEstimator);
+        let now: Vec<RuntimeEvent> = pruned.events.iter().map(|e| (**e).clone()).collect();
+        if let Some(before) = &previous
+            && now[..before.len()] != before[..]
+        {
+            let freed: u64 = before
+                .iter()
+                .zip(&now)
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| {
+                    let (Some(a), Some(b)) = (output(a), output(b)) else {
+                        panic!("only results change")
+                    };
+                    estimate_value(&CharEstimator, a) - estimate_value(&CharEstimator, b)
+                })
+                .sum();
+            assert!(freed >= minimum, "at {len}: an epoch of {freed} tokens");
+            epochs += 1;
+        }
+        previous = Some(now);
+    }
+    assert!(epochs >= 5, "the turn masks as it grows ({epochs} epochs)");
+}
+
+#[test]
+fn a_long_current_turn_fits_its_budget_by_masking_its_older_observations() {
+    use contextfold_core::budget::{ContextBudget, ModelFacts};
+    use contextfold_core::projection::{ProjectInput, project};
+    // 30 steps of 1,000-token results: about 31,000 tokens raw, over a 32k window's budget.
+    let log = long_turn(30, 1_000);
+    let model = ModelFacts { context_window: Some(32_000), ..ModelFacts::default() };
+    let budget = ContextBudget::from_model(&model);
+    let input = ProjectInput {
+        events: &log,
+        current_turn_id: Some("now"),
+        checkpoint: None,
+        model: &model,
+        provider: None,
+        fail_open: false,
+    };
+    let projection = project(&input, &CharEstimator).expect("projects");
+    assert!(
+        projection.fits,
+        "{} tokens for {}",
+        projection.estimated_tokens, budget.history_budget
+    );
+    assert!(projection.diagnostics.iter().any(|d| d.code == ReasonCode::StaleToolResultsPruned));
+    // The newest results are all there, whole.
+    let text = serde_json::to_string(&projection.messages).expect("json");
+    let whole = "x".repeat(4_000);
+    assert!(text.matches(&whole).count() >= KEPT_RECENT_RESULTS);
+}

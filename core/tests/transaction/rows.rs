@@ -291,9 +291,10 @@ fn a_live_pinned_step_at_the_start_of_the_only_turn_leaves_no_safe_prefix() {
     let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
     log.turn("now").user("refactor the parser");
     log.push(EventContent::AssistantText { text: "plan: keep this raw".into() }).pinned = true;
+    // The newest ten results alone (never masked) exceed the budget.
     for n in 1..=14 {
         let call = format!("c{n}");
-        let body = "let x = compute(y);\n".repeat(100);
+        let body = "let x = compute(y);\n".repeat(150);
         log.response(Some(&format!("r{n}")))
             .tool_call(&call, "shell", serde_json::json!({"cmd": "cat"}))
             .response(None)
