@@ -35,7 +35,7 @@ pub struct ProjectOptions {
     /// Fail-open mode (see [`super::ProjectInput::fail_open`]).
     #[serde(default)]
     pub fail_open: Option<bool>,
-    /// The session's calibration (see [`super::calibrated`]).
+    /// The session's calibration (see [`super::project_calibrated`]).
     #[serde(default)]
     pub calibration: Option<Calibration>,
 }

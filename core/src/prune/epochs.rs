@@ -37,7 +37,8 @@ pub const PRUNE_EPOCH_MIN_FREED_TOKENS: u64 = 8_192;
 /// [`PRUNE_EPOCH_MIN_FREED_TOKENS`] (budgets under 32,768 tokens).
 ///
 /// In a small window 8,192 freed tokens are more than the whole request: an 8k window's history
-/// budget is 6,000, so no epoch could ever close and masked observations ([`super::stale`])
+/// budget is 6,000, so no epoch could ever close and masked observations (results above
+/// [`MASKED_RESULT_MIN_TOKENS`](super::MASKED_RESULT_MIN_TOKENS))
 /// would never leave the request; compaction (a full cache break plus a summary call) would come
 /// first, every few steps. A quarter of the budget is still a large cut for that request (the
 /// break re-bills at most one budget), it leaves at most a quarter of the budget in the backlog
