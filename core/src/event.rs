@@ -19,13 +19,17 @@ mod validator;
 
 pub use validator::LogValidator;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// One ordered, immutable fact of a session: something the user, the model, a tool or the
 /// runtime produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+///
+/// Its JSON is read by serde's derive; [`RuntimeEvent::read_text`] reads the fields every
+/// writer writes straight from the text and hands anything else to the derive, so a new field
+/// is declared here (with its default in [`RuntimeEvent::new`]) and nowhere else.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RuntimeEvent {
     /// Session this event belongs to.
     pub session_id: String,
@@ -260,6 +264,40 @@ impl EventContent {
 }
 
 impl RuntimeEvent {
+    /// An event of `content` with its envelope; the optional fields empty (no time, no response
+    /// id, not partial, not pinned, no metadata): set them after, or with struct update syntax.
+    ///
+    /// ```
+    /// use contextfold_core::{EventContent, RuntimeEvent};
+    /// let event = RuntimeEvent {
+    ///     created_at_ms: Some(1_700_000_000_000),
+    ///     ..RuntimeEvent::new("s".into(), "r".into(), "t".into(), "e1".into(), 1, EventContent::user_text("hi"))
+    /// };
+    /// assert_eq!((event.seq, event.partial, event.response_id), (1, false, None));
+    /// ```
+    pub fn new(
+        session_id: String,
+        run_id: String,
+        turn_id: String,
+        runtime_event_id: String,
+        seq: u64,
+        content: EventContent,
+    ) -> Self {
+        RuntimeEvent {
+            session_id,
+            run_id,
+            turn_id,
+            runtime_event_id,
+            seq,
+            created_at_ms: None,
+            response_id: None,
+            partial: false,
+            pinned: false,
+            content,
+            metadata: None,
+        }
+    }
+
     /// This event with `content` in place of its own: the envelope (ids, seq, flags, metadata)
     /// is copied, the old content is not (pruning replaces large outputs this way).
     ///
@@ -323,7 +361,10 @@ impl RuntimeEvent {
         if !EVENT_KINDS.contains(&kind) {
             return Err(EventParseError::UnknownKind(kind.to_owned()));
         }
-        Self::read_json(value).map_err(|crate::json_read::JsonReadError(message)| {
+        // `content.type` was found: `value` is an object (the derive would also take an array
+        // of the fields' values, which no event writer writes and this never passes it).
+        serde_json::from_value(value).map_err(|error: serde_json::Error| {
+            let message = error.to_string();
             if message.starts_with("unknown field") {
                 EventParseError::UnknownField(message)
             } else if message.starts_with(crate::attachment::INVALID_ATTACHMENT_PREFIX) {

@@ -61,17 +61,16 @@ impl LogBuilder {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.events.push(RuntimeEvent {
-            session_id: self.session_id.clone(),
-            run_id: self.run_id.clone(),
-            turn_id: self.turn_id.clone(),
-            runtime_event_id: format!("e{seq}"),
-            seq,
             created_at_ms: Some(1_700_000_000_000 + seq * 1_000),
             response_id: self.response_id.clone(),
-            partial: false,
-            pinned: false,
-            content,
-            metadata: None,
+            ..RuntimeEvent::new(
+                self.session_id.clone(),
+                self.run_id.clone(),
+                self.turn_id.clone(),
+                format!("e{seq}"),
+                seq,
+                content,
+            )
         });
         let last = self.events.len() - 1;
         &mut self.events[last]

@@ -228,17 +228,16 @@ impl Writer {
         self.seq += 1;
         self.now_ms += 200 + self.prng.below(20_000);
         self.events.push(RuntimeEvent {
-            session_id: self.session_id.clone(),
-            run_id: format!("run-{}", self.turn),
-            turn_id: format!("turn-{}", self.turn),
-            runtime_event_id: format!("evt-{}", self.seq),
-            seq: self.seq,
             created_at_ms: Some(self.now_ms),
             response_id: self.response_id.clone(),
-            partial: false,
-            pinned: false,
-            content,
-            metadata: None,
+            ..RuntimeEvent::new(
+                self.session_id.clone(),
+                format!("run-{}", self.turn),
+                format!("turn-{}", self.turn),
+                format!("evt-{}", self.seq),
+                self.seq,
+                content,
+            )
         });
     }
 

@@ -28,17 +28,17 @@ impl SessionWriter<'_> {
         let metadata = self.prng.chance(1, 6).then(|| random_object(self.prng, 2));
         let created_at_ms = (!self.prng.chance(1, 10)).then_some(self.now_ms);
         self.events.push(RuntimeEvent {
-            session_id: self.session_id.clone(),
-            run_id: format!("run-{}", self.turn_id),
-            turn_id: self.turn_id.clone(),
-            runtime_event_id: format!("evt-{}", self.seq),
-            seq: self.seq,
             created_at_ms,
             response_id: self.response_id.clone(),
-            partial: false,
-            pinned: false,
-            content,
             metadata,
+            ..RuntimeEvent::new(
+                self.session_id.clone(),
+                format!("run-{}", self.turn_id),
+                self.turn_id.clone(),
+                format!("evt-{}", self.seq),
+                self.seq,
+                content,
+            )
         });
         let last = self.events.len() - 1;
         &mut self.events[last]

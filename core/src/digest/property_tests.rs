@@ -186,17 +186,12 @@ fn runtime_event() -> impl Strategy<Value = RuntimeEvent> {
     );
     (ids, any::<u64>(), optionals, any::<(bool, bool)>(), event_content()).prop_map(
         |(ids, seq, optionals, (partial, pinned), content)| RuntimeEvent {
-            session_id: ids.0,
-            run_id: ids.1,
-            turn_id: ids.2,
-            runtime_event_id: ids.3,
-            seq,
             created_at_ms: optionals.0,
             response_id: optionals.1,
             partial,
             pinned,
-            content,
             metadata: optionals.2,
+            ..RuntimeEvent::new(ids.0, ids.1, ids.2, ids.3, seq, content)
         },
     )
 }

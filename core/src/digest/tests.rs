@@ -238,17 +238,14 @@ fn block_escaping_matches_the_string_path_at_every_offset() {
                     )
                     .collect();
                 let event = RuntimeEvent {
-                    session_id: "s".into(),
-                    run_id: "r".into(),
-                    turn_id: "t".into(),
-                    runtime_event_id: "e".into(),
-                    seq: 1,
-                    created_at_ms: None,
-                    response_id: None,
-                    partial: false,
-                    pinned: false,
-                    content: EventContent::UserText { text, attachments: Vec::new() },
-                    metadata: None,
+                    ..RuntimeEvent::new(
+                        "s".into(),
+                        "r".into(),
+                        "t".into(),
+                        "e".into(),
+                        1,
+                        EventContent::UserText { text, attachments: Vec::new() },
+                    )
                 };
                 let mut bytes = DOMAIN_PREFIX.to_vec();
                 bytes.extend_from_slice(canonical_event_json(&event).as_bytes());

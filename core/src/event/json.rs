@@ -1,18 +1,20 @@
-//! Reading a [`RuntimeEvent`] from JSON, by hand.
+//! Reading events from JSON: the text fast path of [`RuntimeEvent`] and the hand reader of
+//! [`EventContent`].
 //!
-//! The one hand-written reader left: events are the rows the npm package reads by the
-//! thousand (docs/performance.md). Text and JSON Lines are read straight from the text
+//! [`RuntimeEvent`]'s envelope is read by serde's derive (`event.rs`), which decides every
+//! result and error. Events are also the rows the npm package reads by the thousand
+//! (docs/performance.md), so text and JSON Lines are first read straight from the text
 //! ([`RuntimeEvent::read_text`]: keys compared with the expected names, never allocated or
-//! hashed into a map) for the events every writer writes. Anything else (a repeated key, a
-//! content whose `type` is not its first key, any error), and serde's `Deserialize`, parse the
-//! JSON into one `serde_json::Value` and read that value here, moving its strings and nested
-//! values into the event rather than copying them; that route decides every result and error.
-//! serde's derive would generate one copy of this code per deserializer and, for the internally
-//! tagged [`EventContent`], buffer every content object in serde's private tree before reading
-//! it; in the npm package's wasm module that generated code outweighed the logic it read for.
+//! hashed into a map) for the fields every writer writes. Anything else (a field this reader
+//! does not know, a repeated key, a content whose `type` is not its first key, any error) is
+//! read again through a `serde_json::Value` and the derive. A new envelope field therefore
+//! needs no change here: events that carry it take the derive's route.
 //!
-//! The rules are the derive's (the tests compare both on every single-field change): keys are
-//! read in order, the first one a type does not know refused by name (`unknown field …`), a
+//! [`EventContent`] is read by hand, from a `Value` or from the text: serde's derive of an
+//! internally tagged enum buffers every content object in serde's private tree before reading
+//! it, and in the npm package's wasm module that generated code outweighed the logic it read
+//! for. Its rules are the derive's (the tests compare both on every single-field change): keys
+//! are read in order, the first one a kind does not know refused by name (`unknown field …`), a
 //! wrong type refused in serde's words, the first missing required field reported after the
 //! rest were read; `null` is `None` for an optional field and an error for a defaulted one. A
 //! content object's `type` is read first wherever it stands. Attachments are read by their
@@ -27,21 +29,6 @@ use crate::json_read::{
     JsonReadError, boolean, into_object, into_string, missing_field, nullable, u64, unknown_field,
     unknown_variant,
 };
-
-/// The fields of a [`RuntimeEvent`], as its JSON names them.
-const EVENT_FIELDS: &[&str] = &[
-    "sessionId",
-    "runId",
-    "turnId",
-    "runtimeEventId",
-    "seq",
-    "createdAtMs",
-    "responseId",
-    "partial",
-    "pinned",
-    "content",
-    "metadata",
-];
 
 /// The fields of an event read so far.
 #[derive(Default)]
@@ -60,60 +47,53 @@ struct EventFields {
 }
 
 impl EventFields {
-    /// Reads field `key` (any but `content`) from its value; true if it was read before.
-    fn set(&mut self, key: &str, value: Value) -> Result<bool, JsonReadError> {
-        Ok(match key {
-            "sessionId" => self.session_id.replace(into_string(value)?).is_some(),
-            "runId" => self.run_id.replace(into_string(value)?).is_some(),
-            "turnId" => self.turn_id.replace(into_string(value)?).is_some(),
-            "runtimeEventId" => self.runtime_event_id.replace(into_string(value)?).is_some(),
-            "seq" => self.seq.replace(u64(&value)?).is_some(),
-            "createdAtMs" => self.created_at_ms.replace(nullable(value, |v| u64(&v))?).is_some(),
-            "responseId" => self.response_id.replace(nullable(value, into_string)?).is_some(),
-            "partial" => self.partial.replace(boolean(&value)?).is_some(),
-            "pinned" => self.pinned.replace(boolean(&value)?).is_some(),
+    /// Reads field `key` (any but `content`) from its value: whether it was read before, or
+    /// `None` for a key or value this reader leaves to the derive.
+    fn set(&mut self, key: &str, value: Value) -> Option<bool> {
+        Some(match key {
+            "sessionId" => self.session_id.replace(into_string(value).ok()?).is_some(),
+            "runId" => self.run_id.replace(into_string(value).ok()?).is_some(),
+            "turnId" => self.turn_id.replace(into_string(value).ok()?).is_some(),
+            "runtimeEventId" => self.runtime_event_id.replace(into_string(value).ok()?).is_some(),
+            "seq" => self.seq.replace(u64(&value).ok()?).is_some(),
+            "createdAtMs" => {
+                self.created_at_ms.replace(nullable(value, |v| u64(&v)).ok()?).is_some()
+            }
+            "responseId" => self.response_id.replace(nullable(value, into_string).ok()?).is_some(),
+            "partial" => self.partial.replace(boolean(&value).ok()?).is_some(),
+            "pinned" => self.pinned.replace(boolean(&value).ok()?).is_some(),
             "metadata" => {
-                let metadata = nullable(value, |v| into_object(v, "a map"))?;
+                let metadata = nullable(value, |v| into_object(v, "a map")).ok()?;
                 self.metadata.replace(metadata).is_some()
             }
-            _ => return Err(unknown_field(key, EVENT_FIELDS)),
+            _ => return None,
         })
     }
 
-    /// The event, or the first required field (in declaration order) it lacks.
-    fn finish(self) -> Result<RuntimeEvent, JsonReadError> {
-        Ok(RuntimeEvent {
-            session_id: self.session_id.ok_or_else(|| missing_field("sessionId"))?,
-            run_id: self.run_id.ok_or_else(|| missing_field("runId"))?,
-            turn_id: self.turn_id.ok_or_else(|| missing_field("turnId"))?,
-            runtime_event_id: self
-                .runtime_event_id
-                .ok_or_else(|| missing_field("runtimeEventId"))?,
-            seq: self.seq.ok_or_else(|| missing_field("seq"))?,
+    /// The event, if every required field was read; a field this reader does not know was
+    /// refused by [`Self::set`], so the event is built with [`RuntimeEvent::new`]'s defaults
+    /// for any field declared after it.
+    fn finish(self) -> Option<RuntimeEvent> {
+        let content = self.content?;
+        Some(RuntimeEvent {
             created_at_ms: self.created_at_ms.flatten(),
             response_id: self.response_id.flatten(),
             partial: self.partial.unwrap_or(false),
             pinned: self.pinned.unwrap_or(false),
-            content: self.content.ok_or_else(|| missing_field("content"))?,
             metadata: self.metadata.flatten(),
+            ..RuntimeEvent::new(
+                self.session_id?,
+                self.run_id?,
+                self.turn_id?,
+                self.runtime_event_id?,
+                self.seq?,
+                content,
+            )
         })
     }
 }
 
 impl RuntimeEvent {
-    /// Reads an event from an owned JSON value (see the module documentation).
-    pub(crate) fn read_json(value: Value) -> Result<Self, JsonReadError> {
-        let mut fields = EventFields::default();
-        for (key, value) in into_object(value, "struct RuntimeEvent")? {
-            if key == "content" {
-                fields.content = Some(EventContent::read_json(value)?);
-            } else {
-                fields.set(&key, value)?;
-            }
-        }
-        fields.finish()
-    }
-
     /// Reads the event object at `reader`'s position straight from the text, for the events
     /// every writer writes: `None` for anything else (a syntax or field error, a repeated key,
     /// a content whose `type` is not its first key), which the caller then reads through a
@@ -129,11 +109,11 @@ impl RuntimeEvent {
                 if fields.content.replace(content).is_some() {
                     return None;
                 }
-            } else if fields.set(&key, reader.value().ok()?).ok()? {
+            } else if fields.set(&key, reader.value().ok()?)? {
                 return None;
             }
         }
-        fields.finish().ok()
+        fields.finish()
     }
 
     /// Reads the array of events at `reader`'s position straight from the text, as
@@ -171,7 +151,6 @@ macro_rules! deserialize_via_value {
     };
 }
 
-deserialize_via_value!(RuntimeEvent);
 deserialize_via_value!(EventContent);
 
 /// The `type` of a content object.

@@ -61,17 +61,16 @@ pub(crate) fn demo_session() -> BenchSession {
     let mut event = |turn: usize, response: Option<String>, content: EventContent| {
         seq += 1;
         RuntimeEvent {
-            session_id: session_id.clone(),
-            run_id: format!("run-t{turn}"),
-            turn_id: format!("t{turn}"),
-            runtime_event_id: format!("e{seq}"),
-            seq,
             created_at_ms: Some(1_800_000_000_000 + seq * 1_000),
             response_id: response,
-            partial: false,
-            pinned: false,
-            content,
-            metadata: None,
+            ..RuntimeEvent::new(
+                session_id.clone(),
+                format!("run-t{turn}"),
+                format!("t{turn}"),
+                format!("e{seq}"),
+                seq,
+                content,
+            )
         }
     };
     let text = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_owned();

@@ -40,17 +40,15 @@ pub fn turn_events(turn: u64, output_bytes: usize) -> Vec<RuntimeEvent> {
         .map(|(index, content)| {
             let seq = 4 * turn + index as u64 + 1;
             RuntimeEvent {
-                session_id: SESSION.into(),
-                run_id: format!("r{turn}"),
-                turn_id: format!("t{turn}"),
-                runtime_event_id: format!("e{seq}"),
-                seq,
                 created_at_ms: Some(1_700_000_000_000 + seq),
-                response_id: None,
-                partial: false,
-                pinned: false,
-                content,
-                metadata: None,
+                ..RuntimeEvent::new(
+                    SESSION.into(),
+                    format!("r{turn}"),
+                    format!("t{turn}"),
+                    format!("e{seq}"),
+                    seq,
+                    content,
+                )
             }
         })
         .collect()

@@ -126,17 +126,16 @@ impl Player {
         let seq = self.next_seq;
         self.next_seq += 1;
         RuntimeEvent {
-            session_id: DEMO_SESSION.into(),
-            run_id: format!("run-t{turn}"),
-            turn_id: format!("t{turn}"),
-            runtime_event_id: format!("e{seq}"),
-            seq,
             created_at_ms: Some(1_800_000_000_000 + seq * 1_000),
             response_id: response,
-            partial: false,
-            pinned: false,
-            content,
-            metadata: None,
+            ..RuntimeEvent::new(
+                DEMO_SESSION.into(),
+                format!("run-t{turn}"),
+                format!("t{turn}"),
+                format!("e{seq}"),
+                seq,
+                content,
+            )
         }
     }
 

@@ -97,17 +97,15 @@ async fn append_note<S: Summarizer, N: NativeCompactor>(
     let (events, _) = runtime.load().await?;
     let seq = events.last().map_or(1, |e| e.seq + 1);
     let note = RuntimeEvent {
-        session_id: runtime.config.session_id.clone(),
-        run_id: run_id.to_owned(),
-        turn_id: run_id.replacen("run-", "turn-", 1),
-        runtime_event_id: format!("{run_id}-note"),
-        seq,
         created_at_ms: Some(runtime.now_ms()),
-        response_id: None,
-        partial: false,
-        pinned: false,
-        content,
-        metadata: None,
+        ..RuntimeEvent::new(
+            runtime.config.session_id.clone(),
+            run_id.to_owned(),
+            run_id.replacen("run-", "turn-", 1),
+            format!("{run_id}-note"),
+            seq,
+            content,
+        )
     };
     runtime.append(vec![note]).await
 }

@@ -112,17 +112,15 @@ impl ImportContext {
         response_id: Option<String>,
     ) -> RuntimeEvent {
         RuntimeEvent {
-            session_id: self.session_id.clone(),
-            run_id: format!("{}{turn}", self.run_id_prefix),
-            turn_id: format!("{}{turn}", self.turn_id_prefix),
-            runtime_event_id: format!("{}{seq}", self.event_id_prefix),
-            seq,
-            created_at_ms: None,
             response_id,
-            partial: false,
-            pinned: false,
-            content,
-            metadata: None,
+            ..RuntimeEvent::new(
+                self.session_id.clone(),
+                format!("{}{turn}", self.run_id_prefix),
+                format!("{}{turn}", self.turn_id_prefix),
+                format!("{}{seq}", self.event_id_prefix),
+                seq,
+                content,
+            )
         }
     }
 }
