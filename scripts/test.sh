@@ -36,20 +36,6 @@ guests=(-p contextfold-component -p contextfold-hostile-guest --target wasm32-un
 # phase NAME COMMAND...: runs one phase and prints its duration.
 phase() {
   local name=$1 phase_start=$SECONDS
-# Tests write real SQLite files and fsync every durable append; on a RAM filesystem those waits
-# vanish (the long-turn tests spent about a third of their time in them on the CI disk) while
-# every file stays a real SQLite database. Durability itself is proved by the power-loss and
-# crash suites (scripts/reliability.sh), which do not depend on the disk. CONTEXTFOLD_TEST_TMPDIR
-# overrides the choice.
-if [ -n "${CONTEXTFOLD_TEST_TMPDIR:-}" ]; then
-  export TMPDIR=$CONTEXTFOLD_TEST_TMPDIR
-elif [ -d /dev/shm ] && [ -w /dev/shm ]; then
-  ram=$(mktemp -d /dev/shm/contextfold-test.XXXXXX)
-  trap 'rm -rf "$ram"' EXIT
-  # Tools (npm, build scripts) may run programs from TMPDIR: only an executable mount will do.
-  printf '#!/bin/sh\n' >"$ram/probe" && chmod +x "$ram/probe"
-  if "$ram/probe" 2>/dev/null; then export TMPDIR=$ram; fi
-fi
   shift
   echo "== ${name}"
   "$@"
