@@ -18,6 +18,8 @@
 # (never into the repository).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A nightly build outside the workspace: not through scripts/test.sh's stable clippy wrapper.
+unset RUSTC_WORKSPACE_WRAPPER
 
 NIGHTLY=nightly-2026-05-20
 CARGO_FUZZ_VERSION=0.13.2

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 WASM_TOOLS_VERSION=1.263.0
 rustup target add wasm32-unknown-unknown
 if ! wasm-tools --version 2>/dev/null | grep -q "^wasm-tools ${WASM_TOOLS_VERSION}\b"; then
-  cargo install wasm-tools --version "${WASM_TOOLS_VERSION}" --locked \
+  env -u RUSTC_WORKSPACE_WRAPPER cargo install wasm-tools --version "${WASM_TOOLS_VERSION}" --locked \
     --no-default-features --features component,validate,print
 fi
 

@@ -14,7 +14,7 @@ WASM_BINDGEN_VERSION=0.2.130
 rustup target add wasm32-unknown-unknown
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }')" != "$WASM_BINDGEN_VERSION" ]; then
   # Without --locked: the CLI's lock file pins a crate missing from the registry mirror.
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  env -u RUSTC_WORKSPACE_WRAPPER cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 if ! command -v chromium >/dev/null; then
   apt-get update
@@ -50,8 +50,10 @@ echo "== native contextfold binary (debug), for the sqlite store's verify tests"
 CONTEXTFOLD_BIN="$(bash scripts/workspace-bin.sh contextfold)"
 export CONTEXTFOLD_BIN
 
+# Two test files at a time: the long ones (long turns, trajectories) are single-threaded wasm,
+# and Node's default on two cores is one file at a time.
 echo "== node --test (the built package, imported as a user would)"
-(cd pkg-tests && node --test test/)
+(cd pkg-tests && node --test --test-concurrency=2 test/)
 
 NODE24_BIN="$(bash scripts/node24.sh)"
 echo "== Node 24: the node:sqlite store (stores-sqlite.test.js skips itself on Node 20)"

@@ -28,10 +28,9 @@ elif [ -d /dev/shm ] && [ -w /dev/shm ]; then
   printf '#!/bin/sh\n' >"$ram/probe" && chmod +x "$ram/probe"
   if "$ram/probe" 2>/dev/null; then export TMPDIR=$ram; fi
 fi
-# The wasm guest crates are cdylibs for wasm32 only: they are linted for that target, and built
-# and tested by scripts/test-component.sh.
+# The wasm guest crates are cdylibs for wasm32 only: scripts/test-component.sh builds (and so
+# lints) and tests them.
 native=(--workspace --exclude contextfold-component --exclude contextfold-hostile-guest)
-guests=(-p contextfold-component -p contextfold-hostile-guest --target wasm32-unknown-unknown)
 
 # phase NAME COMMAND...: runs one phase and prints its duration.
 phase() {
@@ -43,11 +42,15 @@ phase() {
 }
 
 phase fmt cargo fmt --all -- --check
-# `--all-targets` leaves out the `test = false` suites scripts/reliability.sh runs: named here.
-phase clippy cargo clippy -q "${native[@]}" --all-targets --test reliability --test invariants \
-  -- -D warnings
-# The guests and the npm binding share one wasm32 check: their dependencies are checked once.
-phase clippy-wasm cargo clippy -q "${guests[@]}" -p contextfold-wasm -- -D warnings
+# Lints run inside the builds: clippy-driver is the workspace's compiler (scripts/clippy-rustc.sh,
+# warnings are errors) for this test build and for every later script, which inherit it and so
+# reuse these builds. The guests and the npm binding are linted where scripts/test-component.sh
+# and scripts/build-pkg.sh build them for wasm32. `--all-targets` leaves out the `test = false`
+# suites scripts/reliability.sh runs: named here.
+CLIPPY_DRIVER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+export CLIPPY_DRIVER RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc.sh"
+phase build-and-lint cargo test -q --no-run "${native[@]}" --all-targets \
+  --test reliability --test invariants
 phase rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc -q "${native[@]}" --no-deps
 phase cargo-test cargo test "${native[@]}"
 phase wasm-imports bash scripts/check-wasm-imports.sh
