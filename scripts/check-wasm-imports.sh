@@ -3,8 +3,9 @@
 # build imports nothing from its host (no clock, no randomness, no I/O).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q -p contextfold-core --target wasm32-wasip2
-cargo build -q -p contextfold-core --release --target wasm32-unknown-unknown --example wasm_probe
+# One command for both targets: Cargo spreads the two builds over the cores.
+cargo build -q -p contextfold-core --release --target wasm32-wasip2 \
+  --target wasm32-unknown-unknown --lib --example wasm_probe
 module="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/examples/wasm_probe.wasm"
 found=$(python3 scripts/wasm_imports.py "$module")
 if [ -n "$found" ]; then

@@ -6,7 +6,6 @@
 //! than the budget allows, and the durable state passes the independent verifier. The injected
 //! fault prints a `FAULT-INJECTED` line.
 
-use crate::providers;
 use crate::reliability_support;
 
 use std::time::Instant;
