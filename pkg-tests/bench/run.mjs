@@ -4,7 +4,7 @@
 //   node bench/run.mjs [--events 10000] [--native path/to/native_bench]
 //
 // Generates a seeded session (large unicode tool outputs), writes it as JSONL for the native
-// example (wasm/contextfold-wasm/examples/native_bench.rs), checks that all three agree on the
+// example (tests/examples/native_bench.rs), checks that all three agree on the
 // digest and the projection, and prints the ratios: from events held as JS objects — the same
 // array every call, an array growing by one turn before each call (an agent's loop), and
 // sessions never seen before (report: every event crosses into wasm, pkg/last-log.js) —
