@@ -207,12 +207,13 @@ pub(crate) fn write_value<S: CanonicalSink>(sink: &mut S, value: &Value) {
     }
 }
 
-/// The entries of `map` in JCS order (by UTF-16 code units), borrowed. Not generic: one
-/// instance of the sort for every sink (each is several KB of wasm).
+/// The entries of `map` in JCS order (by UTF-16 code units), borrowed. Not generic, and
+/// sorted by the crate's one instance of std's sort ([`crate::sort`]): each instance is
+/// several KB of wasm.
 fn sorted_entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
     let mut entries: Vec<(&str, &Value)> =
         map.iter().map(|(key, value)| (key.as_str(), value)).collect();
-    entries.sort_unstable_by(|a, b| compare_utf16(a.0, b.0));
+    crate::sort::sort_by(&mut entries, |a, b| compare_utf16(a.0, b.0));
     entries
 }
 
