@@ -164,9 +164,7 @@ pub fn json_text_to_js(text: String) -> JsValue {
     if text.len() < UTF16_RESULT_MIN_BYTES {
         return JsValue::from(text);
     }
-    let mut units = Vec::new();
-    contextfold_core::binding::extend_utf16(&mut units, &text);
-    js_sys::Uint16Array::from(units.as_slice()).into()
+    js_sys::Uint16Array::from(text.encode_utf16().collect::<Vec<_>>().as_slice()).into()
 }
 
 /// Builds the JS value of `json` with integers beyond 2^53 as `BigInt`s.

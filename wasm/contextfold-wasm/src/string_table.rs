@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use contextfold_core::binding::{PathStep, extend_utf16};
+use contextfold_core::binding::PathStep;
 
 /// One step of a path into a JSON value: an object key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -67,7 +67,7 @@ pub fn move_long_strings(value: &mut Value, table: &mut Vec<u16>) -> Vec<TableSt
         .into_iter()
         .map(|(at, text)| {
             let start = table.len();
-            extend_utf16(table, &text);
+            table.extend(text.encode_utf16());
             TableString { at, start, end: table.len() }
         })
         .collect()
@@ -126,7 +126,7 @@ impl OutputTable {
     /// Moves `text`, at `at` in the result, into the table (the writer leaves `null` there).
     pub fn push_string(&mut self, at: Vec<Step>, text: &str) -> TableString {
         let start = self.units.len();
-        extend_utf16(&mut self.units, text);
+        self.units.extend(text.encode_utf16());
         TableString { at, start, end: self.units.len() }
     }
 
@@ -135,7 +135,7 @@ impl OutputTable {
     /// module's `memory` until the next call that returns a table.
     pub fn to_js(mut self, json: &str) -> JsValue {
         let table_units = self.units.len();
-        extend_utf16(&mut self.units, json);
+        self.units.extend(json.encode_utf16());
         let address = self.units.as_ptr() as usize;
         let total_units = self.units.len();
         LAST_TABLE.with(|last| *last.borrow_mut() = self.units);
