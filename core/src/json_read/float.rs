@@ -46,6 +46,9 @@ fn read_exponent(text: &str) -> i64 {
     if negative { -value } else { value }
 }
 
+/// Significant digits read exactly; any further ones only as a sticky last digit.
+const MAX_DIGITS: usize = 800;
+
 /// Exactly representable powers of ten.
 const POWERS: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -70,6 +73,17 @@ fn unsigned(digits: &[u8], scale: i64) -> f64 {
         let power = POWERS[scale.unsigned_abs() as usize];
         return if scale >= 0 { mantissa * power } else { mantissa / power };
     }
+    // Beyond 800 digits only whether the rest is zero matters (767 digits decide any double's
+    // rounding): the rest, never zero as trailing zeros are gone, becomes one sticky digit.
+    // This also bounds the big integers whatever the text's length.
+    let sticky: Vec<u8>;
+    let (digits, scale) = if digits.len() > MAX_DIGITS {
+        sticky = [&digits[..MAX_DIGITS], &[1]].concat();
+        let dropped = i64::try_from(digits.len() - MAX_DIGITS).unwrap_or(i64::MAX);
+        (&sticky[..], scale.saturating_add(dropped).saturating_sub(1))
+    } else {
+        (digits, scale)
+    };
     // value = numerator / denominator, both integers.
     let mut numerator = Big::default();
     for &digit in digits {

@@ -60,6 +60,20 @@ fn edge_cases_agree_with_std() {
     }
 }
 
+#[test]
+fn long_mantissas_round_by_their_first_digits_and_a_sticky_rest() {
+    // The midpoint between 1 and the next double, then digits far beyond the 800th.
+    let half_ulp = "1.00000000000000011102230246251565404236316680908203125";
+    for tail in ["", "0", "1", "000001"] {
+        for zeros in [0, 700, 800, 5000] {
+            assert_agrees(&format!("{half_ulp}{}{tail}", "0".repeat(zeros)));
+        }
+    }
+    let digits = "7".repeat(200_000);
+    assert_agrees(&format!("0.{digits}e-300"));
+    assert_agrees(&format!("{digits}e-199990"));
+}
+
 proptest! {
     #[test]
     fn generated_decimals_agree_with_std(
