@@ -37,7 +37,7 @@ pub(crate) fn parse_number(token: &str) -> Result<Number, NumberError> {
 
 /// The float `token` spells; out of range when it is infinite.
 fn float(token: &str) -> Result<Number, NumberError> {
-    let value = super::float::parse_f64(token);
+    let value = super::float::parse_f64(token).ok_or(NumberError::Invalid)?;
     Number::from_f64(value).ok_or(NumberError::OutOfRange)
 }
 
