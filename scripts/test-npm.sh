@@ -25,6 +25,7 @@ fi
 if [ "${CONTEXTFOLD_WORKSPACE_TESTED:-0}" != 1 ]; then
   echo "== native: binding unit tests and the native compaction fixture"
   cargo test -p contextfold-wasm
+  cargo test -p contextfold-conformance --test native_compaction
 fi
 
 echo "== npm ci (pkg-tests)"

@@ -7,3 +7,4 @@ pub use crate::json_text::{JsonWriter, PathStep, StringHook, json_text, write_js
 pub use crate::prefix_match::match_checkpoint_prefix_with;
 pub use crate::projection::ai_sdk::{into_model_messages, write_model_messages};
 pub use crate::replay::evaluate_replay_with;
+pub use crate::utf16::utf16_length;

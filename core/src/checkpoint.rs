@@ -191,8 +191,8 @@ impl HistoryCompactCheckpoint {
 
     /// Parses the documented JSON text.
     pub fn from_json(json: &str) -> Result<Self, CheckpointParseError> {
-        let value: Value =
-            serde_json::from_str(json).map_err(|e| CheckpointParseError::Syntax(e.to_string()))?;
+        let value = crate::json_read::text::value_from_text(json)
+            .map_err(|e| CheckpointParseError::Syntax(e.to_string()))?;
         Self::from_value(value)
     }
 

@@ -387,7 +387,15 @@ impl RuntimeEvent {
     /// Parses a JSON Lines document (one event per non-empty line). The first bad line stops
     /// parsing; its 1-based line number is reported.
     pub fn parse_jsonl(text: &str) -> Result<Vec<Self>, EventLineError> {
-        let mut events = Vec::new();
+        Self::parse_jsonl_lines(text).map(|(events, _)| events)
+    }
+
+    /// [`Self::parse_jsonl`], with the 1-based line each event came from (`lines[i]` is the
+    /// line of `events[i]`), to locate a log rule an event breaks later. Lines split as
+    /// `str::lines` does (`\r\n` ends a line too); blank lines are skipped.
+    pub fn parse_jsonl_lines(text: &str) -> Result<(Vec<Self>, Vec<usize>), EventLineError> {
+        let mut events = Vec::with_capacity(text.len() / 512);
+        let mut lines = Vec::with_capacity(text.len() / 512);
         for (index, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -395,8 +403,9 @@ impl RuntimeEvent {
             let event = Self::from_json(line)
                 .map_err(|source| EventLineError { line: index + 1, source })?;
             events.push(event);
+            lines.push(index + 1);
         }
-        Ok(events)
+        Ok((events, lines))
     }
 }
 

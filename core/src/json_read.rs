@@ -3,6 +3,7 @@
 //! serde derive; events stay here because the npm package reads them by the thousand
 //! (docs/performance.md).
 
+mod float;
 mod number;
 pub(crate) mod text;
 

@@ -116,6 +116,7 @@ mod recovery;
 mod replay;
 mod safe_prefix;
 mod sort;
+mod utf16;
 mod verified_prefix;
 
 pub use budget::{CharEstimator, ContextBudget, ModelFacts, TokenEstimator};

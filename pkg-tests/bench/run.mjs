@@ -4,7 +4,7 @@
 //   node bench/run.mjs [--events 10000] [--native path/to/native_bench]
 //
 // Generates a seeded session (large unicode tool outputs), writes it as JSONL for the native
-// example (wasm/contextfold-wasm/examples/native_bench.rs), checks that all three agree on the
+// example (tests/examples/native_bench.rs), checks that all three agree on the
 // digest and the projection, and prints the ratios: from events held as JS objects — the same
 // array every call, an array growing by one turn before each call (an agent's loop), and
 // sessions never seen before (report: every event crosses into wasm, pkg/last-log.js) —
@@ -98,6 +98,8 @@ function summary([ours, baseline]) {
 }
 
 const count = Number(option('--events', '10000'));
+/** Issue 38: the stateless `project` and `digestPrefix` take at most this many times plain JS. */
+const STATELESS_GOAL = 1.5;
 /** Projections of the growing log (one turn appended before each), and unseen sessions. */
 const GROWING_CALLS = 20;
 const FRESH_SESSIONS = 5;
@@ -209,19 +211,19 @@ if (nativeBin) {
   console.log(`node/native digest ratio from jsonl: ${(jsonlDigestMs / n('parse_digest_ms')).toFixed(2)} (goal <= 2.5; both parse the same JSONL bytes)`);
   console.log(`node/native projection ratio from jsonl: ${(jsonlProjectMs / n('parse_project_ms')).toFixed(2)} (goal <= 2.5; both parse the same JSONL bytes)`);
 }
-console.log(`node vs plain-js digest: ${digestRow.ratio.toFixed(2)} (goal < 1.0)`);
-console.log(`node vs plain-js projection: ${projectRow.ratio.toFixed(2)} (goal < 1.0)`);
-console.log(`node vs plain-js projection growing: ${growingRow.ratio.toFixed(2)} (goal < 1.0; one turn appended before each projection)`);
-console.log(`node vs plain-js projection unseen: ${freshRow.ratio.toFixed(2)} (report; every long string crosses into wasm)`);
-console.log(`node vs plain-js digest from jsonl: ${jsonlDigestRow.ratio.toFixed(2)} (goal < 1.0)`);
-console.log(`node vs plain-js projection from jsonl: ${jsonlProjectRow.ratio.toFixed(2)} (goal < 1.0)`);
+console.log(`node vs plain-js digest: ${digestRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL})`);
+console.log(`node vs plain-js projection: ${projectRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL})`);
+console.log(`node vs plain-js projection growing: ${growingRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL}; one turn appended before each projection)`);
+console.log(`node vs plain-js projection unseen: ${freshRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL}; every long string crosses into wasm)`);
+console.log(`node vs plain-js digest from jsonl: ${jsonlDigestRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL})`);
+console.log(`node vs plain-js projection from jsonl: ${jsonlProjectRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL})`);
 console.log(`eventlog vs plain-js project: ${logRow.ratio.toFixed(2)} (goal < 1.0; events appended once, projected per request)`);
 console.log(`EventLog vs plain-js: digest() after append ${(logDigestMs / plainDigestMs).toFixed(4)} (kept incrementally)`);
 log.free();
 
 // What a browser or an edge runtime downloads: the module as built into the package, compressed
 // by the `gzip` program (`gzip -9`; Node's zlib at level 9 writes about 1% more) and by brotli.
-const GZIP_GOAL_KB = 250;
+const GZIP_GOAL_KB = 300;
 const packageDir = path.dirname(fileURLToPath(import.meta.resolve('contextfold/package.json')));
 for (const target of ['web', 'node']) {
   const file = path.join(packageDir, 'dist', target, 'contextfold_wasm_bg.wasm');

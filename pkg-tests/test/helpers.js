@@ -11,9 +11,9 @@ export function readRepoJson(relative) {
   return JSON.parse(readFileSync(path.join(repoRoot, relative), 'utf8'));
 }
 
-/** The native compaction fixture written by wasm/contextfold-wasm/tests/native_compaction.rs. */
+/** The native compaction fixture written by tests/tests/native_compaction.rs. */
 export function compactionFixture() {
-  return readRepoJson('wasm/contextfold-wasm/tests/fixtures/compaction.json');
+  return readRepoJson('tests/fixtures/compaction.json');
 }
 
 /** Checks AI SDK / provider-neutral pairing: every tool call answered by exactly one result

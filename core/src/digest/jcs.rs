@@ -207,13 +207,20 @@ pub(crate) fn write_value<S: CanonicalSink>(sink: &mut S, value: &Value) {
     }
 }
 
-/// Writes a JSON object in JCS form. Entries are borrowed and sorted; nothing is cloned.
-pub(crate) fn write_object<S: CanonicalSink>(sink: &mut S, map: &Map<String, Value>) {
+/// The entries of `map` in JCS order (by UTF-16 code units), borrowed. Not generic, and
+/// sorted by the crate's one instance of std's sort ([`crate::sort`]): each instance is
+/// several KB of wasm.
+fn sorted_entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
     let mut entries: Vec<(&str, &Value)> =
         map.iter().map(|(key, value)| (key.as_str(), value)).collect();
-    entries.sort_unstable_by(|a, b| compare_utf16(a.0, b.0));
+    crate::sort::sort_by(&mut entries, |a, b| compare_utf16(a.0, b.0));
+    entries
+}
+
+/// Writes a JSON object in JCS form. Entries are borrowed and sorted; nothing is cloned.
+pub(crate) fn write_object<S: CanonicalSink>(sink: &mut S, map: &Map<String, Value>) {
     sink.write_str("{");
-    for (index, (key, value)) in entries.into_iter().enumerate() {
+    for (index, (key, value)) in sorted_entries(map).into_iter().enumerate() {
         if index > 0 {
             sink.write_str(",");
         }

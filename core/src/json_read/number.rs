@@ -1,8 +1,9 @@
-//! JSON numbers to `serde_json::Number`, by the standard library's parsers.
+//! JSON numbers to `serde_json::Number`: integers by the standard library's parsers.
 //!
 //! serde_json's rules: an integer is a `u64` when non-negative, an `i64` when negative, and a
 //! float beyond those ranges (`-0` too, which is the float `-0.0`); a float is the decimal
-//! correctly rounded to the nearest `f64` (`str::parse`), refused when beyond `f64`'s range.
+//! correctly rounded to the nearest `f64` (as `str::parse` rounds it, by [`super::float`]),
+//! refused when beyond `f64`'s range.
 
 use serde_json::Number;
 
@@ -36,7 +37,7 @@ pub(crate) fn parse_number(token: &str) -> Result<Number, NumberError> {
 
 /// The float `token` spells; out of range when it is infinite.
 fn float(token: &str) -> Result<Number, NumberError> {
-    let value = token.parse::<f64>().map_err(|_| NumberError::Invalid)?;
+    let value = super::float::parse_f64(token).ok_or(NumberError::Invalid)?;
     Number::from_f64(value).ok_or(NumberError::OutOfRange)
 }
 

@@ -229,6 +229,7 @@ impl<'a> TextReader<'a> {
         let start = self.position;
         let mut end = start;
         loop {
+            end = plain_run_end(bytes, end);
             match bytes.get(end) {
                 None => {
                     self.position = end;
@@ -259,12 +260,7 @@ impl<'a> TextReader<'a> {
         let bytes = self.text.as_bytes();
         loop {
             let start = self.position;
-            while let Some(&byte) = bytes.get(self.position) {
-                if byte == b'"' || byte == b'\\' || byte < 0x20 {
-                    break;
-                }
-                self.position += 1;
-            }
+            self.position = plain_run_end(bytes, start);
             out.push_str(&self.text[start..self.position]);
             let Some(&byte) = bytes.get(self.position) else {
                 return Err(self.error("EOF while parsing a string"));
@@ -353,6 +349,35 @@ impl<'a> TextReader<'a> {
 }
 
 /// The end-of-input form of an `expected …` message.
+/// The index of the first byte at or after `from` that ends a run of plain string bytes (a
+/// quote, a backslash or a control character), or `bytes.len()`. Eight bytes at a time (the
+/// npm module is built at opt-level "z", which does not vectorize a byte loop): bit 7 of each
+/// byte of `flags` is set for a byte that ends the run; a flag can also be set wrongly, but
+/// only above a right one (a borrow), so the first word with any flag is read byte by byte.
+fn plain_run_end(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
+    let mut at = from;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let flags = zero_byte(w ^ (ONES * u64::from(b'"')))
+            | zero_byte(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if flags != 0 {
+            break;
+        }
+        at += 8;
+    }
+    while let Some(&byte) = bytes.get(at) {
+        if byte == b'"' || byte == b'\\' || byte < 0x20 {
+            return at;
+        }
+        at += 1;
+    }
+    at
+}
+
 fn eof_message(message: &'static str) -> &'static str {
     match message {
         "expected `:`" => "EOF while parsing an object",

@@ -178,3 +178,26 @@ proptest! {
         assert_agrees(&text);
     }
 }
+
+#[test]
+fn plain_runs_end_where_a_byte_loop_ends_them() {
+    let naive = |bytes: &[u8], from: usize| {
+        (from..bytes.len())
+            .find(|&i| matches!(bytes[i], b'"' | b'\\' | 0..0x20))
+            .unwrap_or(bytes.len())
+    };
+    let base = "abcdefgh é 测试 🚀 ~\u{7f}xyz 0123456789".repeat(3);
+    for special in ["\"", "\\", "\n", "\u{1f}", "\0"] {
+        for at in 0..base.len() {
+            if !base.is_char_boundary(at) {
+                continue;
+            }
+            let text = format!("{}{special}{}", &base[..at], &base[at..]);
+            for from in [0, 1, 7, 8, 9].into_iter().filter(|&f| f <= text.len()) {
+                let bytes = text.as_bytes();
+                assert_eq!(plain_run_end(bytes, from), naive(bytes, from), "{text:?} from {from}");
+            }
+        }
+    }
+    assert_eq!(plain_run_end(base.as_bytes(), 0), base.len());
+}

@@ -163,7 +163,7 @@ pub(crate) fn gate_summary(
 /// `lost` in class priority order, newest first within a class.
 pub(crate) fn by_priority(lost: &[Artifact]) -> Vec<&Artifact> {
     let mut ordered: Vec<&Artifact> = lost.iter().collect();
-    ordered.sort_by_key(|a| (a.class, std::cmp::Reverse(a.last_seen)));
+    crate::sort::sort_by_key(&mut ordered, |a| (a.class, std::cmp::Reverse(a.last_seen)));
     ordered
 }
 

@@ -98,7 +98,7 @@ fn collect(value: &Value, out: &mut String) {
             out.push('\n');
             let trimmed = text.trim_start();
             if (trimmed.starts_with('{') || trimmed.starts_with('['))
-                && let Ok(inner) = serde_json::from_str::<Value>(text)
+                && let Ok(inner) = crate::json_read::text::value_from_text(text)
             {
                 collect(&inner, out);
             }

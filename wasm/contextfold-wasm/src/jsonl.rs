@@ -2,11 +2,9 @@
 //! of the `contextfold` CLI), passed to any export that takes events as a `Uint8Array` (the
 //! wrapper encodes a JSONL string to one).
 //!
-//! The bytes are copied into wasm memory once, checked as UTF-8 here, and parsed with the core's
-//! [`RuntimeEvent::parse_jsonl`] semantics: lines split as `str::lines` does (so `\r\n` ends a
-//! line too), blank lines skipped, the first bad line reported with its 1-based number and the
-//! core's code ([`RuntimeEvent::from_json`], which reads a line straight into the typed event and
-//! takes the `serde_json::Value` route only when that fails).
+//! The bytes are copied into wasm memory once, checked as UTF-8 here, and parsed by the core's
+//! [`RuntimeEvent::parse_jsonl_lines`]: the first bad line is reported with its 1-based number
+//! and the core's code, and each event keeps its line to locate a log rule it breaks later.
 
 use contextfold_core::event::{LogError, RuntimeEvent};
 use wasm_bindgen::{JsCast, JsValue};
@@ -63,25 +61,10 @@ pub fn events_from_jsonl(bytes: &[u8]) -> Result<JsonlEvents, BindingError> {
             BindingError::InvalidUtf8 { line, offset }
         },
     )?;
-    parse_jsonl_text(text)
-}
-
-/// Parses a JSONL text into events with the core's `parse_jsonl` semantics (see the module docs).
-pub fn parse_jsonl_text(text: &str) -> Result<JsonlEvents, BindingError> {
-    let mut events = Vec::with_capacity(text.len() / 512);
-    let mut lines = Vec::with_capacity(text.len() / 512);
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let event = RuntimeEvent::from_json(line).map_err(|error| BindingError::EventLine {
-            line: index + 1,
-            code: error.code().to_owned(),
-            message: error.to_string(),
-        })?;
-        events.push(event);
-        lines.push(index + 1);
-    }
+    let (events, lines) = RuntimeEvent::parse_jsonl_lines(text).map_err(|error| {
+        let (code, message) = (error.source.code().to_owned(), error.source.to_string());
+        BindingError::EventLine { line: error.line, code, message }
+    })?;
     Ok(JsonlEvents { events, lines })
 }
 

@@ -135,7 +135,7 @@ impl Material {
             }
         }
         let mut artifacts = extract_artifacts(fold);
-        artifacts.sort_by_key(|a| a.last_seen);
+        crate::sort::sort_by_key(&mut artifacts, |a| a.last_seen);
         for artifact in artifacts {
             match artifact.class {
                 ArtifactClass::Plan => material.plan.push(artifact.text),

@@ -35,7 +35,7 @@ impl Chosen {
     /// The chosen indexes of one list, ascending.
     fn indexes(&self, pick: impl Fn(&Slot) -> Option<usize>) -> Vec<usize> {
         let mut indexes: Vec<usize> = self.slots.iter().filter_map(pick).collect();
-        indexes.sort_unstable();
+        crate::sort::sort(&mut indexes);
         indexes
     }
 }
@@ -116,7 +116,9 @@ pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
             .filter(|(c, _)| *c == class)
             .map(|(_, t)| t.as_str())
             .collect();
-        items.sort_by_key(|text| std::cmp::Reverse(order.iter().position(|t| t == text)));
+        crate::sort::sort_by_key(&mut items, |text| {
+            std::cmp::Reverse(order.iter().position(|t| t == text))
+        });
         critical.extend(items.into_iter().map(|text| format!("{}: {text}", class.name())));
     }
     let body = format!("{out}{}", critical.join("\n"));

@@ -1,10 +1,10 @@
 //! Native half of `pkg-tests/bench/run.mjs`: times the core on the same generated session the
 //! Node benchmark uses, and prints one `key=value` line per figure.
 //!
-//! `cargo run --release -p contextfold-wasm --example native_bench -- SESSION.jsonl CONTEXT_WINDOW`
+//! `cargo run --release -p contextfold-conformance --example native_bench -- SESSION.jsonl CONTEXT_WINDOW`
 //!
-//! Parsing is the package's JSONL reader (`contextfold_wasm::jsonl`: UTF-8 check, then the core's
-//! parser, line by line), so Node's `digestPrefix(bytes)` and this side run the same code.
+//! Parsing is a UTF-8 check, then the core's JSONL parser (`RuntimeEvent::parse_jsonl_lines`),
+//! line by line: the code Node's `digestPrefix(bytes)` runs after its own UTF-8 check.
 //!
 //! - `parse_digest_ms`: JSONL bytes → events → source digest (what `digestPrefix` does in Node);
 //! - `digest_ms`: the digest alone, over parsed events;
@@ -20,7 +20,6 @@ use contextfold_core::binding::into_model_messages;
 use contextfold_core::budget::{CharEstimator, ModelFacts};
 use contextfold_core::digest::digest_prefix;
 use contextfold_core::projection::{ProjectInput, project};
-use contextfold_wasm::jsonl::events_from_jsonl;
 
 /// Milliseconds per run of `f`, after one warm-up run, over at least `min` (and 3 runs).
 fn time_ms<T>(min: Duration, mut f: impl FnMut() -> T) -> f64 {
@@ -35,7 +34,8 @@ fn time_ms<T>(min: Duration, mut f: impl FnMut() -> T) -> f64 {
 }
 
 fn parse(bytes: &[u8]) -> Vec<RuntimeEvent> {
-    events_from_jsonl(bytes).expect("valid JSONL events").events
+    let text = std::str::from_utf8(bytes).expect("UTF-8 JSONL");
+    RuntimeEvent::parse_jsonl_lines(text).expect("valid JSONL events").0
 }
 
 /// The projection as AI SDK messages: their count and their JSON text.

@@ -3,7 +3,7 @@
 //! ledger. The npm package's tests replay the same inputs through `compact()` in Node and must
 //! produce equal outcomes.
 //!
-//! Regenerate with `CONTEXTFOLD_REGENERATE=1 cargo test -p contextfold-wasm --test native_compaction`.
+//! Regenerate with `CONTEXTFOLD_REGENERATE=1 cargo test -p contextfold-conformance --test native_compaction`.
 
 use std::path::PathBuf;
 
@@ -159,14 +159,14 @@ fn fixture() -> Value {
     let (mid, _) =
         case("mid_turn", Trigger::MidTurn, longer, None, Summarizer::Extractive, Some("t47"));
     json!({
-        "generator": "wasm/contextfold-wasm/tests/native_compaction.rs",
+        "generator": "tests/tests/native_compaction.rs",
         "cases": [initial, rolling, truncated, small, mid],
     })
 }
 
 #[test]
 fn fixture_matches_the_native_core() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compaction.json");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/compaction.json");
     let text = serde_json::to_string_pretty(&fixture()).expect("fixture serializes") + "\n";
     if std::env::var_os("CONTEXTFOLD_REGENERATE").is_some() {
         std::fs::write(&path, &text).expect("fixture written");
