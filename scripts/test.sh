@@ -34,11 +34,12 @@ native=(--workspace --exclude contextfold-component --exclude contextfold-hostil
 
 # phase NAME COMMAND...: runs one phase and prints its duration.
 phase() {
-  local name=$1 phase_start=$SECONDS
+  local name=$1 phase_start=$SECONDS status=0
   shift
   echo "== ${name}"
-  "$@"
+  "$@" || status=$?
   echo "== ${name}: $((SECONDS - phase_start)) s"
+  return "$status"
 }
 
 phase fmt cargo fmt --all -- --check
@@ -55,9 +56,24 @@ build_tests() {
   cargo test -q --no-run "${native[@]}" --test reliability --test invariants
 }
 phase build-and-lint build_tests
-phase rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc -q "${native[@]}" --no-deps
-phase cargo-test cargo test "${native[@]}"
-phase wasm-imports bash scripts/check-wasm-imports.sh
+# rustdoc and the core's wasm builds run beside the test binaries, whose run leaves a core idle
+# for long stretches (one long test at a time). They start a few seconds after `cargo test`, so
+# it holds Cargo's build-directory lock first, checks that its build is fresh and releases the
+# lock to run the binaries; the background's output is printed when both are done.
+beside_log=$(mktemp)
+(
+  sleep 5
+  phase rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc -q "${native[@]}" --no-deps
+  phase wasm-imports bash scripts/check-wasm-imports.sh
+) >"$beside_log" 2>&1 &
+beside=$!
+tests_status=0 beside_status=0
+phase cargo-test cargo test "${native[@]}" || tests_status=$?
+wait "$beside" || beside_status=$?
+cat "$beside_log"
+rm -f "$beside_log"
+if [ "$beside_status" != 0 ]; then echo "== rustdoc or wasm-imports failed (output above)"; fi
+if [ "$tests_status" != 0 ] || [ "$beside_status" != 0 ]; then exit 1; fi
 
 # host: demo, verify and --json shapes through the binary; component: the wasmtime component
 # and its ignored tests; npm: the package in Node and Chromium; conformance: the golden vectors
