@@ -348,7 +348,6 @@ impl<'a> TextReader<'a> {
     }
 }
 
-/// The end-of-input form of an `expected …` message.
 /// The index of the first byte at or after `from` that ends a run of plain string bytes (a
 /// quote, a backslash or a control character), or `bytes.len()`. Eight bytes at a time (the
 /// npm module is built at opt-level "z", which does not vectorize a byte loop): bit 7 of each
@@ -378,6 +377,7 @@ fn plain_run_end(bytes: &[u8], from: usize) -> usize {
     at
 }
 
+/// The end-of-input form of an `expected …` message.
 fn eof_message(message: &'static str) -> &'static str {
     match message {
         "expected `:`" => "EOF while parsing an object",
