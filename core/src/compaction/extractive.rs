@@ -28,7 +28,7 @@ use crate::quality::ArtifactClass;
 
 use material::{Material, cut};
 use previous::parse_previous;
-use render::{Chosen, Slot, render};
+use render::{Chosen, Slot, group_heading, render};
 
 /// `produced_by` value of checkpoints written from extractive summaries.
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
@@ -174,11 +174,21 @@ impl Picker {
         }
     }
 
-    /// Takes an artifact unless something already chosen quotes it exactly.
+    /// Takes an artifact unless something already chosen quotes it exactly; the first of its
+    /// class also pays for the class's group heading.
     fn artifact(&mut self, class: ArtifactClass, text: &str) {
-        if !self.chosen.quoted.contains(text) {
-            let item = format!("{}: {text}", class.name());
-            self.take(Slot::Critical(class, text.to_owned()), &item);
+        if self.chosen.quoted.contains(text) {
+            return;
+        }
+        let opens_group = !self.chosen.slots.iter().any(|s| matches!(s, Slot::Critical(c, _) if *c == class));
+        let heading = if opens_group { cost(&group_heading(class)) } else { 0 };
+        if heading < self.room {
+            self.room -= heading;
+            let before = self.chosen.slots.len();
+            self.take(Slot::Critical(class, text.to_owned()), text);
+            if self.chosen.slots.len() == before {
+                self.room += heading;
+            }
         }
     }
 }

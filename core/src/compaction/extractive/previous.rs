@@ -6,6 +6,7 @@
 
 use super::material::{Material, Task};
 use crate::quality::ArtifactClass;
+use crate::quality::gate::EXACT_ARTIFACTS_LINE;
 
 /// Where the lines being read go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,8 @@ pub(super) fn parse_previous(summary: &str) -> Material {
     let mut place = Place::Preamble;
     let mut quote = Quote::None;
     let mut quoted: Vec<&str> = Vec::new();
+    // The class of the Critical Context group being read (`#### <class>`), if any.
+    let mut group: Option<ArtifactClass> = None;
     for line in summary.lines() {
         if quote != Quote::None {
             if let Some(text) = line.strip_prefix("> ").or((line == ">").then_some("")) {
@@ -50,6 +53,11 @@ pub(super) fn parse_previous(summary: &str) -> Material {
                 "Critical Context" => Place::Critical,
                 _ => Place::Preamble,
             };
+            group = None;
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("#### ").filter(|_| place == Place::Critical) {
+            group = ArtifactClass::from_name(name.trim());
             continue;
         }
         let Some(item) = line.strip_prefix("- ") else { continue };
@@ -92,7 +100,11 @@ pub(super) fn parse_previous(summary: &str) -> Material {
                 }
             }
             Place::Critical => {
-                if let Some((class, text)) = critical_item(item) {
+                if line == EXACT_ARTIFACTS_LINE {
+                    group = None;
+                } else if let Some(class) = group {
+                    material.artifacts.push((class, item.to_owned()));
+                } else if let Some((class, text)) = critical_item(item) {
                     material.artifacts.push((class, text));
                 }
             }

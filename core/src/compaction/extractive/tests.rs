@@ -123,7 +123,7 @@ fn an_oversized_task_keeps_its_opening_and_every_rule() {
     let summary = extractive_summary(None, &events, 800);
     assert!(fits_target(&summary, 800));
     assert!(summary.contains("its opening; the whole text is that event in the log"));
-    assert!(summary.contains("constraint: You must keep the old API."), "{summary}");
+    assert!(summary.contains("#### constraint\n- You must keep the old API.\n"), "{summary}");
 }
 
 #[test]
