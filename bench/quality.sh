@@ -85,6 +85,25 @@ for scenario, title in (("compact", "compact-then-project (one manual compaction
             print(f"| {len(fs)} {grp} | {window} | {strategy} | {len(folded)} / {len(fs)} | " +
                   " | ".join(cells) + f" | {mean} | {largest} / {budget} | {over} | {per100} |")
 
+print("\n### Long trajectories (at least 50 steps), agent loop, contextfold\n")
+print("Compression: 1 - (checkpoint message tokens / tokens of the folded events it replaces), pooled over scored requests.\n")
+print("| window | runs | overall | compression | compactions per 100 steps |")
+print("| ---: | ---: | ---: | ---: | ---: |")
+for window in sorted({int(f["window"]) for f in lines}):
+    fs = [f for f in lines if f["scenario"] == "loop" and f["strategy"] == "contextfold"
+          and int(f["window"]) == window and group(f) == "real" and int(f["steps"]) >= 50]
+    folded = [f for f in fs if int(f["measured"]) > 0]
+    if not folded:
+        continue
+    k = sum(frac(f["overall"])[0] for f in folded)
+    n = sum(frac(f["overall"])[1] for f in folded)
+    ck = sum(int(f.get("checkpoint_tokens", 0)) for f in folded)
+    src = sum(int(f.get("folded_tokens", 0)) for f in folded)
+    comp = f"{100 * (1 - ck / src):.1f}%" if src else "-"
+    steps = sum(int(f["steps"]) for f in fs)
+    comps = sum(int(f["compactions"]) for f in fs)
+    print(f"| {window} | {len(folded)} | {pct(k, n)} | {comp} | {100 * comps / steps:.1f} |")
+
 print("\n### Artifacts per agent (whole logs)\n")
 print("| agent | logs | events | " + " | ".join(CLASSES) + " |")
 print("| --- | ---: | ---: | " + " | ".join("---:" for _ in CLASSES) + " |")

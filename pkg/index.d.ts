@@ -138,7 +138,7 @@ export interface ModelFacts {
   fixedOverheadTokens?: number;
   /** Share of the budget (0-90%) an automatic compaction keeps raw; default 25. */
   rawTailSharePercent?: number;
-  /** Share of the budget (0-90%) the request right after a compaction may fill; default 50. */
+  /** Share of the budget (0-90%) the request right after a compaction may fill; default 75. */
   afterCompactionSharePercent?: number;
   [key: string]: unknown;
 }

@@ -362,12 +362,12 @@ mod tests {
     #[test]
     fn shares_are_read_written_and_bounded() {
         let json = serde_json::json!({"contextWindow": 8_000, "rawTailSharePercent": 10,
-            "afterCompactionSharePercent": 70});
+            "afterCompactionSharePercent": 40});
         let facts: ModelFacts = serde_json::from_value(json.clone()).expect("valid shares");
-        assert_eq!((facts.raw_tail_share(), facts.after_compaction_share()), (10, 70));
+        assert_eq!((facts.raw_tail_share(), facts.after_compaction_share()), (10, 40));
         assert_eq!(serde_json::to_value(&facts).expect("json"), json);
         let defaults = ModelFacts::default();
-        assert_eq!((defaults.raw_tail_share(), defaults.after_compaction_share()), (25, 50));
+        assert_eq!((defaults.raw_tail_share(), defaults.after_compaction_share()), (25, 75));
         for key in ["rawTailSharePercent", "afterCompactionSharePercent"] {
             let error = serde_json::from_value::<ModelFacts>(serde_json::json!({ key: 95 }))
                 .expect_err("95%");

@@ -212,13 +212,16 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             &self.estimator,
         );
         let room = budget.saturating_sub(rest).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
-        let share = (budget * self.input.model.after_compaction_share() / 100)
+        let share_percent = self.input.model.after_compaction_share();
+        let share = (budget * share_percent / 100)
             .saturating_sub(rest)
             .saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
+        // However large the rest of the request, the summary may take half the share.
+        let floor = budget * share_percent / 200;
         // A summary must also be smaller than what it replaces, or the write gate refuses it.
         let smaller = self.replaced_tokens(self.end).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
         share
-            .max(budget / 4)
+            .max(floor)
             .min(MAX_SUMMARY_TARGET_TOKENS)
             .min(room)
             .max(MIN_SUMMARY_TARGET_TOKENS)

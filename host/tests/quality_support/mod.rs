@@ -29,6 +29,10 @@ pub struct Tally {
     /// Measured requests over their budget (a baseline whose system notes and task alone are
     /// over it; contextfold's typed `minimum_context_exceeds_budget`).
     pub over_budget: usize,
+    /// Estimated tokens of the checkpoint message, summed over measured requests (contextfold).
+    pub checkpoint_tokens: u64,
+    /// Estimated tokens of the folded source events the checkpoint stands for, summed alike.
+    pub folded_tokens: u64,
 }
 
 impl Tally {
@@ -47,6 +51,12 @@ impl Tally {
     /// Records a request size without scoring it (a step without a checkpoint).
     pub fn size(&mut self, request_tokens: u64) {
         self.max_request = self.max_request.max(request_tokens);
+    }
+
+    /// Records what one replayed checkpoint costs against the source it replaces.
+    pub fn compression(&mut self, checkpoint_tokens: u64, folded_tokens: u64) {
+        self.checkpoint_tokens += checkpoint_tokens;
+        self.folded_tokens += folded_tokens;
     }
 
     /// All classes pooled.
@@ -118,7 +128,7 @@ pub fn quality_line(
     }
     let overall = tally.overall();
     line.push_str(&format!(
-        " overall={}/{} request_tokens={} budget={} steps={} compactions={} folded={} measured={} over_budget={} mean={:.4}",
+        " overall={}/{} request_tokens={} budget={} steps={} compactions={} folded={} measured={} over_budget={} mean={:.4} checkpoint_tokens={} folded_tokens={}",
         overall.kept,
         overall.total,
         tally.max_request,
@@ -128,7 +138,9 @@ pub fn quality_line(
         run.folded,
         tally.measured,
         tally.over_budget,
-        tally.mean_share()
+        tally.mean_share(),
+        tally.checkpoint_tokens,
+        tally.folded_tokens
     ));
     line
 }

@@ -9,11 +9,11 @@
 //! The folded events are the prefix the replayed checkpoint covers; their artifacts are looked
 //! for in contextfold's request and in each baseline's request built from the same log.
 
-use contextfold_core::budget::TokenEstimator;
+use contextfold_core::budget::{TokenEstimator, source_tokens};
 use contextfold_core::compaction::{
     Artifact, Compactor, Retention, extract_artifacts, visible_text,
 };
-use contextfold_core::projection::{Message, Projection};
+use contextfold_core::projection::{Message, Projection, estimate_messages};
 use contextfold_core::{ModelFacts, RuntimeEvent};
 use contextfold_host::runtime::{
     ExtractiveSummarizer, NoNativeCompactor, SessionConfig, SessionRuntime, StopSignal,
@@ -75,6 +75,17 @@ impl Scorer {
         let Some((_, artifacts)) = &self.artifacts else { unreachable!() };
         let contextfold = Retention::measure(artifacts, &text_of(&projection.messages));
         self.tallies[0].add(&contextfold, projection.estimated_tokens, projection.history_budget);
+        // The checkpoint's message against the folded prefix it replaces.
+        let folded = &log[..usize::try_from(covered).expect("an index").min(log.len())];
+        let checkpoint = projection
+            .messages
+            .iter()
+            .position(|m| text_of(std::slice::from_ref(m)).contains("<contextfold_checkpoint"))
+            .expect("a replayed checkpoint has its message");
+        self.tallies[0].compression(
+            estimate_messages(estimator, &projection.messages[checkpoint..=checkpoint]),
+            source_tokens(estimator, folded),
+        );
         let budgets = [projection.history_budget, projection.estimated_tokens];
         let kinds = [Baseline::Truncation, Baseline::Masking];
         for (slot, (budget, kind)) in
