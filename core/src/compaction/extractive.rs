@@ -180,7 +180,8 @@ impl Picker {
         if self.chosen.quoted.contains(text) {
             return;
         }
-        let opens_group = !self.chosen.slots.iter().any(|s| matches!(s, Slot::Critical(c, _) if *c == class));
+        let opens_group =
+            !self.chosen.slots.iter().any(|s| matches!(s, Slot::Critical(c, _) if *c == class));
         let heading = if opens_group { cost(&group_heading(class)) } else { 0 };
         if heading < self.room {
             self.room -= heading;
