@@ -113,10 +113,11 @@ test('the replay gate on session s1: accepted, over budget, tampered', () => {
   const input = byName('s1_replay_same_log');
   const { plan } = cases.find((c) => c.name === 's1_replay_same_log').expected;
   const accepted = evaluateReplay(input);
-  // The native core's figures, from the vector; the checkpoint is much smaller than its source.
+  // The native core's figures, from the vector; the checkpoint is much smaller than its source
+  // (3.6x since the summary may fill 75% of the budget after compaction; 6x at 50%).
   assert.deepEqual(accepted, { decision: 'accepted', code: null, plan, diagnostic: null });
   assert.equal(plan.covered, 54);
-  assert.ok(plan.checkpointTokens * 4 < plan.sourceTokens, JSON.stringify(plan));
+  assert.ok(plan.checkpointTokens * 3 < plan.sourceTokens, JSON.stringify(plan));
   const small = evaluateReplay({ ...input, model: { contextWindow: 400 } });
   assert.equal(small.code, 'checkpoint_over_budget');
   assert.deepEqual(small.plan, accepted.plan);
