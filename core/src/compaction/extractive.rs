@@ -165,7 +165,12 @@ struct Picker {
 impl Picker {
     /// Takes `slot` (rendered as about `text`) when it fits the room left.
     fn take(&mut self, slot: Slot, text: &str) {
-        let cost = cost(&format!("- {text}\n"));
+        self.take_with(slot, text, 0);
+    }
+
+    /// Takes `slot` when it and `extra` tokens of framing fit the room left.
+    fn take_with(&mut self, slot: Slot, text: &str, extra: u64) {
+        let cost = cost(&format!("- {text}\n")) + extra;
         if cost <= self.room {
             self.room -= cost;
             self.chosen.quoted.push_str(text);
@@ -183,13 +188,6 @@ impl Picker {
         let opens_group =
             !self.chosen.slots.iter().any(|s| matches!(s, Slot::Critical(c, _) if *c == class));
         let heading = if opens_group { cost(&group_heading(class)) } else { 0 };
-        if heading < self.room {
-            self.room -= heading;
-            let before = self.chosen.slots.len();
-            self.take(Slot::Critical(class, text.to_owned()), text);
-            if self.chosen.slots.len() == before {
-                self.room += heading;
-            }
-        }
+        self.take_with(Slot::Critical(class, text.to_owned()), text, heading);
     }
 }
