@@ -26,7 +26,9 @@ mod epochs;
 mod request;
 mod stale;
 
-pub use active::{ActivePrune, archive_read_input_schema, archive_tool_result, placeholder_for};
+pub use active::{
+    ActivePrune, archive_read_input_schema, archive_tool_result, placeholder_for, result_body,
+};
 pub use address::{ArchiveAddress, ArchiveError, MAX_ARCHIVE_BYTES};
 pub use archive_read::{
     ArchiveMatch, ArchiveReadMode, ArchiveReadRequest, ArchiveSlice, MAX_INSPECT_BYTES,

@@ -164,7 +164,9 @@ function pruneStale(events, diagnostics) {
     if (tokens <= STALE_RESULT_MIN_TOKENS) return event;
     pruned.push({ id: event.runtimeEventId, tokens });
     const q = JSON.stringify;
-    const output = `[stale tool result omitted from this request: tool ${q(content.toolName)} call ${q(content.callId)}, about ${tokens} estimated tokens. The full result remains in the event log as runtime event ${q(event.runtimeEventId)}.]`;
+    const body = Buffer.from(typeof content.output === 'string' ? content.output : JSON.stringify(content.output));
+    const address = `contextfold://archive/${event.sessionId}/${createHash('sha256').update(body).digest('hex')}/${body.length}`;
+    const output = `[stale tool result omitted from this request: tool ${q(content.toolName)} call ${q(content.callId)}. The full result remains in the event log as runtime event ${q(event.runtimeEventId)}, archived at ${address}.]`;
     return { ...event, content: { ...content, output } };
   });
   if (pruned.length > 0) {

@@ -44,5 +44,5 @@ pub use crate::prune::{
     PRUNE_EPOCH_MIN_FREED_TOKENS, PrunedAttachment, PrunedResult, RequestPrune,
     STALE_RESULT_MIN_TOKENS, archive_read_input_schema, archive_tool_result, close_epochs,
     close_epochs_at, epoch_minimum, placeholder_for, prune_request, prune_request_within,
-    read_archive_slice, stale_result_placeholder,
+    read_archive_slice, result_body, stale_result_placeholder,
 };

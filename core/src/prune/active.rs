@@ -44,6 +44,16 @@ pub fn placeholder_for(
     )
 }
 
+/// The bytes a tool result's output is archived as: a string's UTF-8 bytes, anything else as
+/// compact JSON text. Active pruning stores these, and the addresses in masked and stale
+/// placeholders hash them, so a host can find the body in the log by its address.
+pub fn result_body(output: &Value) -> Vec<u8> {
+    match output {
+        Value::String(text) => text.as_bytes().to_vec(),
+        other => json_text(other).into_bytes(),
+    }
+}
+
 /// The JSON Schema of the `archive_read` tool's input, for hosts that expose it to a model.
 pub fn archive_read_input_schema() -> Value {
     json!({
@@ -87,10 +97,7 @@ pub fn archive_tool_result(
     else {
         return Ok(None);
     };
-    let archive_bytes = match output {
-        Value::String(text) => text.as_bytes().to_vec(),
-        other => json_text(other).into_bytes(),
-    };
+    let archive_bytes = result_body(output);
     let address = ArchiveAddress::for_content(&event.session_id, &archive_bytes)?;
     let original_tokens = estimate_value(estimator, output);
     let placeholder = Value::String(placeholder_for(&address, tool_name, call_id, original_tokens));

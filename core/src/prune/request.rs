@@ -27,8 +27,8 @@ use super::attachments::{PrunedAttachment, attachment_candidates, attachment_dia
 use super::candidate::CandidateKind;
 use super::epochs::{EpochCut, close_epochs_at, epoch_minimum};
 use super::stale::{
-    MASKED_RESULT_MIN_TOKENS, PrunedResult, masked_candidates, prune_output, stale_candidates,
-    stale_diagnostic,
+    Address, MASKED_RESULT_MIN_TOKENS, PrunedResult, masked_candidates, prune_output,
+    stale_candidates, stale_diagnostic,
 };
 use crate::budget::TokenEstimator;
 use crate::diagnostics::Diagnostic;
@@ -121,7 +121,7 @@ pub fn prune_request_within<'a>(
             CandidateKind::Output => {
                 // A candidate is larger than the smaller of the two thresholds.
                 if let Some((content, record, _)) =
-                    prune_output(slot, MASKED_RESULT_MIN_TOKENS, estimator)
+                    prune_output(slot, MASKED_RESULT_MIN_TOKENS, estimator, Address::Exact)
                 {
                     results.push(record);
                     *slot = Cow::Owned(slot.with_content(content));

@@ -25,8 +25,10 @@
 //! Pinned and partial events are never candidates. A candidate is only a candidate: it is pruned
 //! when its epoch closes ([`super::epochs`]). A pruned result keeps its call id, tool name and
 //! error flag (so every call/result pair stays intact); only its output becomes
-//! [`stale_result_placeholder`], whose bytes depend on the event alone (it names the event id,
-//! where the full output remains; no archive address, since request pruning archives nothing).
+//! [`stale_result_placeholder`], whose bytes depend on the event alone: it names the event id
+//! and the content address of the output (`contextfold://archive/<session>/<sha256>/<bytes>`).
+//! Request pruning writes nothing: a host answers `archive_read` for such an address from its
+//! log (the native store looks the body up among the session's results).
 
 use crate::json_text::json_text;
 use std::ops::Range;
@@ -34,6 +36,8 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::active::result_body;
+use super::address::ArchiveAddress;
 use super::candidate::{Candidate, CandidateKind, next_other_turn};
 use crate::budget::{TokenEstimator, estimate_value};
 use crate::diagnostics::{Diagnostic, ReasonCode};
@@ -97,13 +101,21 @@ pub(crate) fn stale_diagnostic(pruned: &[PrunedResult]) -> Option<Diagnostic> {
     ))
 }
 
-/// The text that replaces a stale result's output: tool name, call id and event id, all read
-/// from the event's envelope, so the same event always gets the same bytes (whatever estimator
-/// or string representation a runtime measures the output with).
-pub fn stale_result_placeholder(tool_name: &str, call_id: &str, runtime_event_id: &str) -> String {
+/// The text that replaces a stale or masked result's output: tool name, call id and event id,
+/// all read from the event's envelope, and the archive address of the output's bytes (see
+/// [`super::active::result_body`]; `None` when the session id cannot be an address), so the
+/// same event always gets the same bytes (whatever estimator or string representation a runtime
+/// measures the output with), and a host can serve the body back from its log.
+pub fn stale_result_placeholder(
+    tool_name: &str,
+    call_id: &str,
+    runtime_event_id: &str,
+    address: Option<&ArchiveAddress>,
+) -> String {
+    let archived = address.map_or_else(String::new, |a| format!(", archived at {}", a.to_uri()));
     format!(
         "[stale tool result omitted from this request: tool {} call {}. The full result remains \
-         in the event log as runtime event {}.]",
+         in the event log as runtime event {}{archived}.]",
         quote(tool_name),
         quote(call_id),
         quote(runtime_event_id)
@@ -135,7 +147,8 @@ pub(super) fn stale_candidates(
         if let Some(trigger) = trigger
             && !event.pinned
             && !event.partial
-            && let Some((_, _, freed)) = prune_output(event, STALE_RESULT_MIN_TOKENS, estimator)
+            && let Some((_, _, freed)) =
+                prune_output(event, STALE_RESULT_MIN_TOKENS, estimator, Address::StandIn)
         {
             let key = if has_current {
                 next_other_turn(request, trigger).unwrap_or(tail.end)
@@ -192,7 +205,7 @@ pub(super) fn masked_candidates(
             && tokens > MASKED_RESULT_MIN_TOKENS
             && !request[index].pinned
             && let Some((_, _, freed)) =
-                prune_output(request[index], MASKED_RESULT_MIN_TOKENS, estimator)
+                prune_output(request[index], MASKED_RESULT_MIN_TOKENS, estimator, Address::StandIn)
         {
             let key = by_count.max(by_share);
             candidates.push(Candidate { key, index, kind: CandidateKind::Output, freed });
@@ -204,6 +217,16 @@ pub(super) fn masked_candidates(
     candidates
 }
 
+/// How a placeholder's archive address is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Address {
+    /// Hashed from the output: the placeholder that is sent.
+    Exact,
+    /// A stand-in of the same length (a zero hash): the placeholder a candidate's freed tokens
+    /// are estimated with, so only results that are pruned are hashed.
+    StandIn,
+}
+
 /// `event`'s content with the output of a result larger than `min_tokens` replaced by the
 /// placeholder, the record of it and the tokens that frees; `None` when it is not a result or
 /// not larger.
@@ -211,6 +234,7 @@ pub(super) fn prune_output(
     event: &RuntimeEvent,
     min_tokens: u64,
     estimator: &dyn TokenEstimator,
+    address: Address,
 ) -> Option<(EventContent, PrunedResult, u64)> {
     let (EventContent::ToolResult { call_id, tool_name, output, .. }
     | EventContent::HostedToolResult { call_id, tool_name, output, .. }) = &event.content
@@ -221,8 +245,19 @@ pub(super) fn prune_output(
     if original_tokens <= min_tokens {
         return None;
     }
-    let placeholder =
-        Value::String(stale_result_placeholder(tool_name, call_id, &event.runtime_event_id));
+    let body = result_body(output);
+    let address = match address {
+        Address::Exact => ArchiveAddress::for_content(&event.session_id, &body),
+        Address::StandIn => {
+            ArchiveAddress::new(&event.session_id, &"0".repeat(64), body.len() as u64)
+        }
+    };
+    let placeholder = Value::String(stale_result_placeholder(
+        tool_name,
+        call_id,
+        &event.runtime_event_id,
+        address.ok().as_ref(),
+    ));
     let freed = original_tokens.saturating_sub(estimate_value(estimator, &placeholder));
     let record = PrunedResult {
         runtime_event_id: event.runtime_event_id.clone(),

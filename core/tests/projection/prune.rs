@@ -145,9 +145,12 @@ fn pinned_partial_hosted_json_and_error_results_follow_the_rules() {
 
 #[test]
 fn placeholder_quotes_names_so_they_cannot_break_the_text() {
-    let text = stale_result_placeholder("to\"ol\n]", "c1", "e1");
+    let text = stale_result_placeholder("to\"ol\n]", "c1", "e1", None);
     assert!(text.contains(r#""to\"ol\n]""#));
     assert!(!text.contains('\n'));
+    let address = ArchiveAddress::for_content("s", b"body").expect("address");
+    let text = stale_result_placeholder("t", "c1", "e1", Some(&address));
+    assert!(text.ends_with(&format!(", archived at {}.]", address.to_uri())), "{text}");
 }
 
 // ---------------------------------------------------------------- archive addresses
@@ -521,7 +524,8 @@ mod properties {
                 } else {
                     if eligible && let (Some(text), Some(call)) = (output(before).and_then(Value::as_str), before.content.result_call_id()) {
                         let tool = if matches!(before.content, EventContent::HostedToolResult { .. }) { "search" } else { "shell" };
-                        let placeholder = stale_result_placeholder(tool, call, &before.runtime_event_id);
+                        let address = ArchiveAddress::for_content(&before.session_id, text.as_bytes()).ok();
+                        let placeholder = stale_result_placeholder(tool, call, &before.runtime_event_id, address.as_ref());
                         backlog += estimate_value(&CharEstimator, &json!(text)) - estimate_value(&CharEstimator, &json!(placeholder));
                     }
                     prop_assert_eq!(serde_json::to_vec(before).ok(), serde_json::to_vec(after).ok());

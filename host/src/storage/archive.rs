@@ -1,11 +1,13 @@
 //! The tool-result archive for active pruning: raw results stored content-addressed per
-//! session before a placeholder replaces them in a request, and the `archive_read` handler.
+//! session before a placeholder replaces them in a request, and the `archive_read` handler,
+//! which also serves the addresses of stale and masked placeholders from the session's log.
 
-use contextfold_core::RuntimeEvent;
 use contextfold_core::budget::CharEstimator;
 use contextfold_core::projection::{
     ArchiveAddress, ArchiveReadRequest, ArchiveSlice, archive_tool_result, read_archive_slice,
+    result_body,
 };
+use contextfold_core::{EventContent, RuntimeEvent};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
@@ -74,8 +76,34 @@ impl Store {
             )
             .optional()
             .map_err(StoreError::sqlite("reading an archived body"))?;
-        let body =
-            body.ok_or_else(|| ArchiveReadError::NotArchived { address: request.address.clone() })?;
+        let body = match body {
+            Some(body) => body,
+            None => self.body_from_log(&address)?.ok_or_else(|| ArchiveReadError::NotArchived {
+                address: request.address.clone(),
+            })?,
+        };
         Ok(read_archive_slice(&request, session_id, &body)?)
+    }
+
+    /// The body a stale or masked placeholder's address names, found among the session's tool
+    /// results in the log (request pruning archives nothing; the log holds every output). Only
+    /// outputs of the address's byte size are hashed.
+    fn body_from_log(&self, address: &ArchiveAddress) -> Result<Option<Vec<u8>>, StoreError> {
+        let events = self.load_events(address.session_id())?;
+        let size = usize::try_from(address.byte_size()).unwrap_or(usize::MAX);
+        Ok(events.iter().find_map(|event| {
+            let (EventContent::ToolResult { output, .. }
+            | EventContent::HostedToolResult { output, .. }) = &event.content
+            else {
+                return None;
+            };
+            if output.as_str().is_some_and(|text| text.len() != size) {
+                return None;
+            }
+            let body = result_body(output);
+            let found = body.len() == size
+                && ArchiveAddress::for_content(address.session_id(), &body).as_ref() == Ok(address);
+            found.then_some(body)
+        }))
     }
 }

@@ -278,6 +278,47 @@ fn active_pruning_archives_the_result_before_the_placeholder_is_used() {
 }
 
 #[test]
+fn a_stale_placeholder_address_is_served_from_the_log() {
+    let (_dir, _path, store) = store();
+    let mut builder = LogBuilder::new("s");
+    for turn in ["t1", "t2", "t3", "t4"] {
+        builder.turn(turn).user("go").tool_call(turn, "cat", json!({}));
+        let output = format!("{turn} begins\n{}\nerror: {turn} ends", "x".repeat(40_000));
+        builder.tool_result(turn, "cat", json!(output));
+    }
+    let events = builder.build();
+    store.append_events("s", &events).expect("append");
+    // t4 is current: t1's 40 KB result is stale and replaced for this request only.
+    let request: Vec<&RuntimeEvent> = events.iter().collect();
+    let pruned = contextfold_core::projection::prune_request(
+        &request,
+        0..9,
+        &contextfold_core::CharEstimator,
+    );
+    assert_eq!(pruned.results.len(), 1);
+    let contextfold_core::EventContent::ToolResult { output, .. } = &pruned.events[2].content
+    else {
+        panic!("{:?}", pruned.events[2]);
+    };
+    let placeholder = output.as_str().expect("placeholder text");
+    let uri = placeholder
+        .split_whitespace()
+        .find(|word| word.starts_with("contextfold://archive/"))
+        .map(|word| word.trim_end_matches(['.', ']']))
+        .expect("address in the placeholder");
+    // Nothing was archived: the store finds the body among the session's results.
+    let query = json!({"address": uri, "mode": "query", "pattern": "error: t1 ends"});
+    let slice = store.archive_read("s", &query).expect("served from the log");
+    let value = serde_json::to_value(&slice).expect("json");
+    assert_eq!(value["matches"][0]["text"], json!("error: t1 ends"), "{value}");
+    let inspect =
+        store.archive_read("s", &json!({"address": uri, "mode": "inspect"})).expect("inspect");
+    let text = serde_json::to_value(&inspect).expect("json")["text"].as_str().map(str::to_owned);
+    assert!(text.is_some_and(|t| t.starts_with("t1 begins\n")));
+    assert_eq!(store.load_events("s").expect("load"), events, "canonical events unchanged");
+}
+
+#[test]
 fn copying_a_session_copies_raw_events_without_provider_state() {
     let (_dir, _path, store) = store();
     let mut builder = LogBuilder::new("s");
