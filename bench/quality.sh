@@ -4,7 +4,8 @@
 # after compaction, for contextfold and two baselines (truncation, observation masking), each
 # also at contextfold's own request size. Runs host/tests/quality/continuation_quality.rs in release
 # (every real trajectory and two seeded long turns at 4k-128k, compact-then-project and the agent
-# loop, plus the real binary at 8k), then prints markdown tables from its QUALITY lines.
+# loop, plus the real binary at 8k; then the npm AI SDK adapter's agent loop over the real
+# trajectories, pkg-tests/bench/quality.mjs), then prints markdown tables from its QUALITY lines.
 # Method and a recorded run: docs/performance.md, "Continuation quality".
 #
 #   bash bench/quality.sh                         # everything
@@ -17,13 +18,29 @@ trap 'rm -f "$log"' EXIT
 echo "== continuation_quality (release; native runtime on SQLite, extractive summarizer)"
 start=$(date +%s)
 cargo test -q --release -p contextfold-host --test quality -- \
-  --include-ignored continuation_quality:: --skip continuation_quality_floor --nocapture --test-threads 1 > "$log" 2>&1 || { cat "$log"; exit 1; }
+  --include-ignored continuation_quality:: --skip continuation_quality_floor --skip continuation_quality_of_the_npm_adapter \
+  --nocapture --test-threads 1 > "$log" 2>&1 || { cat "$log"; exit 1; }
 echo "ran in $(( $(date +%s) - start )) s (build included), commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)"
+
+# The npm AI SDK adapter over the same real trajectories (the agent loop through prepareStep),
+# scored by the same artifacts. QUALITY_NPM=0 skips it.
+if [ "${QUALITY_NPM:-1}" != 0 ]; then
+  echo "== npm adapter (pkg/ as it ships, prepareStep over the real trajectories)"
+  start=$(date +%s)
+  requests=$(mktemp)
+  trap 'rm -f "$log" "$requests"' EXIT
+  (cd pkg-tests && npm ci --no-audit --no-fund >/dev/null)
+  WASM_OPT='' bash scripts/build-pkg.sh >/dev/null
+  (cd pkg-tests && node bench/quality.mjs --out "$requests" --windows "${QUALITY_NPM_WINDOWS:-4000,8000,16000,32000}" 2>/dev/null)
+  QUALITY_NPM_REQUESTS="$requests" cargo test -q --release -p contextfold-host --test quality -- \
+    --ignored continuation_quality_of_the_npm_adapter --nocapture >> "$log" 2>&1 || { cat "$log"; exit 1; }
+  echo "ran in $(( $(date +%s) - start )) s (package build included)"
+fi
 
 python3 - "$log" <<'PY'
 import re, sys, collections
 CLASSES = ["constraint", "plan", "error", "command", "path", "identifier"]
-STRATEGIES = ["contextfold", "contextfold-cli", "truncation", "masking", "truncation@own", "masking@own"]
+STRATEGIES = ["contextfold", "contextfold-cli", "contextfold-npm", "truncation", "masking", "truncation@own", "masking@own"]
 lines, census = [], []
 for raw in open(sys.argv[1]):
     # A test-runner notice can share a line with a report; take the report wherever it is.
@@ -48,7 +65,7 @@ def group(f):
 # contextfold line.
 runs = collections.defaultdict(list)
 for f in lines:
-    if f["strategy"] in ("contextfold", "contextfold-cli"):
+    if f["strategy"] in ("contextfold", "contextfold-cli", "contextfold-npm"):
         runs[(f["scenario"], int(f["window"]), f["strategy"], group(f))].append(f)
 
 for scenario, title in (("compact", "compact-then-project (one manual compaction, then the next request)"),
@@ -81,7 +98,7 @@ for scenario, title in (("compact", "compact-then-project (one manual compaction
             steps = sum(int(f["steps"]) for f in fs)
             comps = sum(int(f["compactions"]) for f in fs)
             per100 = (f"{100 * comps / steps:.1f}"
-                      if steps and scenario == "loop" and strategy == "contextfold" else "")
+                      if steps and scenario == "loop" and strategy.startswith("contextfold") else "")
             print(f"| {len(fs)} {grp} | {window} | {strategy} | {len(folded)} / {len(fs)} | " +
                   " | ".join(cells) + f" | {mean} | {largest} / {budget} | {over} | {per100} |")
 

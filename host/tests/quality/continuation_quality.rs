@@ -221,3 +221,53 @@ async fn continuation_quality_through_the_cli() {
         assert_eq!((run.folded, run.tallies[0].1.classes), (native.folded, tally.classes));
     }
 }
+
+/// Scores the requests `pkg-tests/bench/quality.mjs` wrote (the npm AI SDK adapter over the real
+/// trajectories) with the core's artifacts: one `QUALITY` line per run, strategy
+/// `contextfold-npm`, scenario `loop`. The file is named by `QUALITY_NPM_REQUESTS`.
+#[test]
+#[ignore = "full run: bench/quality.sh, after pkg-tests/bench/quality.mjs"]
+fn continuation_quality_of_the_npm_adapter() {
+    use std::io::BufRead;
+    let file = std::env::var("QUALITY_NPM_REQUESTS").expect("QUALITY_NPM_REQUESTS names the file");
+    let reader = std::io::BufReader::new(std::fs::File::open(&file).expect("the requests file"));
+    // A run's requests arrive before its log (the log is written once the run is over).
+    let mut pending: Vec<serde_json::Value> = Vec::new();
+    let mut runs = 0;
+    for line in reader.lines() {
+        let record: serde_json::Value = serde_json::from_str(&line.expect("a line")).expect("JSON");
+        if record["type"] == "request" {
+            pending.push(record);
+            continue;
+        }
+        let events: Vec<RuntimeEvent> =
+            serde_json::from_value(record["events"].clone()).expect("the store's events");
+        let (mut tally, mut run_budget) = (Tally::default(), 0);
+        let mut scored: Option<(u64, Vec<contextfold_core::compaction::Artifact>)> = None;
+        for request in pending.drain(..) {
+            let covered = request["covered"].as_u64().expect("covered");
+            if scored.as_ref().is_none_or(|(at, _)| *at != covered) {
+                let end = usize::try_from(covered).expect("an index").min(events.len());
+                scored = Some((covered, extract_artifacts(&events[..end])));
+            }
+            let Some((_, artifacts)) = &scored else { unreachable!() };
+            let retention = Retention::measure(artifacts, &visible_text(&request["messages"]));
+            let (tokens, budget) = (request["tokens"].as_u64(), request["budget"].as_u64());
+            run_budget = budget.expect("budget");
+            tally.add(&retention, tokens.expect("tokens"), run_budget);
+        }
+        let run = RunReport {
+            scenario: "loop",
+            budget: run_budget,
+            steps: record["steps"].as_u64().expect("steps") as usize,
+            compactions: record["compactions"].as_u64().expect("compactions") as usize,
+            folded: scored.map_or(0, |(covered, _)| covered),
+            tallies: vec![("contextfold-npm", tally)],
+        };
+        let source = record["source"].as_str().expect("source");
+        let window = record["window"].as_u64().expect("window");
+        run.print(source, window);
+        runs += 1;
+    }
+    assert!(runs > 0, "{file} holds at least one run");
+}
