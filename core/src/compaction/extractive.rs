@@ -11,8 +11,10 @@
 //! the task (whole, or its opening when it alone would take more than a third of the target) and
 //! every constraint first, then the plan and the newest request, then the newest error line,
 //! call, command, path and identifier in turn, round after round, then with the room left the
-//! first lines of large results; an artifact already quoted
-//! elsewhere costs nothing. What had to be left out is counted per class and named with the
+//! first lines of large results; an artifact already quoted elsewhere costs nothing, and one
+//! that only a call line quotes is listed as well while there is room (a rolling update reads
+//! artifacts back from the task and Critical Context, and may drop an old call line). What had
+//! to be left out is counted per class and named with the
 //! events that hold its exact text. It is pure and deterministic: the same fold gives the same
 //! bytes. Every summary says it is extractive; checkpoints record `produced_by: "extractive"`.
 
@@ -82,7 +84,7 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
     // The frame: header, headings, fixed lines and the longest left-out line there can be.
     let frame = cost(&render(material, &Chosen::default()));
     let room = target_tokens.saturating_sub(frame);
-    let mut picker = Picker { room, chosen: Chosen::default() };
+    let mut picker = Picker { room, chosen: Chosen::default(), durable: String::new() };
     if let Some(task) = &material.task {
         let share = target_tokens / TASK_SHARE_DIVISOR;
         let quoted = task.text.replace('\n', "\n> ");
@@ -153,6 +155,14 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
             picker.take(Slot::Note(i), &material.notes[i]);
         }
     }
+    // Artifacts only a call line quotes, listed as well while there is room: a rolling update
+    // reads artifacts back from the task and Critical Context alone, and may drop an old call
+    // line with its command.
+    for (class, text) in material.artifacts.iter().rev() {
+        if picker.chosen.quoted.contains(text.as_str()) && !picker.durable.contains(text.as_str()) {
+            picker.list(*class, text);
+        }
+    }
     // Older calls' outcomes, then how large results began, newest first, in the room left.
     for (i, done) in material.done.iter().enumerate().rev().skip(CALLS_FIRST) {
         picker.take(Slot::Done(i), done);
@@ -167,6 +177,8 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
 struct Picker {
     room: u64,
     chosen: Chosen,
+    /// The text of the chosen task and artifacts: what a rolling update reads back as artifacts.
+    durable: String,
 }
 
 impl Picker {
@@ -182,16 +194,24 @@ impl Picker {
             self.room -= cost;
             self.chosen.quoted.push_str(text);
             self.chosen.quoted.push('\n');
+            if matches!(slot, Slot::Task { .. } | Slot::Critical(..)) {
+                self.durable.push_str(text);
+                self.durable.push('\n');
+            }
             self.chosen.slots.push(slot);
         }
     }
 
-    /// Takes an artifact unless something already chosen quotes it exactly; the first of its
-    /// class also pays for the class's group heading.
+    /// Takes an artifact unless something already chosen quotes it exactly.
     fn artifact(&mut self, class: ArtifactClass, text: &str) {
-        if self.chosen.quoted.contains(text) {
-            return;
+        if !self.chosen.quoted.contains(text) {
+            self.list(class, text);
         }
+    }
+
+    /// Lists an artifact under Critical Context; the first of its class also pays for the
+    /// class's group heading.
+    fn list(&mut self, class: ArtifactClass, text: &str) {
         let opens_group =
             !self.chosen.slots.iter().any(|s| matches!(s, Slot::Critical(c, _) if *c == class));
         let heading = if opens_group { cost(&group_heading(class)) } else { 0 };

@@ -131,3 +131,23 @@ fn cut_names_what_it_left_out() {
     assert_eq!(material::cut("a  b", 10), "a  b");
     assert_eq!(material::cut("abcdef", 3), "abc [+3 chars]");
 }
+
+#[test]
+fn a_command_quoted_only_by_its_call_line_is_listed_when_there_is_room() {
+    // A rolling update reads artifacts back from Critical Context, and may drop the call line.
+    // One call: its line is taken before the round of commands reaches its command.
+    let summary = extractive_summary(None, &fold()[..3], 4_000);
+    assert!(summary.contains("`shell` cargo test -p parser  -- --nocapture → error:"));
+    assert!(
+        summary.contains("#### command\n- cargo test -p parser  -- --nocapture\n"),
+        "{summary}"
+    );
+    let previous = parse_previous(&summary);
+    assert!(
+        previous
+            .artifacts
+            .contains(&(ArtifactClass::Command, "cargo test -p parser  -- --nocapture".to_owned())),
+        "{:?}",
+        previous.artifacts
+    );
+}
