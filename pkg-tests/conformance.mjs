@@ -173,8 +173,7 @@ function transcript(input, expected) {
         if (entry.cancel) session.cancel();
         else if (entry.failure) session.handleSummary({ error: entry.failure });
         else if (entry.summary === 'extractive') {
-          const fold = input.events.slice(next.request.fold.start, next.request.fold.end);
-          const text = api.extractiveSummary(next.request.previousSummary, fold, next.request.targetTokens);
+          const text = session.extractiveSummary();
           session.handleSummary({ text, finishReason: 'stop' });
         } else session.handleSummary({ text: entry.summary.text ?? '', finishReason: entry.summary.finish ?? '' });
       } else if (next.type === 'compact-natively') {
@@ -366,7 +365,8 @@ function componentOps(component) {
             if (entry.cancel) session.cancel();
             else if (entry.failure) session.resumeSummary({ tag: 'err', val: failure(entry.failure) });
             else if (entry.summary === 'extractive') {
-              const text = api.extractiveSummary(r.previousSummary, JSON.parse(r.foldEvents), Number(r.targetTokens));
+              const context = { carried: JSON.parse(r.carriedEvents), replayed: JSON.parse(r.replayedEvents) };
+              const text = api.extractiveSummary(r.previousSummary, JSON.parse(r.foldEvents), Number(r.targetTokens), context);
               session.resumeSummary({ tag: 'ok', val: { text, finish: { tag: 'stop' } } });
             } else {
               const answer = { text: entry.summary.text ?? '', finish: finishReason(entry.summary.finish) };

@@ -154,6 +154,11 @@ export function createApi(raw, options = {}) {
       this.#call(() => this.#raw.handleSummary(encode(result)));
     }
 
+    /** The offline extractive summary the pending summarize step asks for, from the session's own log. */
+    extractiveSummary() {
+      return this.#call(() => this.#raw.extractiveSummary());
+    }
+
     /** Reports native compaction output `{ items }` or `{ error }`. */
     handleNative(result) {
       this.#call(() => this.#raw.handleNative(encode(result)));
@@ -301,7 +306,8 @@ export function createApi(raw, options = {}) {
             return next.outcome;
           case 'summarize': {
             const request = { ...next.request, providerOptions: providerOptions ?? {} };
-            const result = await perform(() => host.summarize(request, { signal }), signal, session);
+            const extractiveSummary = () => session.extractiveSummary();
+            const result = await perform(() => host.summarize(request, { signal, extractiveSummary }), signal, session);
             if (result === ABORTED) break;
             session.handleSummary(
               result.error
@@ -395,8 +401,14 @@ export function createApi(raw, options = {}) {
     checkSuccessor: guard((tip, candidate) => raw.checkSuccessor(encode(tip ?? null), encode(candidate))),
     validateSummary: guard((text, finishReason, foldTokens = 0) => decode(raw.validateSummary(text, finishReason ?? 'stop', foldTokens))),
     recoverCheckpoint: guard((sessionId, records) => decode(raw.recoverCheckpoint(sessionId, encode(records)))),
-    extractiveSummary: guard((previousSummary, events, targetTokens) =>
-      raw.extractiveSummary(previousSummary ?? undefined, encodeEvents(events), targetTokens)),
+    extractiveSummary: guard((previousSummary, events, targetTokens, { carried, replayed } = {}) =>
+      raw.extractiveSummary(
+        previousSummary ?? undefined,
+        encodeEvents(events),
+        targetTokens,
+        carried === undefined ? undefined : encodeEvents(carried),
+        replayed === undefined ? undefined : encodeEvents(replayed),
+      )),
     contextBudget: guard((model) => decode(raw.contextBudget(encode(model ?? null)))),
     estimateEvents: guard((events) => raw.estimateEvents(encodeEvents(events))),
     hashEngine: () => (raw.hashEngineIsHost() ? 'host' : 'wasm'),

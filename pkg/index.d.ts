@@ -300,7 +300,28 @@ export interface SummarizeRequest {
   previousSummary: string | null;
   /** Newly folded events: `events.slice(fold.start, fold.end)` (for offline summarizers). */
   fold: { start: number; end: number };
+  /**
+   * Indexes of the covered events the checkpoint's requests replay verbatim right after the
+   * summary (the live head: the split turn's user messages and notes); a summary need not
+   * repeat them.
+   */
+  replayedHead: number[];
+  /**
+   * Indexes of events before `fold.start` that the previous checkpoint left to its live head
+   * and this one no longer replays: summarize them as if folded now.
+   */
+  carried: number[];
   targetTokens: Count;
+}
+
+/** The second argument of `CompactionHost.summarize`. */
+export interface SummarizeOptions {
+  signal?: AbortSignal;
+  /**
+   * The offline extractive summary this request asks for, computed from the transaction's own
+   * log (what `{ kind: 'extractive' }` summarizers answer).
+   */
+  extractiveSummary(): string;
 }
 
 /** A native compaction effect: Responses API input items ending in `compaction_trigger`. */
@@ -317,7 +338,7 @@ export interface NativeCompactionRequest {
 /** What `compact()` needs from its host. Throwing from a provider call reports a failure. */
 export interface CompactionHost {
   /** Generate a summary; resolve `{ text, finishReason }` (AI SDK or provider spelling). */
-  summarize(request: SummarizeRequest, options: { signal?: AbortSignal }): Promise<{ text: string; finishReason?: string }>;
+  summarize(request: SummarizeRequest, options: SummarizeOptions): Promise<{ text: string; finishReason?: string }>;
   /** Run provider-native compaction; resolve its output items (or `{ items }`). */
   compactNatively?(request: NativeCompactionRequest, options: { signal?: AbortSignal }): Promise<JsonValue[] | { items: JsonValue[] }>;
   /** Durably append the checkpoint; resolve once durable. Throw `{ conflict: true }` on a lost race. */
@@ -385,6 +406,8 @@ export class CompactionSession {
   constructor(input: Omit<CompactInput, 'providerOptions' | 'signal'> & { checkpointId: string; nowMs: number });
   poll(): CompactionStep;
   handleSummary(result: { text: string; finishReason?: string } | { error: ProviderFailure }): void;
+  /** The offline extractive summary the pending `summarize` step asks for (from the session's own log). */
+  extractiveSummary(): string;
   handleNative(result: { items: JsonValue[] } | { error: ProviderFailure }): void;
   handleAppend(result: {} | { error: { conflict: boolean; message: string } }): void;
   cancel(): boolean;
@@ -559,8 +582,19 @@ export function recoverCheckpoint(sessionId: string, records: RecordedCheckpoint
   skipped: { eventId: string; reason: string; detail: string }[];
   diagnostics: Diagnostic[];
 };
-/** The offline extractive summary of events, merged into `previousSummary`. */
-export function extractiveSummary(previousSummary: string | null | undefined, events: EventsInput, targetTokens: number): string;
+/**
+ * The offline extractive summary of `events` rolled forward from `previousSummary`, within about
+ * `targetTokens`. `carried`: events before them a previous checkpoint left to its live head,
+ * summarized first; `replayed`: the live head replayed right after the summary, named rather
+ * than quoted. Inside `compact()`, the host's `summarize` gets the same for its request as
+ * `options.extractiveSummary()`.
+ */
+export function extractiveSummary(
+  previousSummary: string | null | undefined,
+  events: EventsInput,
+  targetTokens: number,
+  context?: { carried?: EventsInput; replayed?: EventsInput },
+): string;
 /** The budget derived from model facts. */
 export function contextBudget(model?: ModelFacts | null): { contextWindow: Count; reserve: Count; historyBudget: Count };
 /** Estimated tokens of events with the core's default estimator. */

@@ -19,7 +19,7 @@
 //! extractive summarizer and an in-memory ledger), and projects again.
 //!
 //! ```
-//! use contextfold_core::compaction::extractive_summary;
+//! use contextfold_core::compaction::extractive_summary_for;
 //! use contextfold_core::{
 //!     CharEstimator, CompactInput, Compaction, Compactor, Effect, FinishReason, LogBuilder,
 //!     MalformedInputCircuit, ModelFacts, OutcomeKind, ProjectInput, ProviderIdentity, Step,
@@ -62,8 +62,7 @@
 //! let outcome = loop {
 //!     match tx.poll()? {
 //!         Step::Effect(Effect::Summarize(e)) => {
-//!             let fold = &log.events()[e.fold.start..e.fold.end];
-//!             let text = extractive_summary(e.previous_summary.as_deref(), fold, e.target_tokens);
+//!             let text = extractive_summary_for(log.events(), &e);
 //!             tx.handle_summary(Ok(SummaryResponse { text, finish_reason: FinishReason::Stop }))?;
 //!         }
 //!         Step::Effect(Effect::CompactNatively(_)) => unreachable!("text compactor selected"),

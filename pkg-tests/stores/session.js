@@ -1,7 +1,7 @@
 // A coding-agent session for the store tests (Node and Chromium): turns of a user request, a
 // shell call, its long result and an answer, and a compaction over a store's log with the
 // package's extractive summarizer, recorded through the store's compare-and-swap.
-import { compact, extractiveSummary } from 'contextfold';
+import { compact } from 'contextfold';
 
 /** The provider identity of every test compaction. */
 export const PROVIDER = { provider: 'offline', connectionSlug: 'local', modelId: 'm' };
@@ -44,9 +44,8 @@ export async function compactStore(store, checkpointId, contextWindow = 1500) {
       ...(store.circuit ? { circuit: store.circuit } : {}),
     },
     {
-      async summarize(request) {
-        const fold = events.slice(request.fold.start, request.fold.end);
-        return { text: extractiveSummary(request.previousSummary, fold, request.targetTokens), finishReason: 'stop' };
+      async summarize(_request, { extractiveSummary }) {
+        return { text: extractiveSummary(), finishReason: 'stop' };
       },
       appendCheckpoint: (checkpoint) => store.appendCheckpoint(checkpoint),
       recordCircuit: (circuit) => store.recordCircuit(circuit),

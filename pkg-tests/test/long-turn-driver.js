@@ -5,7 +5,7 @@
 // bench/long-turns.js.
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { EventLog, compact, estimateEvents, extractiveSummary, matchCheckpoint } from 'contextfold';
+import { EventLog, compact, estimateEvents, matchCheckpoint } from 'contextfold';
 import { repoRoot } from './helpers.js';
 
 export const WINDOWS = [4000, 8000, 16000, 128000];
@@ -55,9 +55,8 @@ function extractiveHost(all) {
   const ledger = [];
   return {
     ledger,
-    async summarize(request) {
-      const fold = all.slice(request.fold.start, request.fold.end);
-      return { text: extractiveSummary(request.previousSummary, fold, request.targetTokens), finishReason: 'stop' };
+    async summarize(_request, { extractiveSummary }) {
+      return { text: extractiveSummary(), finishReason: 'stop' };
     },
     async appendCheckpoint(checkpoint) {
       ledger.push(structuredClone(checkpoint));

@@ -2,7 +2,7 @@
 // language model called through its own `doGenerate`, a function, or the offline extractive
 // summary), provider-native compaction through an `@ai-sdk/openai` Responses model, and the
 // store's compare-and-swap checkpoint append and circuit record.
-import { ContextfoldError, extractiveSummary } from 'contextfold';
+import { ContextfoldError } from 'contextfold';
 import { compactionItems, contentText, finishReasonOf, responsesItemsToPrompt, toProviderPrompt } from './prompt.js';
 
 /** Whether `model` is an AI SDK language model object (it has `doGenerate`). */
@@ -60,12 +60,10 @@ async function compactWithModel(model, request, signal) {
 /** The `compact()` host over `store` (see `CompactionHost` in the package's types). */
 export function makeHost({ store, summarizer, nativeModel }) {
   const host = {
-    async summarize(request, { signal } = {}) {
+    async summarize(request, { signal, extractiveSummary } = {}) {
       switch (summarizer.kind) {
-        case 'extractive': {
-          const fold = store.log.events().slice(request.fold.start, request.fold.end);
-          return { text: extractiveSummary(request.previousSummary, fold, request.targetTokens), finishReason: 'stop' };
-        }
+        case 'extractive':
+          return { text: extractiveSummary(), finishReason: 'stop' };
         case 'function': {
           const result = await summarizer.fn(request, { signal });
           return typeof result === 'string' ? { text: result, finishReason: 'stop' } : result;

@@ -289,12 +289,7 @@ fn played_script(input: &Value) -> Value {
         match tx.poll().expect("driver order") {
             Step::Effect(Effect::Summarize(effect)) => {
                 script.push(json!({"summary": "extractive"}));
-                let fold = &events[effect.fold.start..effect.fold.end];
-                let text = contextfold_core::compaction::extractive_summary(
-                    effect.previous_summary.as_deref(),
-                    fold,
-                    effect.target_tokens,
-                );
+                let text = contextfold_core::compaction::extractive_summary_for(&events, &effect);
                 let answer = SummaryResponse { text, finish_reason: FinishReason::Stop };
                 tx.handle_summary(Ok(answer)).expect("a summary is awaited");
             }

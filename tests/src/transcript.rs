@@ -16,7 +16,8 @@
 use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::{
     AppendFailure, CompactInput, Compaction, Compactor, Effect, FinishReason,
-    MalformedInputCircuit, ProviderFailure, Step, SummaryResponse, Trigger, extractive_summary,
+    MalformedInputCircuit, ProviderFailure, Step, SummarizeEffect, SummaryResponse, Trigger,
+    extractive_summary_for,
 };
 use serde_json::{Value, json};
 
@@ -34,9 +35,8 @@ fn failure(entry: &Value) -> Option<ProviderFailure> {
 
 fn summary_action(
     entry: &Value,
-    previous: Option<&str>,
-    fold: &[RuntimeEvent],
-    target: u64,
+    events: &[RuntimeEvent],
+    effect: &SummarizeEffect,
 ) -> Result<Action<SummaryResponse, ProviderFailure>, String> {
     if entry.get("cancel").is_some() {
         return Ok(Action::Cancel);
@@ -46,7 +46,7 @@ fn summary_action(
     }
     match &entry["summary"] {
         Value::String(kind) if kind == "extractive" => Ok(Action::Answer(Ok(SummaryResponse {
-            text: extractive_summary(previous, fold, target),
+            text: extractive_summary_for(events, effect),
             finish_reason: FinishReason::Stop,
         }))),
         Value::Object(answer) => Ok(Action::Answer(Ok(SummaryResponse {
@@ -136,9 +136,7 @@ pub fn run_native(input: &Value) -> Result<Value, String> {
                     "foldEnd": effect.fold.end,
                     "targetTokens": effect.target_tokens,
                 }));
-                let fold = &events[effect.fold.start..effect.fold.end];
-                let previous = effect.previous_summary.as_deref();
-                match summary_action(entry, previous, fold, effect.target_tokens)? {
+                match summary_action(entry, &events, &effect)? {
                     Action::Answer(answer) => tx.handle_summary(answer).map_err(driver)?,
                     Action::Cancel => {
                         tx.cancel();

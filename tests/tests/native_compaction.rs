@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use contextfold_core::compaction::{
     CompactInput, Compaction, CompactionOutcome, Compactor, EXTRACTIVE_PRODUCER, Effect,
-    FinishReason, ProviderIdentity, Step, SummaryResponse, Trigger, extractive_summary,
+    FinishReason, ProviderIdentity, Step, SummaryResponse, Trigger, extractive_summary_for,
 };
 use contextfold_core::{HistoryCompactCheckpoint, LogBuilder, ModelFacts, RuntimeEvent};
 use serde_json::{Value, json};
@@ -56,11 +56,7 @@ fn drive(input: CompactInput<'_>, summarizer: Summarizer) -> CompactionOutcome {
             Step::Effect(Effect::Summarize(effect)) => {
                 let response = match summarizer {
                     Summarizer::Extractive => SummaryResponse {
-                        text: extractive_summary(
-                            effect.previous_summary.as_deref(),
-                            &events[effect.fold.start..effect.fold.end],
-                            effect.target_tokens,
-                        ),
+                        text: extractive_summary_for(&events, &effect),
                         finish_reason: FinishReason::Stop,
                     },
                     Summarizer::Truncated => SummaryResponse {

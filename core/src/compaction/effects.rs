@@ -65,6 +65,15 @@ pub struct SummarizeEffect {
     /// The newly folded events, as indexes into the input log (`events[fold.start..fold.end]`).
     /// Offline compactors such as [`extractive_summary`](crate::compaction::extractive_summary) read these directly.
     pub fold: Fold,
+    /// Covered events the checkpoint's requests replay verbatim beside its summary (the live
+    /// head: the split turn's user messages and notes), as indexes into the input log,
+    /// ascending. A summary need not repeat them; the extractive summarizer names them instead.
+    pub replayed_head: Vec<usize>,
+    /// Events before the fold that the previous checkpoint left to its live head and this one
+    /// no longer replays (the fold reaches into a later turn), as indexes into the input log,
+    /// ascending: the summary takes them in as if they were folded now (the text request's
+    /// transcript opens with them).
+    pub carried: Vec<usize>,
     /// The summary should stay within about this many tokens: what
     /// [`AFTER_COMPACTION_SHARE_PERCENT`] of the history budget leaves beside the live head and
     /// the raw tail the fold keeps, at least half that share (at most

@@ -25,12 +25,13 @@ mod render;
 mod tests;
 
 use crate::budget::{CharEstimator, PieceEstimator, TokenEstimator};
+use crate::compaction::effects::SummarizeEffect;
 use crate::event::RuntimeEvent;
 use crate::quality::ArtifactClass;
 
-use material::{Material, cut};
+use material::{Material, cut, user_text};
 use previous::parse_previous;
-use render::{Chosen, Slot, group_heading, render};
+use render::{Chosen, REPLAYED_TASK, Slot, group_heading, render};
 
 /// `produced_by` value of checkpoints written from extractive summaries.
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
@@ -48,7 +49,8 @@ const TASK_SHARE_DIVISOR: u64 = 3;
 
 /// Writes a structured summary of `fold`, rolled forward from `previous_summary`, within
 /// `target_tokens` under both built-in estimators (so it fits whichever one the runtime
-/// measuring it uses).
+/// measuring it uses). A compaction's summarizer calls [`extractive_summary_for`], which also
+/// knows what the checkpoint's requests replay beside the summary.
 pub fn extractive_summary(
     previous_summary: Option<&str>,
     fold: &[RuntimeEvent],
@@ -56,9 +58,50 @@ pub fn extractive_summary(
 ) -> String {
     let material =
         previous_summary.map(parse_previous).unwrap_or_default().then(Material::from_fold(fold));
-    let mut chosen = choose(&material, target_tokens);
+    summarize(&material, String::new(), target_tokens)
+}
+
+/// The summary a [`SummarizeEffect`] asks for, read from `events`, the log its compaction runs
+/// over: [`extractive_summary_of`] its carried events, fold and live head.
+pub fn extractive_summary_for(events: &[RuntimeEvent], effect: &SummarizeEffect) -> String {
+    let pick = |indexes: &[usize]| -> Vec<RuntimeEvent> {
+        indexes.iter().filter_map(|&i| events.get(i)).cloned().collect()
+    };
+    let end = effect.fold.end.min(events.len());
+    extractive_summary_of(
+        effect.previous_summary.as_deref(),
+        &pick(&effect.carried),
+        &events[effect.fold.start.min(end)..end],
+        &pick(&effect.replayed_head),
+        effect.target_tokens,
+    )
+}
+
+/// [`extractive_summary`] of `carried` then `fold`, except that what the live head `replayed`
+/// right after the summary quotes (the task of a turn still being worked on, above all) is
+/// named, not quoted again.
+pub fn extractive_summary_of(
+    previous_summary: Option<&str>,
+    carried: &[RuntimeEvent],
+    fold: &[RuntimeEvent],
+    replayed: &[RuntimeEvent],
+    target_tokens: u64,
+) -> String {
+    let material = previous_summary
+        .map(parse_previous)
+        .unwrap_or_default()
+        .then(Material::from_fold(carried))
+        .then(Material::from_fold(fold));
+    let replayed: Vec<String> = replayed.iter().filter_map(user_text).collect();
+    summarize(&material, replayed.join("\n"), target_tokens)
+}
+
+/// The summary of `material` within `target_tokens`, quoting nothing the live head `replayed`
+/// beside it already shows.
+fn summarize(material: &Material, replayed: String, target_tokens: u64) -> String {
+    let mut chosen = choose(material, replayed, target_tokens);
     loop {
-        let text = render(&material, &chosen);
+        let text = render(material, &chosen);
         if fits_target(&text, target_tokens) || chosen.slots.is_empty() {
             return text;
         }
@@ -80,12 +123,16 @@ fn cost(text: &str) -> u64 {
 }
 
 /// Picks what the summary quotes, in priority order, within `target_tokens`.
-fn choose(material: &Material, target_tokens: u64) -> Chosen {
+fn choose(material: &Material, replayed: String, target_tokens: u64) -> Chosen {
     // The frame: header, headings, fixed lines and the longest left-out line there can be.
     let frame = cost(&render(material, &Chosen::default()));
     let room = target_tokens.saturating_sub(frame);
-    let mut picker = Picker { room, chosen: Chosen::default(), durable: String::new() };
-    if let Some(task) = &material.task {
+    let chosen = Chosen { replayed, ..Chosen::default() };
+    let mut picker = Picker { room, chosen, durable: String::new() };
+    let task = material.task.as_ref();
+    if task.is_some_and(|task| task.text.is_empty() || picker.is_replayed(&task.text)) {
+        picker.take(Slot::TaskReplayed, REPLAYED_TASK);
+    } else if let Some(task) = task {
         let share = target_tokens / TASK_SHARE_DIVISOR;
         let quoted = task.text.replace('\n', "\n> ");
         if cost(&quoted) <= share.min(picker.room) {
@@ -109,7 +156,7 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
         picker.take(Slot::Plan(index), line);
     }
     let requests = material.requests.len();
-    if let Some(newest) = material.requests.last() {
+    if let Some(newest) = material.requests.last().filter(|r| !picker.is_replayed(r)) {
         picker.take(Slot::Request(requests - 1), newest);
     }
     // Newest first, one of each kind per round.
@@ -145,7 +192,9 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
         if let Some(i) = newest(identifiers.len(), round) {
             picker.artifact(ArtifactClass::Identifier, identifiers[i]);
         }
-        if let Some(i) = newest(requests.saturating_sub(1), round) {
+        if let Some(i) = newest(requests.saturating_sub(1), round)
+            .filter(|&i| !picker.is_replayed(&material.requests[i]))
+        {
             picker.take(Slot::Request(i), &material.requests[i]);
         }
         if let Some(i) = newest(material.decisions.len(), round) {
@@ -159,7 +208,10 @@ fn choose(material: &Material, target_tokens: u64) -> Chosen {
     // reads artifacts back from the task and Critical Context alone, and may drop an old call
     // line with its command.
     for (class, text) in material.artifacts.iter().rev() {
-        if picker.chosen.quoted.contains(text.as_str()) && !picker.durable.contains(text.as_str()) {
+        if picker.chosen.quoted.contains(text.as_str())
+            && !picker.durable.contains(text.as_str())
+            && !picker.is_replayed(text)
+        {
             picker.list(*class, text);
         }
     }
@@ -202,9 +254,14 @@ impl Picker {
         }
     }
 
-    /// Takes an artifact unless something already chosen quotes it exactly.
+    /// Whether the live head replayed beside the summary quotes `text` exactly.
+    fn is_replayed(&self, text: &str) -> bool {
+        !self.chosen.replayed.is_empty() && self.chosen.replayed.contains(text)
+    }
+
+    /// Takes an artifact unless something already chosen, or the live head, quotes it exactly.
     fn artifact(&mut self, class: ArtifactClass, text: &str) {
-        if !self.chosen.quoted.contains(text) {
+        if !self.chosen.quoted.contains(text) && !self.is_replayed(text) {
             self.list(class, text);
         }
     }

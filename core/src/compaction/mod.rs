@@ -26,7 +26,9 @@ pub use effects::{
     DriverError, Effect, OutcomeKind, ProviderFailure, ProviderFailureKind, RAW_TAIL_SHARE_PERCENT,
     Step, SummarizeEffect, SummaryResponse, Trigger,
 };
-pub use extractive::{EXTRACTIVE_PRODUCER, extractive_summary};
+pub use extractive::{
+    EXTRACTIVE_PRODUCER, extractive_summary, extractive_summary_for, extractive_summary_of,
+};
 pub use input::{CompactInput, Compactor, StartError};
 pub use native::{
     COMPACTION_TRIGGER_TYPE, INTERRUPTED_CALL_OUTPUT, NativeBinding, NativeInputError,

@@ -44,6 +44,7 @@ use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::Fold;
 
+mod head;
 mod quality;
 
 /// The result a handler is waiting for.
@@ -162,6 +163,10 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
         }
     }
 
+    pub(crate) fn events(&self) -> &[crate::event::RuntimeEvent] {
+        &self.input.events
+    }
+
     fn prefix_end(&self) -> usize {
         self.end
     }
@@ -265,7 +270,7 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
         let (mut previous_summary, mut fold_start) = (previous_summary, fold_start);
         let (found, recompacted) = match self.recompaction_due() {
             Some(why) => {
-                let (events, estimator) = (&self.input.events, &self.estimator);
+                let (events, estimator) = (&*self.input.events, &self.estimator);
                 let fresh = largest_fitting(
                     &self.candidates(),
                     |end| build_summary_request(None, &events[..end], window, estimator),
@@ -283,16 +288,16 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             }
             None => (None, false),
         };
-        let (events, estimator) = (&self.input.events, &self.estimator);
+        let (this, rolled) = (&*self, previous_summary.is_some());
         let found = found.or_else(|| {
             largest_fitting(
-                &self.candidates(),
+                &this.candidates(),
                 |end| {
                     build_summary_request(
                         previous_summary.as_deref(),
-                        &events[fold_start..end],
+                        &this.summarized(fold_start, end, rolled),
                         window,
-                        estimator,
+                        &this.estimator,
                     )
                 },
                 |_| true,
@@ -305,13 +310,13 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             // (its live head), so a small fold of a turn that opens with the oversized payload
             // replaces almost nothing, and its summary cannot be smaller than what it replaces.
             Some(Err(_)) => largest_fitting(
-                &self.candidates(),
+                &this.candidates(),
                 |end| {
                     build_oversized_summary_request(
                         previous_summary.as_deref(),
-                        &events[fold_start..end],
+                        &this.summarized(fold_start, end, rolled),
                         window,
-                        estimator,
+                        &this.estimator,
                     )
                 },
                 |_| true,
@@ -374,6 +379,8 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             request,
             previous_summary: previous_summary.clone(),
             fold: Fold { start: fold_start, end: self.prefix_end() },
+            replayed_head: self.replayed_head(self.prefix_end()),
+            carried: self.carried(self.prefix_end(), previous_summary.is_some()),
             target_tokens: self.summary_target(),
             provider_options: self.input.provider_options.clone(),
         })

@@ -89,6 +89,11 @@ impl<'a, E: TokenEstimator> Compaction<'a, E> {
         Ok(Self { run })
     }
 
+    /// The log the transaction runs over: what the indexes of its effects point into.
+    pub fn events(&self) -> &[crate::event::RuntimeEvent] {
+        self.run.events()
+    }
+
     /// The next effect to perform, or the outcome once the transaction is over.
     pub fn poll(&mut self) -> Result<Step, DriverError> {
         self.run.poll()

@@ -39,6 +39,18 @@ fn split_turn_start(events: &[RuntimeEvent], prior_end: usize, covered: usize) -
     events[..covered].iter().rposition(|event| &event.turn_id != turn).map_or(0, |i| i + 1)
 }
 
+/// Indexes of the events a checkpoint covering `events[..covered]` replays verbatim as its live
+/// head (the same events as [`Remainder::split`]'s `head`), ascending.
+pub(crate) fn live_head_indexes(
+    events: &[RuntimeEvent],
+    prior_end: usize,
+    covered: usize,
+) -> Vec<usize> {
+    let covered = covered.min(events.len());
+    let start = split_turn_start(events, prior_end.min(events.len()), covered);
+    (start..covered).filter(|&i| is_live_head_kind(&events[i].content)).collect()
+}
+
 /// `true` for the kinds that form a turn's live head: user text, system notes, runtime notes.
 pub fn is_live_head_kind(content: &EventContent) -> bool {
     matches!(

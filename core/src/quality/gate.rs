@@ -103,10 +103,12 @@ impl GateOutcome {
 }
 
 /// Retention of the artifacts of `prefix` (its newest [`COVERED_SCORE_WINDOW`] events) in
-/// `summary`: what a checkpoint over `prefix` still knows of all it covers.
-pub(crate) fn covered_score(prefix: &[RuntimeEvent], summary: &str) -> Score {
+/// `summary` and the live head `replayed` beside it: what a checkpoint over `prefix` still
+/// knows of all it covers.
+pub(crate) fn covered_score(prefix: &[RuntimeEvent], summary: &str, replayed: &str) -> Score {
     let newest = &prefix[prefix.len().saturating_sub(COVERED_SCORE_WINDOW)..];
-    let overall = Retention::measure(&extract_artifacts(newest), summary).overall();
+    let seen = format!("{summary}\n{replayed}");
+    let overall = Retention::measure(&extract_artifacts(newest), &seen).overall();
     Score { kept: overall.kept, total: overall.total }
 }
 
@@ -121,15 +123,18 @@ fn is_below(retention: &Retention) -> bool {
 }
 
 /// Scores `summary` against the artifacts of `fold` and, below the threshold, appends the lost
-/// ones (by class priority, newest first) while the result stays within `target_tokens`.
+/// ones (by class priority, newest first) while the result stays within `target_tokens`. What
+/// the live head `replayed` beside the checkpoint quotes counts as kept.
 pub(crate) fn gate_summary(
     summary: &str,
     fold: &[RuntimeEvent],
+    replayed: &str,
     target_tokens: u64,
     estimator: &dyn TokenEstimator,
 ) -> GateOutcome {
     let artifacts = extract_artifacts(fold);
-    let before = Retention::measure(&artifacts, summary);
+    let seen = |text: &str| format!("{text}\n{replayed}");
+    let before = Retention::measure(&artifacts, &seen(summary));
     let below = is_below(&before);
     let mut text = summary.trim_end().to_owned();
     let mut appended = 0;
@@ -156,7 +161,7 @@ pub(crate) fn gate_summary(
     }
     text.push('\n');
     end_cleanly(&mut text);
-    let after = Retention::measure(&artifacts, &text);
+    let after = Retention::measure(&artifacts, &seen(&text));
     GateOutcome { text, before, after, appended }
 }
 

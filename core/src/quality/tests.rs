@@ -103,7 +103,7 @@ fn the_gate_appends_lost_artifacts_within_the_target_and_reports_both_scores() {
     let events = session();
     let lossy = "## Goal\n- Fix the parser.\n## Done and In Progress\n- Ran the tests.\n\
                  ## Next Steps\n- Fix it.\n## Critical Context\n- none\n";
-    let outcome = gate_summary(lossy, &events, 2_000, &crate::CharEstimator);
+    let outcome = gate_summary(lossy, &events, "", 2_000, &crate::CharEstimator);
     assert!(outcome.before.overall().kept < outcome.before.overall().total / 2);
     assert_eq!(
         outcome.after.overall().kept,
@@ -117,12 +117,12 @@ fn the_gate_appends_lost_artifacts_within_the_target_and_reports_both_scores() {
     assert!(outcome.text.contains("- error: error: test parse_empty failed"));
     assert!(outcome.detail().starts_with("quality gate v1: the summary keeps "));
     // A tight target: only what fits is appended, constraints first.
-    let tight = gate_summary(lossy, &events, 80, &crate::CharEstimator);
+    let tight = gate_summary(lossy, &events, "", 80, &crate::CharEstimator);
     assert!(tight.appended > 0 && tight.appended < outcome.appended);
     assert!(tight.text.contains("constraint: You must not change the public API."));
     assert!(crate::CharEstimator.estimate_text(&tight.text) <= 80 + 1);
     // A summary that keeps enough is left as it is.
-    let kept = gate_summary(&outcome.text, &events, 2_000, &crate::CharEstimator);
+    let kept = gate_summary(&outcome.text, &events, "", 2_000, &crate::CharEstimator);
     assert_eq!(kept.appended, 0);
     assert_eq!(kept.text, outcome.text);
 }

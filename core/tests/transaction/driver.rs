@@ -221,16 +221,13 @@ pub(crate) fn drive_summaries(
     }
 }
 
-/// [`drive_summaries`] with the extractive summary of each effect's fold (the summarizer is
+/// [`drive_summaries`] with the extractive summary each effect asks for (the summarizer is
 /// unlabelled unless the input names it, so the core treats it as one with an input window).
 pub(crate) fn drive_extractive(
     input: CompactInput<'_>,
 ) -> (CompactionOutcome, Vec<HistoryCompactCheckpoint>) {
-    drive_summaries(input, |effect, fold| {
-        contextfold_core::compaction::extractive_summary(
-            effect.previous_summary.as_deref(),
-            fold,
-            effect.target_tokens,
-        )
+    let events = input.events.to_vec();
+    drive_summaries(input, |effect, _| {
+        contextfold_core::compaction::extractive_summary_for(&events, effect)
     })
 }

@@ -118,3 +118,52 @@ fn a_checkpoint_the_task_cannot_be_sent_beside_is_never_recorded() {
     assert_eq!(outcome.outcome, OutcomeKind::Exhausted, "{:?}", codes(&outcome));
     assert!(codes(&outcome).contains(&ReasonCode::MinimumContextExceedsBudget));
 }
+
+#[test]
+fn a_task_the_live_head_replays_is_named_not_copied_until_the_turn_is_folded() {
+    // Issue 37: a mid-turn summary quoted the task that the live head replays right after it,
+    // spending up to a third of its target on a copy (the agent loop at 8k kept 58.5% of the
+    // folded artifacts; 79.1% without the copy). Once a later compaction folds into the next
+    // turn, that head is no longer replayed, and the summary must quote the task again.
+    let rule = "You must not change the public API of crates/net/src/retry.rs.";
+    let task = format!("Fix the flaky retry test. {rule}");
+    let mut log = contextfold_core::LogBuilder::new(crate::support::SESSION);
+    let steps = |log: &mut contextfold_core::LogBuilder, turn: &str| {
+        for step in 0..30 {
+            let call = format!("{turn}-c{step}");
+            let cmd = serde_json::json!({"cmd": format!("cat src/{turn}_{step}.rs")});
+            log.response(Some(&format!("{turn}-r{step}")))
+                .tool_call(&call, "shell", cmd)
+                .response(None)
+                .tool_result(&call, "shell", serde_json::json!("fn retry() {}\n".repeat(60)));
+        }
+    };
+    log.turn("t1").user(&task);
+    steps(&mut log, "t1");
+    let events = log.clone().build();
+    let mid_turn = input(Trigger::MidTurn, &events, Some("t1"), None, window(8_000));
+    let (_, ledger) = drive_extractive(mid_turn);
+    let first = ledger.last().expect("a mid-turn checkpoint");
+    let summary = first.summary().expect("a text checkpoint");
+    assert!(!summary.contains(rule), "the summary copies the replayed task:\n{summary}");
+    assert!(summary.contains("not quoted here"), "the task is named:\n{summary}");
+    let request = projected(&events, Some("t1"), Some(first), 8_000, false);
+    let sent = serde_json::to_string(&request.messages).expect("serializes");
+    assert_eq!(sent.matches(rule).count(), 1, "the live head carries the task once");
+
+    log.turn("t2").user("Now update the changelog.");
+    steps(&mut log, "t2");
+    let events = log.build();
+    let mut next_turn = input(Trigger::MidTurn, &events, Some("t2"), Some(first), window(8_000));
+    next_turn.new_checkpoint_id = "cp-next".into();
+    let (_, ledger) = drive_extractive(next_turn);
+    let rolled = ledger.last().expect("a checkpoint into turn t2");
+    let summary = rolled.summary().expect("a text checkpoint");
+    assert!(
+        summary.contains(rule),
+        "the task left the live head, the summary quotes it:\n{summary}"
+    );
+    let request = projected(&events, Some("t2"), Some(rolled), 8_000, false);
+    let sent = serde_json::to_string(&request.messages).expect("serializes");
+    assert!(sent.contains(rule), "the next request still knows the task's rule");
+}

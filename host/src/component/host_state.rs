@@ -117,6 +117,14 @@ pub fn failure_to_wit(value: CoreFailure) -> ProviderFailure {
     failure(value)
 }
 
+/// Events the guest sent as a JSON array.
+fn guest_events(json: &str, what: &str) -> Result<Vec<RuntimeEvent>, ProviderFailure> {
+    match RuntimeEvent::array_from_text(json) {
+        Some(events) => Ok(events),
+        None => serde_json::from_str(json).map_err(|e| guest_input_error(what, e)),
+    }
+}
+
 fn guest_input_error(what: &str, error: impl std::fmt::Display) -> ProviderFailure {
     ProviderFailure::Rejected(format!("the plugin sent an invalid {what}: {error}"))
 }
@@ -182,15 +190,12 @@ impl provider::Host for HostState {
         let summary_request = serde_json::from_str(&request.request_json)
             .map_err(|e| guest_input_error("summary request", e))?;
         // Read straight from the text; anything else through serde, for its message.
-        let fold_events = match RuntimeEvent::array_from_text(&request.fold_events) {
-            Some(events) => events,
-            None => serde_json::from_str::<Vec<RuntimeEvent>>(&request.fold_events)
-                .map_err(|e| guest_input_error("fold", e))?,
-        };
         let call = SummarizeCall {
             request: summary_request,
             previous_summary: request.previous_summary,
-            fold_events,
+            fold_events: guest_events(&request.fold_events, "fold")?,
+            carried_events: guest_events(&request.carried_events, "carried")?,
+            replayed_events: guest_events(&request.replayed_events, "replayed")?,
             target_tokens: request.target_tokens,
         };
         let answer = self.provider.summarize(&call).map_err(failure)?;

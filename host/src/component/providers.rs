@@ -2,22 +2,24 @@
 
 use contextfold_core::compaction::{
     FinishReason, NativeRequest, ProviderFailure, ProviderFailureKind, SummaryResponse,
-    extractive_summary,
+    extractive_summary_of,
 };
 use serde_json::Value;
 
 use crate::component::traits::{Provider, SummarizeCall};
 
-/// Answers summaries with [`extractive_summary`]; rejects native compaction (it has no
+/// Answers summaries with [`extractive_summary_of`]; rejects native compaction (it has no
 /// provider-native state). Pair it with `summarizer_label = "extractive"`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExtractiveProvider;
 
 impl Provider for ExtractiveProvider {
     fn summarize(&mut self, call: &SummarizeCall) -> Result<SummaryResponse, ProviderFailure> {
-        let text = extractive_summary(
+        let text = extractive_summary_of(
             call.previous_summary.as_deref(),
+            &call.carried_events,
             &call.fold_events,
+            &call.replayed_events,
             call.target_tokens,
         );
         Ok(SummaryResponse { text, finish_reason: FinishReason::Stop })

@@ -70,6 +70,10 @@ pub struct SummarizeCall {
     pub previous_summary: Option<String>,
     /// The newly folded events.
     pub fold_events: Vec<RuntimeEvent>,
+    /// Events the previous checkpoint left to its live head, summarized as if folded now.
+    pub carried_events: Vec<RuntimeEvent>,
+    /// The live head replayed right after the summary.
+    pub replayed_events: Vec<RuntimeEvent>,
     /// Target size of the summary, in estimated tokens.
     pub target_tokens: u64,
 }

@@ -12,7 +12,7 @@ use std::future::Future;
 use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::{
     EXTRACTIVE_PRODUCER, FinishReason, NativeRequest, ProviderFailure, SummarizeEffect,
-    SummaryRequest, SummaryResponse, extractive_summary,
+    SummaryRequest, SummaryResponse, extractive_summary_for,
 };
 
 /// Answers the core's text-summary effect.
@@ -64,13 +64,7 @@ impl Summarizer for ExtractiveSummarizer {
         effect: &SummarizeEffect,
         events: &[RuntimeEvent],
     ) -> Result<SummaryResponse, ProviderFailure> {
-        let end = effect.fold.end.min(events.len());
-        let start = effect.fold.start.min(end);
-        let text = extractive_summary(
-            effect.previous_summary.as_deref(),
-            &events[start..end],
-            effect.target_tokens,
-        );
+        let text = extractive_summary_for(events, effect);
         Ok(SummaryResponse { text, finish_reason: FinishReason::Stop })
     }
 }

@@ -9,7 +9,7 @@ use component_support::{compactor_plugin, ledger_with};
 use contextfold_core::compaction::{
     CompactInput, Compaction, Compactor, EXTRACTIVE_PRODUCER, Effect, FinishReason,
     MalformedInputCircuit, ProviderIdentity as CoreIdentity, Step, SummaryResponse,
-    Trigger as CoreTrigger, extractive_summary,
+    Trigger as CoreTrigger, extractive_summary_for,
 };
 use contextfold_core::{LogBuilder, ModelFacts as CoreFacts, RuntimeEvent};
 use contextfold_host::component::ComponentError;
@@ -86,11 +86,7 @@ fn native_outcome(events: Vec<RuntimeEvent>, checkpoint_id: &str, window: u64) -
     loop {
         match tx.poll().expect("order") {
             Step::Effect(Effect::Summarize(e)) => {
-                let text = extractive_summary(
-                    e.previous_summary.as_deref(),
-                    &events[e.fold.start..e.fold.end],
-                    e.target_tokens,
-                );
+                let text = extractive_summary_for(&events, &e);
                 let answer = SummaryResponse { text, finish_reason: FinishReason::Stop };
                 tx.handle_summary(Ok(answer)).expect("order");
             }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::{
-    FinishReason as CoreFinish, ProviderFailure as CoreFailure, extractive_summary,
+    FinishReason as CoreFinish, ProviderFailure as CoreFailure, extractive_summary_of,
 };
 use contextfold_host::component::bindings::contextfold::compaction::types::{
     AppendError, CompactorKind, ModelFacts, ProviderIdentity, SummaryResponse, Trigger,
@@ -255,11 +255,12 @@ fn transcript(plugin: &mut Plugin, input: &Value) -> Out {
                 let answer = if let Some(f) = failure(entry) {
                     Err(failure_to_wit(f))
                 } else if entry["summary"] == "extractive" {
-                    let fold =
-                        RuntimeEvent::array_from_text(&request.fold_events).expect("fold events");
-                    let text = extractive_summary(
+                    let events = |json: &str| RuntimeEvent::array_from_text(json).expect("events");
+                    let text = extractive_summary_of(
                         request.previous_summary.as_deref(),
-                        &fold,
+                        &events(&request.carried_events),
+                        &events(&request.fold_events),
+                        &events(&request.replayed_events),
                         request.target_tokens,
                     );
                     Ok(SummaryResponse { text, finish: finish_to_wit(CoreFinish::Stop) })

@@ -72,7 +72,14 @@ pub(crate) fn summarize_request(
         fold_end: end as u64,
         target_tokens: effect.target_tokens,
         fold_events: convert::events_to_json(&events[start..end]),
+        carried_events: convert::events_to_json(&picked(events, &effect.carried)),
+        replayed_events: convert::events_to_json(&picked(events, &effect.replayed_head)),
     }
+}
+
+/// The events at `indexes` of `events` (an index past the end is skipped).
+fn picked(events: &[RuntimeEvent], indexes: &[usize]) -> Vec<RuntimeEvent> {
+    indexes.iter().filter_map(|&i| events.get(i)).cloned().collect()
 }
 
 /// A summarizer's WIT answer as the core takes it.

@@ -24,7 +24,7 @@ use contextfold_core::checkpoint::{
     RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
 };
 use contextfold_core::compaction::{
-    FinishReason, extractive_summary as core_extractive, validate_summary as core_validate,
+    FinishReason, extractive_summary_of, validate_summary as core_validate,
 };
 use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
 use contextfold_core::event::{
@@ -299,15 +299,25 @@ pub fn recover_checkpoint(session_id: &str, records: JsValue) -> Result<JsValue,
 }
 
 /// The offline extractive summary of `events` (merged into `previousSummary`), within about
-/// `targetTokens`.
+/// `targetTokens`; `carried` and `replayed` (events, or `undefined`) are the core's
+/// `extractive_summary_of` arguments of the same names.
 #[wasm_bindgen(js_name = extractiveSummary)]
 pub fn extractive_summary(
     previous_summary: Option<String>,
     events: JsValue,
     target_tokens: f64,
+    carried: JsValue,
+    replayed: JsValue,
 ) -> Result<String, JsValue> {
+    let optional = |value: JsValue| match value.is_undefined() || value.is_null() {
+        true => Ok(Vec::new()),
+        false => events_from_js(value),
+    };
+    let (carried, replayed) = (optional(carried)?, optional(replayed)?);
     let events = events_from_js(events)?;
-    Ok(core_extractive(previous_summary.as_deref(), &events, target_tokens as u64))
+    let target = target_tokens as u64;
+    let previous = previous_summary.as_deref();
+    Ok(extractive_summary_of(previous, &carried, &events, &replayed, target))
 }
 
 /// The context budget derived from model facts: `{ contextWindow, reserve, historyBudget }`.

@@ -9,7 +9,7 @@
 use contextfold_core::budget::CalibratedEstimator;
 use contextfold_core::compaction::{
     CompactInput, CompactOptions, Compaction, Compactor, Effect, FinishReason, ProviderIdentity,
-    Step, SummaryResponse,
+    Step, SummarizeEffect, SummaryResponse, extractive_summary_for,
 };
 use contextfold_core::projection::{calibrated_estimator, to_model_messages};
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
@@ -41,6 +41,8 @@ pub struct CompactionSession {
     tx: Option<Compaction<'static, CalibratedEstimator<BaseEstimator>>>,
     /// The caller's counter's first failure, if it has one.
     counter: CounterFailure,
+    /// The summarize effect last handed out, for [`CompactionSession::extractive_summary`].
+    summarizing: Option<SummarizeEffect>,
 }
 
 fn finished() -> BindingError {
@@ -131,7 +133,7 @@ impl CompactionSession {
                 #[allow(unreachable_patterns)]
                 other => BindingError::core("compaction_start", other),
             })?;
-        let mut session = CompactionSession { tx: Some(tx), counter };
+        let mut session = CompactionSession { tx: Some(tx), counter, summarizing: None };
         session.measured()?;
         Ok(session)
     }
@@ -158,11 +160,14 @@ impl CompactionSession {
                     "repairReserveTokens": effect.request.repair_reserve_tokens,
                     "previousSummary": effect.previous_summary,
                     "fold": { "start": effect.fold.start, "end": effect.fold.end },
+                    "replayedHead": effect.replayed_head,
+                    "carried": effect.carried,
                     "targetTokens": effect.target_tokens,
                 });
                 if !effect.request.omitted_payloads.is_empty() {
                     request["omittedPayloads"] = json!(effect.request.omitted_payloads);
                 }
+                self.summarizing = Some(effect);
                 json!({ "type": "summarize", "request": request })
             }
             Step::Effect(Effect::CompactNatively(request)) => {
@@ -176,6 +181,17 @@ impl CompactionSession {
             _ => return Err(BindingError::core("unknown_effect", "unknown effect").into()),
         };
         Ok(json_to_js(value, "step")?)
+    }
+
+    /// The offline extractive summary the pending summarize step asks for, read from the
+    /// transaction's own log (no event crosses the boundary).
+    #[wasm_bindgen(js_name = extractiveSummary)]
+    pub fn extractive_summary(&self) -> Result<String, JsValue> {
+        let tx = self.tx.as_ref().ok_or_else(finished)?;
+        let effect = self.summarizing.as_ref().ok_or_else(|| {
+            BindingError::core("no_summary_pending", "no summarize step has been handed out")
+        })?;
+        Ok(extractive_summary_for(tx.events(), effect))
     }
 
     /// Reports a summary: `{ text, finishReason }` or `{ error: { kind, message } }`.

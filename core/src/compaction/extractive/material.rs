@@ -31,6 +31,17 @@ const REJECTION_CUES: &[&str] = &[
     "refused",
 ];
 
+/// A user message as a summary quotes it: trimmed at the ends, its attachments named by their
+/// stand-ins.
+pub(super) fn user_text(event: &RuntimeEvent) -> Option<String> {
+    let EventContent::UserText { text, attachments } = &event.content else { return None };
+    let mut text = text.trim().to_owned();
+    for attachment in attachments {
+        text.push_str(&format!(" {}", attachment.stand_in(&event.session_id)));
+    }
+    Some(text)
+}
+
 /// The session's task: the first user message, whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Task {
@@ -72,11 +83,8 @@ impl Material {
         };
         for (index, event) in fold.iter().enumerate() {
             match &event.content {
-                EventContent::UserText { text, attachments } => {
-                    let mut text = text.trim().to_owned();
-                    for attachment in attachments {
-                        text.push_str(&format!(" {}", attachment.stand_in(&event.session_id)));
-                    }
+                EventContent::UserText { .. } => {
+                    let text = user_text(event).unwrap_or_default();
                     match material.task {
                         None => {
                             material.task =
@@ -145,11 +153,15 @@ impl Material {
         material
     }
 
-    /// `self` rolled forward by `newer`: the older task stays the task, lists append, the
-    /// newer plan replaces the older one, and a repeated item keeps its newest place.
+    /// `self` rolled forward by `newer`: the older task stays the task (a task the older
+    /// summary only pointed at takes its text from `newer`), lists append, the newer plan
+    /// replaces the older one, and a repeated item keeps its newest place.
     pub(super) fn then(self, newer: Material) -> Material {
         let mut requests = self.requests;
         let task = match (self.task, newer.task) {
+            (Some(task), Some(next)) if task.text.is_empty() || task.text == next.text => {
+                Some(Task { event_id: task.event_id, text: next.text })
+            }
             (Some(task), Some(next)) => {
                 requests.push(next.text);
                 Some(task)

@@ -15,6 +15,8 @@ pub(super) enum Slot {
         text: String,
         whole: bool,
     },
+    /// The task named, not quoted: the live head replays it right after the summary.
+    TaskReplayed,
     Request(usize),
     Done(usize),
     Decision(usize),
@@ -29,6 +31,8 @@ pub(super) enum Slot {
 pub(super) struct Chosen {
     pub(super) slots: Vec<Slot>,
     pub(super) quoted: String,
+    /// The text of the live head replayed beside the summary: quoted there, not here.
+    pub(super) replayed: String,
 }
 
 impl Chosen {
@@ -45,15 +49,18 @@ pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
     let mut out =
         String::from("(extractive summary: copied from the event log, not paraphrased)\n");
     let mut goal = Vec::new();
+    let event = material.task.as_ref().map_or("", |t| t.event_id.as_str());
     for slot in &chosen.slots {
-        if let Slot::Task { text, whole } = slot {
-            let event = material.task.as_ref().map_or("", |t| t.event_id.as_str());
-            let how = if *whole {
-                "quoted whole".to_owned()
-            } else {
-                "its opening; the whole text is that event in the log".to_owned()
-            };
-            goal.push(format!("Task (event {event}; {how}):\n{}", quote(text)));
+        match slot {
+            Slot::Task { text, whole } => {
+                let how = match whole {
+                    true => "quoted whole",
+                    false => "its opening; the whole text is that event in the log",
+                };
+                goal.push(format!("Task (event {event}; {how}):\n{}", quote(text)));
+            }
+            Slot::TaskReplayed => goal.push(format!("Task (event {event}; {REPLAYED_TASK})")),
+            _ => {}
         }
     }
     for i in chosen.indexes(|s| if let Slot::Request(i) = s { Some(*i) } else { None }) {
@@ -130,7 +137,7 @@ pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
             groups.push('\n');
         }
     }
-    let left = left_out(material, &format!("{out}{groups}"));
+    let left = left_out(material, &format!("{out}{groups}{}", chosen.replayed));
     let empty = "- No paths, commands or errors recorded.";
     let lead: Vec<String> = left.into_iter().collect();
     section(&mut out, "Critical Context", &lead, if groups.is_empty() { empty } else { "" });
@@ -138,6 +145,10 @@ pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
     end_cleanly(&mut out);
     out
 }
+
+/// How the Goal names a task the live head replays after the summary.
+pub(super) const REPLAYED_TASK: &str =
+    "not quoted here: it opens the turn replayed verbatim right after this summary";
 
 /// `text` as `> ` lines (an empty line as `>`).
 fn quote(text: &str) -> String {

@@ -89,8 +89,10 @@ impl<E: TokenEstimator> Run<'_, E> {
     /// exact-artifacts list appended (the target had no room for enough of it), sends the one
     /// repair request naming what is still missing.
     pub(super) fn on_valid_summary(&mut self, text: &mut TextAttempt, summary: &str) {
-        let fold = &self.input.events[text.fold_start..self.prefix_end()];
-        let gated = gate_summary(summary, fold, self.summary_target(), &self.estimator);
+        let end = self.prefix_end();
+        let fold = self.summarized(text.fold_start, end, text.previous_summary.is_some());
+        let replayed = self.replayed_text(end);
+        let gated = gate_summary(summary, &fold, &replayed, self.summary_target(), &self.estimator);
         if let Some(first) = text.before_repair.take() {
             let better = if gated.after.overall().kept >= first.after.overall().kept {
                 gated
@@ -145,7 +147,8 @@ impl<E: TokenEstimator> Run<'_, E> {
     fn accept_summary(&mut self, text: &TextAttempt, gated: GateOutcome) {
         self.diagnostics.push(Diagnostic::new(ReasonCode::SummaryRetention, gated.detail()));
         let end = self.prefix_end();
-        let covered = covered_score(&self.input.events[..end], &gated.text);
+        let covered =
+            covered_score(&self.input.events[..end], &gated.text, &self.replayed_text(end));
         let chain_best = match (&text.previous_summary, text.recompacted) {
             (Some(_), false) => self
                 .usable
