@@ -47,7 +47,7 @@ impl Trigger {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Send a text-summary request; answer with `handle_summary`.
-    Summarize(SummarizeEffect),
+    Summarize(Box<SummarizeEffect>),
     /// Send a native compaction request; answer with `handle_native`.
     CompactNatively(NativeRequest),
     /// Durably append this checkpoint (with its projection row, atomically); answer with

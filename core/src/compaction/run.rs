@@ -375,7 +375,7 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
         previous_summary: &Option<String>,
         fold_start: usize,
     ) -> Effect {
-        Effect::Summarize(SummarizeEffect {
+        Effect::Summarize(Box::new(SummarizeEffect {
             request,
             previous_summary: previous_summary.clone(),
             fold: Fold { start: fold_start, end: self.prefix_end() },
@@ -383,7 +383,7 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             carried: self.carried(self.prefix_end(), previous_summary.is_some()),
             target_tokens: self.summary_target(),
             provider_options: self.input.provider_options.clone(),
-        })
+        }))
     }
 
     fn input_fingerprint(

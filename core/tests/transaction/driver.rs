@@ -90,7 +90,7 @@ impl Driven {
         self.effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Summarize(s) => Some(s),
+                Effect::Summarize(s) => Some(&**s),
                 _ => None,
             })
             .collect()

@@ -42,7 +42,7 @@ pub struct CompactionSession {
     /// The caller's counter's first failure, if it has one.
     counter: CounterFailure,
     /// The summarize effect last handed out, for [`CompactionSession::extractive_summary`].
-    summarizing: Option<SummarizeEffect>,
+    summarizing: Option<Box<SummarizeEffect>>,
 }
 
 fn finished() -> BindingError {
