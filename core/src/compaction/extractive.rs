@@ -1,8 +1,8 @@
 //! The offline extractive summarizer: the embedded default compactor (no key, no network).
 //!
 //! It does not paraphrase. It copies, exactly: the task (the first user message) whole, later
-//! requests, one line per tool call with the command as issued and its outcome named for what
-//! it was (`error:`, `rejected:`, `ok:`), decisions, the newest plan, and the exact artifacts of
+//! requests, one line per newest tool call with the command as issued and its outcome named for
+//! what it was (`error:`, `rejected:`, `ok:`), decisions, the newest plan, and the exact artifacts of
 //! [`crate::quality`] (constraint sentences, error lines, commands, paths, identifiers) in the
 //! same section template the LLM summarizer is held to. Text is never re-flowed: lines keep
 //! their inner whitespace, sentences are split only at real sentence ends.
@@ -10,13 +10,15 @@
 //! When the target is short, items are chosen by priority and recency, never by sort order:
 //! the task (whole, or its opening when it alone would take more than a third of the target) and
 //! every constraint first, then the plan and the newest request, then the newest error line,
-//! call, command, path and identifier in turn, round after round, then with the room left the
-//! first lines of large results; an artifact already quoted elsewhere costs nothing, and one
-//! that only a call line quotes is listed as well while there is room (a rolling update reads
-//! artifacts back from the task and Critical Context, and may drop an old call line). What had
-//! to be left out is counted per class and named with the
-//! events that hold its exact text. It is pure and deterministic: the same fold gives the same
-//! bytes. Every summary says it is extractive; checkpoints record `produced_by: "extractive"`.
+//! call, command, path and identifier in turn, round after round; an artifact already quoted
+//! elsewhere costs nothing, and one that only a call line quotes is listed as well while there
+//! is room (a rolling update reads artifacts back from the task and Critical Context, and may
+//! drop an old call line). Room left over stays unused: nothing pads it. What the live head
+//! replays right after the summary (the task of a turn still being worked on) is named, not
+//! copied ([`extractive_summary_for`]). What had to be left out is counted per class and named
+//! with the events that hold its exact text. It is pure and deterministic: the same fold gives
+//! the same bytes. Every summary says it is extractive; checkpoints record
+//! `produced_by: "extractive"`.
 
 pub(crate) mod material;
 mod previous;
@@ -36,9 +38,8 @@ use render::{Chosen, REPLAYED_TASK, Slot, group_heading, render};
 /// `produced_by` value of checkpoints written from extractive summaries.
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
 
-/// The newest calls listed with their outcomes in the first rounds; older calls are kept by
-/// their exact artifacts first (a command alone costs a fraction of its call line), and their
-/// lines fill the room that is left.
+/// The newest calls listed with their outcomes; older calls are kept by their exact artifacts
+/// (a command alone costs a fraction of its call line).
 const CALLS_FIRST: usize = 12;
 
 /// The task is quoted whole when it takes at most 1/`TASK_SHARE_DIVISOR` of the target, else
@@ -215,13 +216,10 @@ fn choose(material: &Material, replayed: String, target_tokens: u64) -> Chosen {
             picker.list(*class, text);
         }
     }
-    // Older calls' outcomes, then how large results began, newest first, in the room left.
-    for (i, done) in material.done.iter().enumerate().rev().skip(CALLS_FIRST) {
-        picker.take(Slot::Done(i), done);
-    }
-    for (i, excerpt) in material.excerpts.iter().enumerate().rev() {
-        picker.take(Slot::Excerpt(i), excerpt);
-    }
+    // Nothing pads the room that is left (older call lines, the openings of large results):
+    // the request after compaction fills it with raw steps or leaves it to grow into, and a
+    // padded summary cost compression (long trajectories at 32k: 81.3% against 90.3% without)
+    // and compactions, for no artifact kept (docs/performance.md).
     picker.chosen
 }
 

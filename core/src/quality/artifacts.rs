@@ -249,15 +249,28 @@ fn is_constraint(sentence: &str) -> bool {
     if sentence.len() < 8 || sentence.chars().count() > MAX_ARTIFACT_CHARS {
         return false;
     }
-    let lower = sentence.to_ascii_lowercase();
-    let words: Vec<&str> = lower
+    let words: Vec<&str> = sentence
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
         .collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
     CONSTRAINT_CUES.iter().any(|cue| {
         let cue_words: Vec<&str> = cue.split(' ').collect();
-        words.windows(cue_words.len()).any(|window| window == cue_words.as_slice())
+        lower.windows(cue_words.len()).enumerate().any(|(at, window)| {
+            window.iter().zip(&cue_words).all(|(word, cue)| word == cue)
+                && reads_as_rule(words[at], at)
+        })
     })
+}
+
+/// Whether a cue word (`must`, `never`, ...) at word `at` of its sentence reads as a rule:
+/// written in lower case, in capitals (`MUST`) or opening the sentence. A capitalized cue
+/// inside a sentence is a title's word, as in a browsing agent's accessibility tree
+/// (`[64] StaticText 'Back to Basics: Customers Must Loved'`).
+fn reads_as_rule(word: &str, at: usize) -> bool {
+    at == 0
+        || !word.chars().any(|c| c.is_ascii_uppercase())
+        || !word.chars().any(|c| c.is_ascii_lowercase())
 }
 
 /// The error lines of a tool result: lines that read as error messages; for a failed result

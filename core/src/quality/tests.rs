@@ -136,3 +136,17 @@ fn a_text_ending_like_a_cut_is_closed() {
     gate::end_cleanly(&mut plain);
     assert_eq!(plain, "- error: done\n");
 }
+
+#[test]
+fn a_capitalized_cue_inside_a_title_is_not_a_rule() {
+    let page = "[61] heading 'Previously live: Back to Basics: Customers Must Loved'\n\
+                2) You must Distinguish between textbox and search button.\n\
+                You MUST use this EXACT command to submit.";
+    assert_eq!(
+        crate::quality::artifacts::constraint_sentences(page),
+        [
+            "2) You must Distinguish between textbox and search button.",
+            "You MUST use this EXACT command to submit.",
+        ]
+    );
+}

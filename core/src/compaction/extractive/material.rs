@@ -13,11 +13,6 @@ const MAX_OUTCOME_CHARS: usize = 200;
 /// Longest string argument shown whole under Done, in characters.
 const MAX_ARGUMENT_CHARS: usize = 200;
 
-/// A tool result longer than this many bytes gets an excerpt of its first lines.
-const LARGE_RESULT_BYTES: usize = 1_000;
-/// Longest excerpt of a large result, in characters.
-const MAX_EXCERPT_CHARS: usize = 300;
-
 /// Cues of assistant sentences that record a decision.
 const DECISION_CUES: &[&str] = &["decided", "instead", "we will", "i will", "chose", "going with"];
 
@@ -61,8 +56,6 @@ pub(super) struct Material {
     pub(super) done: Vec<String>,
     pub(super) decisions: Vec<String>,
     pub(super) notes: Vec<String>,
-    /// The first lines of large tool results (each line exact, joined by ` | `).
-    pub(super) excerpts: Vec<String>,
     /// The newest plan's lines.
     pub(super) plan: Vec<String>,
     /// Exact artifacts (plan excluded), newest last.
@@ -122,23 +115,7 @@ impl Material {
                         material.notes.push(format!("Note: {}", cut(first, MAX_OUTCOME_CHARS)));
                     }
                 }
-                EventContent::ToolResult { tool_name, output, .. }
-                | EventContent::HostedToolResult { tool_name, output, .. } => {
-                    let text = output_text(output);
-                    if text.len() > LARGE_RESULT_BYTES {
-                        let lines: Vec<&str> = text
-                            .lines()
-                            .map(str::trim_end)
-                            .filter(|l| !l.trim().is_empty())
-                            .take(4)
-                            .collect();
-                        let begins = cut(&lines.join(" | "), MAX_EXCERPT_CHARS);
-                        material.excerpts.push(format!(
-                            "`{tool_name}` result ({} bytes) begins: {begins}",
-                            text.len()
-                        ));
-                    }
-                }
+                EventContent::ToolResult { .. } | EventContent::HostedToolResult { .. } => {}
                 EventContent::Reasoning { .. } => {}
             }
         }
@@ -175,7 +152,6 @@ impl Material {
             done: newest_place([self.done, newer.done].concat()),
             decisions: newest_place([self.decisions, newer.decisions].concat()),
             notes: newest_place([self.notes, newer.notes].concat()),
-            excerpts: newest_place([self.excerpts, newer.excerpts].concat()),
             plan: if newer.plan.is_empty() { self.plan } else { newer.plan },
             artifacts: newest_place([self.artifacts, newer.artifacts].concat()),
             span: match (self.span, newer.span) {

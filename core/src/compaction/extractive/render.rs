@@ -21,7 +21,6 @@ pub(super) enum Slot {
     Done(usize),
     Decision(usize),
     Note(usize),
-    Excerpt(usize),
     Plan(usize),
     Critical(ArtifactClass, String),
 }
@@ -68,17 +67,11 @@ pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
     }
     section(&mut out, "Goal", &goal, "- (no user request in the covered events)");
 
-    let mut done: Vec<String> = chosen
+    let done: Vec<String> = chosen
         .indexes(|s| if let Slot::Done(i) = s { Some(*i) } else { None })
         .into_iter()
         .map(|i| material.done[i].clone())
         .collect();
-    done.extend(
-        chosen
-            .indexes(|s| if let Slot::Excerpt(i) = s { Some(*i) } else { None })
-            .into_iter()
-            .map(|i| material.excerpts[i].clone()),
-    );
     section(&mut out, "Done and In Progress", &done, "- No tool calls in the covered events.");
 
     let mut decisions: Vec<String> = chosen
