@@ -195,15 +195,22 @@ fn check_digest<E: HashEngine>(
 /// The coverage a checkpoint over `prefix` must claim: counts, through-boundary and digest.
 /// `None` for an empty prefix (a checkpoint always covers at least one event).
 pub fn coverage_of(prefix: &[RuntimeEvent]) -> Option<Coverage> {
+    coverage_and_bytes(prefix).map(|(coverage, _)| coverage)
+}
+
+/// [`coverage_of`] and the number of bytes its digest is taken over
+/// ([`PrefixHasher::byte_count`]).
+pub(crate) fn coverage_and_bytes(prefix: &[RuntimeEvent]) -> Option<(Coverage, u64)> {
     let last = prefix.last()?;
     let mut hasher = PrefixHasher::new();
     for event in prefix {
         hasher.push(event);
     }
-    Some(Coverage {
+    let coverage = Coverage {
         event_count: prefix.len() as u64,
         turn_count: turn_count(prefix),
         through: last.boundary(),
         source_digest: hasher.digest(),
-    })
+    };
+    Some((coverage, hasher.byte_count()))
 }

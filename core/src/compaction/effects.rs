@@ -108,8 +108,9 @@ pub(crate) const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
 /// estimated tokens to pass validation).
 pub(crate) const MIN_SUMMARY_TARGET_TOKENS: u64 = 256;
 
-/// Tokens set aside for a V2 checkpoint's envelope (tag, coverage, limitations) when the
-/// summary target is derived from the room the rest of the request leaves.
+/// Tokens the planner sets aside for a V2 checkpoint's envelope (tag, coverage, limitations)
+/// when it judges whether any fold can fit; a step's summary target leaves room for the
+/// envelope measured for its own checkpoint (`compaction::envelope`).
 pub(crate) const CHECKPOINT_ENVELOPE_TOKENS: u64 = 256;
 
 /// Most checkpoints one compaction transaction records in rolling steps (each step strictly

@@ -5,6 +5,9 @@
 
 pub(crate) mod circuit;
 pub(crate) mod effects;
+mod envelope;
+#[cfg(test)]
+mod envelope_tests;
 pub(crate) mod extractive;
 mod fold_search;
 mod input;

@@ -18,10 +18,11 @@ use crate::budget::{TokenEstimator, estimate_events};
 use crate::checkpoint::{CheckpointProjection, HighWater, HistoryCompactCheckpoint};
 use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShape, fingerprint};
 use crate::compaction::effects::{
-    AppendFailure, Attempt, AttemptKind, CHECKPOINT_ENVELOPE_TOKENS, CompactionOutcome,
-    DriverError, Effect, MAX_ROLLING_STEPS, MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS,
-    OutcomeKind, ProviderFailure, ProviderFailureKind, Step, SummarizeEffect, SummaryResponse,
+    AppendFailure, Attempt, AttemptKind, CompactionOutcome, DriverError, Effect, MAX_ROLLING_STEPS,
+    MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind, ProviderFailure,
+    ProviderFailureKind, Step, SummarizeEffect, SummaryResponse,
 };
+use crate::compaction::envelope::{envelope_tokens, summary_limitations};
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::fold_search::largest_fitting;
 use crate::compaction::input::{CompactInput, Compactor};
@@ -36,10 +37,11 @@ use crate::compaction::summary_request::{
 use crate::compaction::summary_validation::validate_summary;
 use crate::diagnostics::{Diagnostic, ReasonCode};
 use crate::event::EventContent;
-use crate::prefix_match::coverage_of;
+use crate::prefix_match::coverage_and_bytes;
 use crate::projection::live_head::Remainder;
 use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize_events};
 use crate::projection::{ProjectInput, project};
+use crate::prune::ArchiveAddress;
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::Fold;
@@ -216,15 +218,14 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             budget,
             &self.estimator,
         );
-        let room = budget.saturating_sub(rest).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
+        let envelope = self.envelope();
+        let room = budget.saturating_sub(rest).saturating_sub(envelope);
         let share_percent = self.input.model.after_compaction_share();
-        let share = (budget * share_percent / 100)
-            .saturating_sub(rest)
-            .saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
+        let share = (budget * share_percent / 100).saturating_sub(rest).saturating_sub(envelope);
         // However large the rest of the request, the summary may take half the share.
         let floor = budget * share_percent / 200;
         // A summary must also be smaller than what it replaces, or the write gate refuses it.
-        let smaller = self.replaced_tokens(self.end).saturating_sub(CHECKPOINT_ENVELOPE_TOKENS);
+        let smaller = self.replaced_tokens(self.end).saturating_sub(envelope);
         share
             .max(floor)
             .min(MAX_SUMMARY_TARGET_TOKENS)
@@ -594,10 +595,15 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
     ) {
         let end = self.prefix_end();
         let prefix = &self.input.events[..end];
-        let Some(coverage) = coverage_of(prefix) else {
+        let Some((coverage, source_bytes)) = coverage_and_bytes(prefix) else {
             return self.fail_open(ReasonCode::NoSafePrefix, "empty prefix".into());
         };
-        let limitations = self.limitations(&projection);
+        let source = ArchiveAddress::for_source_digest(
+            &prefix[0].session_id,
+            &coverage.source_digest,
+            source_bytes,
+        );
+        let limitations = self.limitations(&projection, source.ok());
         let mut checkpoint = HistoryCompactCheckpoint {
             checkpoint_id: self.step_checkpoint_id(),
             session_id: prefix[0].session_id.clone(),
@@ -672,17 +678,38 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
     }
 
     /// The fixed replay limitation, plus what the producer cannot promise.
-    fn limitations(&self, projection: &CheckpointProjection) -> Vec<String> {
-        let mut limitations = vec![REPLAY_LIMITATION.to_owned()];
-        let extractive = self.input.summarizer_label.as_deref() == Some(EXTRACTIVE_PRODUCER);
-        if extractive && matches!(projection, CheckpointProjection::Summary(_)) {
-            limitations.push(
-                "Extractive: excerpts copied from the covered events, not a semantic summary; \
-                 older items may have been dropped to fit."
-                    .to_owned(),
-            );
+    /// The checkpoint's limitations; a summary's also name `source`, the archive address of
+    /// exactly what it covers, so what it left out can be read back (`archive_read`).
+    fn limitations(
+        &self,
+        projection: &CheckpointProjection,
+        source: Option<ArchiveAddress>,
+    ) -> Vec<String> {
+        match projection {
+            CheckpointProjection::Summary(_) => {
+                summary_limitations(self.extractive(), source.as_ref())
+            }
+            CheckpointProjection::ProviderState(_) => vec![REPLAY_LIMITATION.to_owned()],
         }
-        limitations
+    }
+
+    /// Whether the summarizer is the offline extractive one.
+    fn extractive(&self) -> bool {
+        self.input.summarizer_label.as_deref() == Some(EXTRACTIVE_PRODUCER)
+    }
+
+    /// Tokens of the envelope this step's summary checkpoint will carry.
+    fn envelope(&self) -> u64 {
+        let trigger = self.input.trigger.as_str();
+        let id = self.step_checkpoint_id();
+        envelope_tokens(
+            &self.input.events,
+            self.end,
+            &id,
+            trigger,
+            self.extractive(),
+            &self.estimator,
+        )
     }
 
     pub(crate) fn on_append(&mut self, result: Result<(), AppendFailure>) {

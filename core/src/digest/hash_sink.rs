@@ -73,17 +73,24 @@ const fn escape_for_const(byte: u8) -> &'static [u8] {
 pub(crate) struct HashBuffer {
     bytes: Box<BufferBytes>,
     filled: usize,
+    /// Bytes already handed to SHA-256 through this buffer.
+    hashed: u64,
 }
 
 impl HashBuffer {
     /// An empty buffer.
     pub(crate) fn new() -> Self {
-        Self { bytes: Box::new([0; INDEX_SPACE + BLOCK]), filled: 0 }
+        Self { bytes: Box::new([0; INDEX_SPACE + BLOCK]), filled: 0, hashed: 0 }
     }
 
     /// The bytes written and not yet hashed.
     pub(crate) fn pending(&self) -> &[u8] {
         &self.bytes[..self.filled]
+    }
+
+    /// Every byte written so far, hashed or pending.
+    pub(crate) fn written(&self) -> u64 {
+        self.hashed + self.filled as u64
     }
 }
 
@@ -99,6 +106,7 @@ impl<E: HashEngine> HashSink<'_, E> {
     #[inline(never)]
     fn flush(&mut self) {
         self.hasher.update(&self.buffer.bytes[..self.buffer.filled]);
+        self.buffer.hashed += self.buffer.filled as u64;
         self.buffer.filled = 0;
     }
 
@@ -109,6 +117,7 @@ impl<E: HashEngine> HashSink<'_, E> {
             self.flush();
             if bytes.len() >= HASH_BUFFER_SIZE {
                 self.hasher.update(bytes);
+                self.buffer.hashed += bytes.len() as u64;
                 return;
             }
         }

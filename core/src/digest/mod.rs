@@ -140,6 +140,12 @@ impl<E: HashEngine> PrefixHasher<E> {
         self.event_count
     }
 
+    /// Number of bytes the digest covers so far: [`DOMAIN_PREFIX`] and every event's canonical
+    /// JSON with its `\n`.
+    pub fn byte_count(&self) -> u64 {
+        DOMAIN_PREFIX.len() as u64 + self.pending.written()
+    }
+
     /// The `sha256:<hex>` digest of the prefix pushed so far (the hasher stays usable).
     pub fn digest(&self) -> String {
         const HEX: &[u8; 16] = b"0123456789abcdef";

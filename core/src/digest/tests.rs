@@ -257,3 +257,27 @@ fn block_escaping_matches_the_string_path_at_every_offset() {
         }
     }
 }
+
+#[test]
+fn byte_count_is_the_length_of_what_the_digest_is_taken_over() {
+    let events = input_events();
+    let mut hasher = PrefixHasher::new();
+    let mut bytes = DOMAIN_PREFIX.to_vec();
+    assert_eq!(hasher.byte_count(), bytes.len() as u64);
+    // One event longer than the hash buffer takes the unbuffered path.
+    let mut long = events[0].clone();
+    long.runtime_event_id = "x".repeat(40_000);
+    for event in events.iter().chain([&long]).chain(&events) {
+        hasher.push(event);
+        bytes.extend_from_slice(canonical_event_json(event).as_bytes());
+        bytes.push(b'\n');
+        assert_eq!(hasher.byte_count(), bytes.len() as u64);
+    }
+    assert_eq!(hasher.digest(), sha256_hex(&bytes));
+    // Stored canonical bytes (a long one is hashed in place, unbuffered) count the same.
+    let mut stored = PrefixHasher::new();
+    for event in events.iter().chain([&long]).chain(&events) {
+        stored.push_canonical(canonical_event_json(event).as_bytes());
+    }
+    assert_eq!(stored.byte_count(), bytes.len() as u64);
+}

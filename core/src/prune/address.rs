@@ -55,6 +55,19 @@ impl ArchiveAddress {
         Self::new(session_id, &sha256_hex(bytes), byte_size)
     }
 
+    /// The address of exactly what a checkpoint covers: the bytes its source digest
+    /// (`sha256:<hex>`) is taken over, [`crate::digest::DOMAIN_PREFIX`] and then each covered
+    /// event's canonical JSON and `\n` (`byte_size` from
+    /// [`crate::digest::PrefixHasher::byte_count`]).
+    pub fn for_source_digest(
+        session_id: &str,
+        source_digest: &str,
+        byte_size: u64,
+    ) -> Result<Self, ArchiveError> {
+        let hex = source_digest.strip_prefix("sha256:").unwrap_or(source_digest);
+        Self::new(session_id, hex, byte_size)
+    }
+
     /// Parses an address, rejecting anything that is not exactly canonical.
     pub fn parse(uri: &str) -> Result<Self, ArchiveError> {
         let rest = uri.strip_prefix(ARCHIVE_URI_PREFIX).ok_or(ArchiveError::WrongScheme)?;

@@ -23,7 +23,7 @@ const TURNS: usize = 100;
 /// artifacts need, so the exact-artifacts list cannot reach the threshold.
 fn crowded() -> CompactInput<'static> {
     let mut log = session(TURNS, 20);
-    let turn = start_current_turn(&mut log, TURNS + 1, 44_000);
+    let turn = start_current_turn(&mut log, TURNS + 1, 44_400);
     input(Trigger::Manual, log.events(), Some(&turn), None, window(16_000))
 }
 

@@ -3,6 +3,7 @@
 //! which also serves the addresses of stale and masked placeholders from the session's log.
 
 use contextfold_core::budget::CharEstimator;
+use contextfold_core::digest::{DOMAIN_PREFIX, canonical_event_json};
 use contextfold_core::projection::{
     ArchiveAddress, ArchiveReadRequest, ArchiveSlice, archive_tool_result, read_archive_slice,
     result_body,
@@ -78,9 +79,12 @@ impl Store {
             .map_err(StoreError::sqlite("reading an archived body"))?;
         let body = match body {
             Some(body) => body,
-            None => self.body_from_log(&address)?.ok_or_else(|| ArchiveReadError::NotArchived {
-                address: request.address.clone(),
-            })?,
+            None => match self.body_from_log(&address)? {
+                Some(body) => body,
+                None => self.covered_source(&address)?.ok_or_else(|| {
+                    ArchiveReadError::NotArchived { address: request.address.clone() }
+                })?,
+            },
         };
         Ok(read_archive_slice(&request, session_id, &body)?)
     }
@@ -105,5 +109,22 @@ impl Store {
                 && ArchiveAddress::for_content(address.session_id(), &body).as_ref() == Ok(address);
             found.then_some(body)
         }))
+    }
+
+    /// The body a summary checkpoint's source address names (its limitations): the bytes a
+    /// prefix's source digest is taken over, [`DOMAIN_PREFIX`] and each event's canonical JSON
+    /// with its `\n`, up to the prefix whose size is the address's; `None` when no prefix has
+    /// that size. The reader checks the hash.
+    fn covered_source(&self, address: &ArchiveAddress) -> Result<Option<Vec<u8>>, StoreError> {
+        let size = usize::try_from(address.byte_size()).unwrap_or(usize::MAX);
+        let mut body = DOMAIN_PREFIX.to_vec();
+        for event in self.load_events(address.session_id())? {
+            if body.len() >= size {
+                break;
+            }
+            body.extend_from_slice(canonical_event_json(&event).as_bytes());
+            body.push(b'\n');
+        }
+        Ok((body.len() == size).then_some(body))
     }
 }

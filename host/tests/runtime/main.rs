@@ -22,5 +22,6 @@ mod runtime_log_cache;
 mod runtime_providers;
 mod schema_migration;
 mod simulator;
+mod source_address;
 mod storage;
 mod verify_sweep;

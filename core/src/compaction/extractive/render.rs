@@ -169,8 +169,12 @@ fn left_out(material: &Material, body: &str) -> Option<String> {
         return None;
     }
     let span = match &material.span {
-        Some((_, last)) => format!("the log's events through {last}"),
-        None => "the log's covered events".to_owned(),
+        Some((_, last)) => format!(
+            "the log's events through {last}, read by the archive address under limitations"
+        ),
+        None => {
+            "the log's covered events, read by the archive address under limitations".to_owned()
+        }
     };
     Some(format!("Left out for room ({}; exact text in {span})", counts.join(", ")))
 }
