@@ -57,7 +57,7 @@ fn compacted(events: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
 #[test]
 fn what_a_summary_left_out_is_read_back_by_the_address_it_names() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(&dir.path().join("ledger.sqlite")).expect("store");
+    let store = Store::open(dir.path().join("ledger.sqlite")).expect("store");
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/trajectories/mini-swe-agent/astroid-1333-deepseek-chat.jsonl");
     let text = std::fs::read_to_string(path).expect("committed trajectory");
