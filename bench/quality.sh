@@ -40,7 +40,7 @@ fi
 python3 - "$log" <<'PY'
 import re, sys, collections
 CLASSES = ["constraint", "plan", "error", "command", "path", "identifier"]
-STRATEGIES = ["contextfold", "contextfold-cli", "contextfold-npm", "truncation", "masking", "truncation@own", "masking@own"]
+STRATEGIES = ["contextfold", "contextfold-cli", "contextfold-npm", "truncation", "masking", "truncation@own", "masking@own", "ceiling"]
 lines, census = [], []
 for raw in open(sys.argv[1]):
     # A test-runner notice can share a line with a report; take the report wherever it is.

@@ -40,8 +40,10 @@ const MAX_ATTEMPTS: usize = 3;
 /// From this turn on, the user switches models at the first turn that starts with the context
 /// at least [`SWITCH_AT_PERCENT`] full.
 const SWITCH_FROM_TURN: usize = 24;
-/// How full (percent of the history budget) the context is when the user switches models.
-const SWITCH_AT_PERCENT: u64 = 75;
+/// How full (percent of the history budget) the context is when the user switches models: so
+/// full that the second model's larger count puts its first request over the window (the
+/// provider-overflow trigger).
+const SWITCH_AT_PERCENT: u64 = 90;
 /// The second model's provider counts this many thousandths of `o200k_base` (its own
 /// tokenizer counts more for the same text).
 const SECOND_MODEL_COUNT_SCALE_PERMILLE: u32 = 1_050;

@@ -92,7 +92,7 @@ fn demo_turn(turn: usize, rng: &mut Rng) -> DemoTurn {
     // Now and then the user pastes a whole CI log into the request, as users do: the new turn
     // alone can push the next request over the budget (the pre-turn trigger).
     if turn % 13 == 12 {
-        let log = test_log(turn, 400, 3);
+        let log = test_log(turn, 600, 3);
         request.push_str(&format!("\n\nHere is the CI log:\n```\n{log}```"));
     }
     let step_count = 1 + rng.below(3) as usize;

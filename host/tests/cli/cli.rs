@@ -291,7 +291,7 @@ fn demo_fires_every_trigger_and_verifies_every_digest() {
     let db = dir.path().join("demo.sqlite");
     let report = ok(&["demo", "--db", db.to_str().expect("utf8")]);
     let triggers = report["triggersFired"].as_array().expect("triggers");
-    for trigger in ["manual", "mid_turn", "pre_turn"] {
+    for trigger in ["manual", "mid_turn", "pre_turn", "overflow"] {
         assert!(triggers.contains(&json!(trigger)), "{trigger} did not fire: {report}");
     }
     // The simulated provider counts with o200k_base (and the second model a twentieth more):

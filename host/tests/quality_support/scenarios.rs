@@ -49,7 +49,7 @@ pub struct Scorer {
     /// Artifacts of the folded prefix, by its length.
     artifacts: Option<(u64, Vec<Artifact>)>,
     /// Per strategy, in [`STRATEGIES`] order.
-    pub tallies: [Tally; 5],
+    pub tallies: [Tally; 6],
 }
 
 impl Scorer {
@@ -82,10 +82,14 @@ impl Scorer {
             .iter()
             .position(|m| text_of(std::slice::from_ref(m)).contains("<contextfold_checkpoint"))
             .expect("a replayed checkpoint has its message");
-        self.tallies[0].compression(
-            estimate_messages(estimator, &projection.messages[checkpoint..=checkpoint]),
-            source_tokens(estimator, folded),
-        );
+        let checkpoint_tokens =
+            estimate_messages(estimator, &projection.messages[checkpoint..=checkpoint]);
+        self.tallies[0].compression(checkpoint_tokens, source_tokens(estimator, folded));
+        let mut rest = projection.messages.clone();
+        rest.remove(checkpoint);
+        let ceiling = ceiling_text(artifacts, &text_of(&rest), checkpoint_tokens, estimator);
+        let ceiling = Retention::measure(artifacts, &ceiling);
+        self.tallies[5].add(&ceiling, projection.estimated_tokens, projection.history_budget);
         let budgets = [projection.history_budget, projection.estimated_tokens];
         let kinds = [Baseline::Truncation, Baseline::Masking];
         for (slot, (budget, kind)) in
@@ -107,6 +111,35 @@ impl Scorer {
             ..RunReport::default()
         }
     }
+}
+
+/// The ceiling of any summary of `size` tokens: the rest of the request (`rest`: live head,
+/// raw tail, current turn), then as many of the `artifacts` it does not quote as fit in `size`
+/// tokens as `- <text>` lines, cheapest first (which keeps the most of them; a summary with no
+/// word of its own, so no real summary reaches it).
+pub fn ceiling_text(
+    artifacts: &[Artifact],
+    rest: &str,
+    size: u64,
+    estimator: &dyn TokenEstimator,
+) -> String {
+    let mut lines: Vec<(u64, String)> = artifacts
+        .iter()
+        .filter(|a| !rest.contains(a.text.as_str()))
+        .map(|a| format!("- {}\n", a.text))
+        .map(|line| (estimator.estimate_text(&line), line))
+        .collect();
+    lines.sort();
+    let mut text = format!("{rest}\n");
+    let mut used = 0;
+    for (cost, line) in lines {
+        if used + cost > size {
+            break;
+        }
+        used += cost;
+        text.push_str(&line);
+    }
+    text
 }
 
 /// Compact-then-project: append `events`, one manual compaction, score the next request.
