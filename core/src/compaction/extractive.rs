@@ -8,7 +8,7 @@
 //! their inner whitespace, sentences are split only at real sentence ends.
 //!
 //! When the target is short, items are chosen by priority and recency, never by sort order:
-//! the task (whole, or its opening when it alone would take more than a third of the target) and
+//! the task (whole, or its opening when it alone would take more than a fifth of the target) and
 //! every constraint first, then the plan and the newest request, then the newest error line,
 //! call, command, path and identifier in turn, round after round; an artifact already quoted
 //! elsewhere costs nothing, and one that only a call line quotes is listed as well while there
@@ -39,14 +39,19 @@ use render::{Chosen, REPLAYED_TASK, Slot, group_heading, render};
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
 
 /// The newest calls listed with their outcomes; older calls are kept by their exact artifacts
-/// (a command alone costs a fraction of its call line).
-const CALLS_FIRST: usize = 12;
+/// (a command alone costs a fraction of its call line). Measured with `bench/quality.sh`
+/// against 12: compact-then-project at 8k 85.3% → 87.4% of the folded artifacts, the agent loop
+/// 78.1% → 80.3% (with the task at a quarter); 3 kept a little more (89.1% / 81.7% with the task
+/// at a fifth) but leaves too few outcomes.
+const CALLS_FIRST: usize = 6;
 
 /// The task is quoted whole when it takes at most 1/`TASK_SHARE_DIVISOR` of the target, else
-/// its opening of that size (its rule sentences are kept as constraints either way). Measured
-/// with `bench/quality.sh` against a half: the next request keeps 84.0% of the folded
-/// artifacts at 8k against 81.4% (agent loop 54.2% against 47.6%); docs/performance.md.
-const TASK_SHARE_DIVISOR: u64 = 3;
+/// its opening of that size (its rule sentences are kept as constraints either way, and a task
+/// the live head replays is not quoted at all). Measured with `bench/quality.sh`,
+/// compact-then-project at 8k (the agent loop replays its task), on top of `21e67fb`: a third
+/// 83.4%, a quarter 85.3%; with the newest 6 calls a quarter 87.4%, a fifth 88.5%. At 8k a
+/// fifth is about 900 tokens: an issue description and the start of its instructions.
+const TASK_SHARE_DIVISOR: u64 = 5;
 
 /// Writes a structured summary of `fold`, rolled forward from `previous_summary`, within
 /// `target_tokens` under both built-in estimators (so it fits whichever one the runtime
@@ -139,7 +144,7 @@ fn choose(material: &Material, replayed: String, target_tokens: u64) -> Chosen {
         if cost(&quoted) <= share.min(picker.room) {
             picker.take(Slot::Task { text: task.text.clone(), whole: true }, &quoted);
         } else {
-            // Its opening, as much as a third of the target holds; its rules come next as
+            // Its opening, as much as a fifth of the target holds; its rules come next as
             // constraints.
             let keep = (task.text.chars().count() as u64 * share / cost(&quoted).max(1)) as usize;
             let opening = cut(&task.text, keep);
