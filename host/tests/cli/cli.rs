@@ -294,7 +294,7 @@ fn demo_fires_every_trigger_and_verifies_every_digest() {
     for trigger in ["manual", "mid_turn", "pre_turn", "overflow"] {
         assert!(triggers.contains(&json!(trigger)), "{trigger} did not fire: {report}");
     }
-    // The simulated provider counts with o200k_base (and the second model a twentieth more):
+    // The simulated provider counts with o200k_base (and the second model a fifth more):
     // calibrated from each reported usage, the runtime compacts before the provider refuses,
     // so at most the one request before a model's first usage report may overflow.
     let overflows = report["providerOverflows"].as_u64().expect("overflows");
