@@ -66,7 +66,12 @@ pub(crate) fn envelope_tokens(
         MAX_ARCHIVE_BYTES,
     );
     let checkpoint = HistoryCompactCheckpoint {
-        checkpoint_id: checkpoint_id.to_owned(),
+        // Ids made of a clock and a random suffix vary by a few pieces from one run to the
+        // next; measured as at least `ID_RESERVE_CHARS` digits, the same log gets the same target.
+        checkpoint_id: match checkpoint_id.len() < ID_RESERVE_CHARS {
+            true => "0".repeat(ID_RESERVE_CHARS),
+            false => checkpoint_id.to_owned(),
+        },
         session_id: last.session_id.clone(),
         created_at_ms: 0,
         high_water: HighWater { name: high_water.to_owned(), seq: last.seq },
@@ -80,6 +85,10 @@ pub(crate) fn envelope_tokens(
     };
     checkpoint_tokens(&checkpoint, estimator) + DIGEST_MARGIN_TOKENS
 }
+
+/// A checkpoint id is measured as at least this many digits (ids such as
+/// `cp-00002-1796482491377-3606.1` take fewer pieces).
+const ID_RESERVE_CHARS: usize = 40;
 
 /// Added to the measured envelope: the two 64-digit hex digests it names (the tag's and the
 /// source address's) take a few more or fewer pieces from one digest to the next.

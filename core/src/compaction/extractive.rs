@@ -21,6 +21,7 @@
 //! `produced_by: "extractive"`.
 
 pub(crate) mod material;
+mod picker;
 mod previous;
 mod render;
 #[cfg(test)]
@@ -32,8 +33,9 @@ use crate::event::RuntimeEvent;
 use crate::quality::ArtifactClass;
 
 use material::{Material, cut, user_text};
+use picker::Picker;
 use previous::parse_previous;
-use render::{Chosen, REPLAYED_TASK, Slot, group_heading, render};
+use render::{Chosen, REPLAYED_TASK, Slot, render};
 
 /// `produced_by` value of checkpoints written from extractive summaries.
 pub const EXTRACTIVE_PRODUCER: &str = "extractive";
@@ -44,6 +46,14 @@ pub const EXTRACTIVE_PRODUCER: &str = "extractive";
 /// 78.1% → 80.3% (with the task at a quarter); 3 kept a little more (89.1% / 81.7% with the task
 /// at a fifth) but leaves too few outcomes.
 const CALLS_FIRST: usize = 6;
+
+/// How many times the artifacts another listed artifact quotes are dropped and their room spent
+/// again (each pass drops at least one, so a few reach a fixed point).
+const REDUNDANCY_PASSES: usize = 4;
+
+/// The classes the rounds list newest first, in their order within a round.
+const LISTED: [ArtifactClass; 4] =
+    [ArtifactClass::Error, ArtifactClass::Command, ArtifactClass::Path, ArtifactClass::Identifier];
 
 /// The task is quoted whole when it takes at most 1/`TASK_SHARE_DIVISOR` of the target, else
 /// its opening of that size (its rule sentences are kept as constraints either way, and a task
@@ -123,9 +133,10 @@ fn fits_target(text: &str, target_tokens: u64) -> bool {
         && PieceEstimator.estimate_text(text) <= target_tokens
 }
 
-/// Estimated tokens of one rendered item.
+/// Estimated tokens of one rendered item (estimates of parts need not add up to the whole's:
+/// [`summarize`] gives back the last choices until the whole fits).
 fn cost(text: &str) -> u64 {
-    CharEstimator.estimate_text(text).max(PieceEstimator.estimate_text(text)) + 1
+    CharEstimator.estimate_text(text).max(PieceEstimator.estimate_text(text))
 }
 
 /// Picks what the summary quotes, in priority order, within `target_tokens`.
@@ -133,8 +144,7 @@ fn choose(material: &Material, replayed: String, target_tokens: u64) -> Chosen {
     // The frame: header, headings, fixed lines and the longest left-out line there can be.
     let frame = cost(&render(material, &Chosen::default()));
     let room = target_tokens.saturating_sub(frame);
-    let chosen = Chosen { replayed, ..Chosen::default() };
-    let mut picker = Picker { room, chosen, durable: String::new() };
+    let mut picker = Picker::new(room, replayed);
     let task = material.task.as_ref();
     if task.is_some_and(|task| task.text.is_empty() || picker.is_replayed(&task.text)) {
         picker.take(Slot::TaskReplayed, REPLAYED_TASK);
@@ -221,60 +231,25 @@ fn choose(material: &Material, replayed: String, target_tokens: u64) -> Chosen {
             picker.list(*class, text);
         }
     }
+    // An artifact listed early may be quoted by a longer one listed later (an identifier
+    // inside a path, a path inside a command): give its room back to what was left out.
+    let classes = [&errors, &commands, &paths, &identifiers];
+    for _ in 0..REDUNDANCY_PASSES {
+        if picker.drop_redundant() == 0 {
+            break;
+        }
+        let longest = classes.iter().map(|texts| texts.len()).max().unwrap_or(0);
+        for round in 0..longest {
+            for (class, texts) in LISTED.into_iter().zip(classes) {
+                if let Some(i) = newest(texts.len(), round) {
+                    picker.artifact(class, texts[i]);
+                }
+            }
+        }
+    }
     // Nothing pads the room that is left (older call lines, the openings of large results):
     // the request after compaction fills it with raw steps or leaves it to grow into, and a
     // padded summary cost compression (long trajectories at 32k: 81.3% against 90.3% without)
     // and compactions, for no artifact kept (docs/performance.md).
     picker.chosen
-}
-
-/// The choices so far and the room they leave.
-struct Picker {
-    room: u64,
-    chosen: Chosen,
-    /// The text of the chosen task and artifacts: what a rolling update reads back as artifacts.
-    durable: String,
-}
-
-impl Picker {
-    /// Takes `slot` (rendered as about `text`) when it fits the room left.
-    fn take(&mut self, slot: Slot, text: &str) {
-        self.take_with(slot, text, 0);
-    }
-
-    /// Takes `slot` when it and `extra` tokens of framing fit the room left.
-    fn take_with(&mut self, slot: Slot, text: &str, extra: u64) {
-        let cost = cost(&format!("- {text}\n")) + extra;
-        if cost <= self.room {
-            self.room -= cost;
-            self.chosen.quoted.push_str(text);
-            self.chosen.quoted.push('\n');
-            if matches!(slot, Slot::Task { .. } | Slot::Critical(..)) {
-                self.durable.push_str(text);
-                self.durable.push('\n');
-            }
-            self.chosen.slots.push(slot);
-        }
-    }
-
-    /// Whether the live head replayed beside the summary quotes `text` exactly.
-    fn is_replayed(&self, text: &str) -> bool {
-        !self.chosen.replayed.is_empty() && self.chosen.replayed.contains(text)
-    }
-
-    /// Takes an artifact unless something already chosen, or the live head, quotes it exactly.
-    fn artifact(&mut self, class: ArtifactClass, text: &str) {
-        if !self.chosen.quoted.contains(text) && !self.is_replayed(text) {
-            self.list(class, text);
-        }
-    }
-
-    /// Lists an artifact under Critical Context; the first of its class also pays for the
-    /// class's group heading.
-    fn list(&mut self, class: ArtifactClass, text: &str) {
-        let opens_group =
-            !self.chosen.slots.iter().any(|s| matches!(s, Slot::Critical(c, _) if *c == class));
-        let heading = if opens_group { cost(&group_heading(class)) } else { 0 };
-        self.take_with(Slot::Critical(class, text.to_owned()), text, heading);
-    }
 }

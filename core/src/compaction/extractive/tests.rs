@@ -151,3 +151,22 @@ fn a_command_quoted_only_by_its_call_line_is_listed_when_there_is_room() {
         previous.artifacts
     );
 }
+
+#[test]
+fn an_artifact_a_longer_listed_one_quotes_gives_its_room_back() {
+    // The newest identifier is listed in the first round; the oldest path, which contains it,
+    // in the last: once the path is listed, the identifier's own line is dropped.
+    let mut log = LogBuilder::new("s");
+    log.turn("t1").user("Speed up the config loader.");
+    log.tool_call("c0", "shell", json!({"cmd": "wc -l src/config/parse_section.rs"}));
+    log.tool_result("c0", "shell", json!("120"));
+    for n in 1..8 {
+        let call = format!("c{n}");
+        log.tool_call(&call, "shell", json!({"cmd": format!("cat src/config/load_{n}.rs")}));
+        log.tool_result(&call, "shell", json!("fn load() {}"));
+    }
+    log.assistant("The slow part is parse_section, called once per key.");
+    let summary = extractive_summary(None, &log.build(), 4_000);
+    assert!(summary.contains("src/config/parse_section.rs"), "{summary}");
+    assert!(!summary.contains("- parse_section\n"), "listed twice:\n{summary}");
+}
