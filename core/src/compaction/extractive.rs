@@ -133,10 +133,12 @@ fn fits_target(text: &str, target_tokens: u64) -> bool {
         && PieceEstimator.estimate_text(text) <= target_tokens
 }
 
-/// Estimated tokens of one rendered item (estimates of parts need not add up to the whole's:
-/// [`summarize`] gives back the last choices until the whole fits).
+/// Estimated tokens of one rendered item, plus one: estimates of parts need not add up to the
+/// whole's ([`summarize`] gives back the last choices until the whole fits), and the slack
+/// keeps a summary bound by the room the request leaves from filling it to the token (without
+/// it, the real trajectories' last steps at 4k end a few tokens over the budget).
 fn cost(text: &str) -> u64 {
-    CharEstimator.estimate_text(text).max(PieceEstimator.estimate_text(text))
+    CharEstimator.estimate_text(text).max(PieceEstimator.estimate_text(text)) + 1
 }
 
 /// Picks what the summary quotes, in priority order, within `target_tokens`.
