@@ -139,6 +139,7 @@ fn compact(
         provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit: std::mem::take(circuit),
+        prepared: None,
     };
     let mut tx = Compaction::start(input).expect("well-formed log");
     let outcome = loop {

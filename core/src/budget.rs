@@ -28,7 +28,7 @@ pub const UNKNOWN_WINDOW_HISTORY_BUDGET: u64 = 32_000;
 /// What the runtime knows about the selected model.
 ///
 /// JSON: `{ "contextWindow"?, "fixedOverheadTokens"?, "rawTailSharePercent"?,
-/// "afterCompactionSharePercent"? }` (a `null` window is unknown; other keys are ignored).
+/// "afterCompactionSharePercent"?, "prepareAtPercent"? }` (a `null` window is unknown; other keys are ignored).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelFacts {
@@ -47,12 +47,22 @@ pub struct ModelFacts {
     /// compaction may fill; `None`: [`crate::compaction::AFTER_COMPACTION_SHARE_PERCENT`].
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "share_percent")]
     pub after_compaction_share_percent: Option<u64>,
+    /// This model's soft threshold: the share of the history budget, in percent, at which a
+    /// runtime starts preparing the next checkpoint in the background; `None`:
+    /// [`crate::compaction::PREPARE_AT_PERCENT`].
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "share_percent")]
+    pub prepare_at_percent: Option<u64>,
 }
 
 impl ModelFacts {
     /// The raw-tail share in force for this model, in percent.
     pub fn raw_tail_share(&self) -> u64 {
         self.raw_tail_share_percent.unwrap_or(crate::compaction::RAW_TAIL_SHARE_PERCENT)
+    }
+
+    /// The soft threshold in force for this model, in percent of the history budget.
+    pub fn prepare_at_share(&self) -> u64 {
+        self.prepare_at_percent.unwrap_or(crate::compaction::PREPARE_AT_PERCENT)
     }
 
     /// The after-compaction share in force for this model, in percent.

@@ -59,6 +59,16 @@ reason_codes! {
     // Planning.
     /// History fits the budget; nothing was compacted.
     BelowHighWater = "below_high_water",
+    /// A background preparation found the history below the model's soft threshold.
+    BelowSoftThreshold = "below_soft_threshold",
+    /// A background preparation built a checkpoint; it is recorded only when adopted.
+    CheckpointPrepared = "checkpoint_prepared",
+    /// A compaction adopted the prepared checkpoint instead of calling the summarizer.
+    PreparedCheckpointUsed = "prepared_checkpoint_used",
+    /// The prepared checkpoint could not serve this request (another checkpoint was recorded
+    /// since, its source no longer matches, or it does not fit the current budget or
+    /// provider); the compaction ran in the foreground.
+    PreparedCheckpointRejected = "prepared_checkpoint_rejected",
     /// No safe completed prefix exists (pinned head, partial or unpaired events).
     NoSafePrefix = "no_safe_prefix",
     /// The current checkpoint already covers the whole safe prefix.

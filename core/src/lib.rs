@@ -58,6 +58,7 @@
 //!     provider_options: None,
 //!     summarizer_label: Some("extractive".into()),
 //!     circuit: MalformedInputCircuit::new(),
+//!     prepared: None,
 //! })?;
 //! let outcome = loop {
 //!     match tx.poll()? {

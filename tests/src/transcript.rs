@@ -105,6 +105,7 @@ pub fn compact_input(input: &Value) -> Result<CompactInput<'static>, String> {
         provider_options: None,
         summarizer_label: input["summarizerLabel"].as_str().map(str::to_owned),
         circuit,
+        prepared: None,
     })
 }
 

@@ -111,6 +111,7 @@ fn case(
         provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit: Default::default(),
+        prepared: None,
     };
     let outcome = drive(input, summarizer);
     let js_input = json!({

@@ -24,6 +24,11 @@ pub enum Trigger {
     MidTurn,
     /// The provider reported a real context overflow.
     Overflow,
+    /// The runtime prepares the next checkpoint off the agent's critical path: the history has
+    /// reached the model's soft threshold ([`crate::ModelFacts::prepare_at_share`]). The
+    /// transaction hands the checkpoint back unrecorded ([`OutcomeKind::Prepared`]); a later
+    /// automatic compaction adopts it ([`super::CompactInput::prepared`]).
+    Prepare,
 }
 
 impl Trigger {
@@ -34,6 +39,7 @@ impl Trigger {
             Trigger::PreTurn => "pre_turn",
             Trigger::MidTurn => "mid_turn",
             Trigger::Overflow => "overflow",
+            Trigger::Prepare => "prepare",
         }
     }
 
@@ -100,6 +106,12 @@ pub const AFTER_COMPACTION_SHARE_PERCENT: u64 = 75;
 /// raw steps or turns (the fold stops before them), so the next call sees its latest work
 /// exactly, not as a summary.
 pub const RAW_TAIL_SHARE_PERCENT: u64 = 25;
+
+/// Default share of the history budget, in percent, at which a runtime starts preparing the
+/// next checkpoint in the background ([`Trigger::Prepare`]); per model:
+/// [`crate::ModelFacts::prepare_at_percent`]. Chosen by measurement (docs/performance.md,
+/// "Background preparation").
+pub const PREPARE_AT_PERCENT: u64 = 70;
 
 /// Upper bound of [`SummarizeEffect::target_tokens`].
 pub(crate) const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;
@@ -195,6 +207,9 @@ pub enum OutcomeKind {
     Exhausted,
     /// The host cancelled; nothing was persisted and nothing was armed.
     Cancelled,
+    /// A background preparation ([`Trigger::Prepare`]) built a checkpoint that passed every
+    /// check but the durable append, which it leaves to the compaction that adopts it.
+    Prepared,
 }
 
 /// Which compactor made one physical attempt.
@@ -229,7 +244,8 @@ pub struct CompactionOutcome {
     /// The stable reason code.
     pub reason: ReasonCode,
     /// The durably recorded checkpoint (only for [`OutcomeKind::Recorded`] and
-    /// [`OutcomeKind::Exhausted`] after a successful append).
+    /// [`OutcomeKind::Exhausted`] after a successful append), or the unrecorded prepared one
+    /// ([`OutcomeKind::Prepared`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<HistoryCompactCheckpoint>,
     /// Every decision taken, in order.

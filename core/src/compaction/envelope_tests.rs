@@ -46,6 +46,7 @@ fn check_envelope(session: &str) {
         provider_options: None,
         summarizer_label: Some("extractive".into()),
         circuit: MalformedInputCircuit::new(),
+        prepared: None,
     })
     .expect("valid log");
     let mut measured = 0;

@@ -55,6 +55,12 @@ pub struct CompactInput<'a> {
     /// The session backend's malformed-input circuit; returned updated by
     /// [`Compaction::into_circuit`](super::Compaction::into_circuit).
     pub circuit: MalformedInputCircuit,
+    /// A checkpoint a background preparation built ([`Trigger::Prepare`]), unrecorded. When
+    /// this compaction needs to fold and the checkpoint still succeeds `checkpoint`, matches
+    /// the log and passes the replay gate, it is appended instead of calling the summarizer
+    /// (`prepared_checkpoint_used`); otherwise the compaction runs as without it
+    /// (`prepared_checkpoint_rejected`). See `compaction::adoption`.
+    pub prepared: Option<HistoryCompactCheckpoint>,
 }
 
 /// Invalid input to [`Compaction::start`](super::Compaction::start); nothing was planned.

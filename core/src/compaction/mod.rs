@@ -3,6 +3,7 @@
 //!
 //! Entry point: [`Compaction`], a sans-IO state machine (its docs state the call order).
 
+mod adoption;
 pub(crate) mod circuit;
 pub(crate) mod effects;
 mod envelope;
@@ -26,8 +27,8 @@ pub use circuit::{
 };
 pub use effects::{
     AFTER_COMPACTION_SHARE_PERCENT, AppendFailure, Attempt, AttemptKind, CompactionOutcome,
-    DriverError, Effect, OutcomeKind, ProviderFailure, ProviderFailureKind, RAW_TAIL_SHARE_PERCENT,
-    Step, SummarizeEffect, SummaryResponse, Trigger,
+    DriverError, Effect, OutcomeKind, PREPARE_AT_PERCENT, ProviderFailure, ProviderFailureKind,
+    RAW_TAIL_SHARE_PERCENT, Step, SummarizeEffect, SummaryResponse, Trigger,
 };
 pub use extractive::{
     EXTRACTIVE_PRODUCER, extractive_summary, extractive_summary_for, extractive_summary_of,

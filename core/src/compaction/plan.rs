@@ -44,11 +44,23 @@ pub(crate) struct Sizes {
     pub(crate) budget: ContextBudget,
     /// The model's raw-tail share, in percent ([`crate::ModelFacts::raw_tail_share`]).
     pub(crate) raw_tail_share: u64,
+    /// The model's soft threshold, in percent ([`crate::ModelFacts::prepare_at_share`]).
+    pub(crate) prepare_at: u64,
 }
 
 impl Sizes {
     pub(crate) fn figures(&self, after: u64) -> TokenFigures {
         TokenFigures { before: self.before, after, budget: self.budget.history_budget }
+    }
+
+    /// Tokens the history may still grow by before the hard trigger fires, which a prepared
+    /// checkpoint must leave room for: it is adopted then, with everything appended since its
+    /// preparation raw after it. 0 for every trigger but [`Trigger::Prepare`].
+    pub(crate) fn growth_reserve(&self, trigger: Trigger) -> u64 {
+        match trigger {
+            Trigger::Prepare => self.budget.history_budget.saturating_sub(self.before),
+            _ => 0,
+        }
     }
 }
 
@@ -157,6 +169,7 @@ pub(crate) fn measure(
         before,
         budget,
         raw_tail_share: RAW_TAIL_SHARE_PERCENT,
+        prepare_at: crate::compaction::PREPARE_AT_PERCENT,
     }
 }
 
@@ -180,6 +193,15 @@ pub(crate) fn decide(
             sizes.figures(sizes.before),
         ));
         return PlanDecision::Finish { reason: ReasonCode::BelowHighWater, over_budget };
+    }
+    let soft = budget * sizes.prepare_at / 100;
+    if trigger == Trigger::Prepare && sizes.before < soft {
+        diagnostics.push(Diagnostic::with_tokens(
+            ReasonCode::BelowSoftThreshold,
+            format!("history is below the soft threshold ({soft} tokens); nothing prepared"),
+            sizes.figures(sizes.before),
+        ));
+        return PlanDecision::Finish { reason: ReasonCode::BelowSoftThreshold, over_budget };
     }
     if sizes.minimum_tokens > budget {
         diagnostics.push(Diagnostic::with_tokens(
@@ -220,7 +242,9 @@ pub(crate) fn decide(
 
 /// The trigger's verbatim tail: automatic triggers keep the newest raw units (settled steps of
 /// the active turn, or completed turns) that fit together in the model's raw-tail share
-/// ([`RAW_TAIL_SHARE_PERCENT`] unless its facts say otherwise) of the history budget, so the next call sees its latest work exactly. Manual compaction folds
+/// ([`RAW_TAIL_SHARE_PERCENT`] unless its facts say otherwise) of the history budget, so the
+/// next call sees its latest work exactly. A preparation keeps only what the growth until its
+/// adoption will not add raw anyway ([`Sizes::growth_reserve`]). Manual compaction folds
 /// everything, and so does a provider overflow (it proved the estimate wrong, so a share of it
 /// means nothing). Returns the smallest cut whose raw tail still fits the share, if any.
 fn reserved_target(
@@ -234,7 +258,11 @@ fn reserved_target(
     if matches!(trigger, Trigger::Manual | Trigger::Overflow) {
         return None;
     }
-    let share = sizes.budget.history_budget * sizes.raw_tail_share / 100;
+    let share = (sizes.budget.history_budget * sizes.raw_tail_share / 100)
+        .saturating_sub(sizes.growth_reserve(trigger));
+    if share == 0 {
+        return None;
+    }
     let mut kept = None;
     let mut tail_tokens = 0;
     let mut end = largest;

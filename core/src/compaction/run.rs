@@ -20,7 +20,7 @@ use crate::compaction::circuit::{FingerprintInput, InputFingerprint, RequestShap
 use crate::compaction::effects::{
     AppendFailure, Attempt, AttemptKind, CompactionOutcome, DriverError, Effect, MAX_ROLLING_STEPS,
     MAX_SUMMARY_TARGET_TOKENS, MIN_SUMMARY_TARGET_TOKENS, OutcomeKind, ProviderFailure,
-    ProviderFailureKind, Step, SummarizeEffect, SummaryResponse,
+    ProviderFailureKind, Step, SummarizeEffect, SummaryResponse, Trigger,
 };
 use crate::compaction::envelope::{envelope_tokens, summary_limitations};
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
@@ -207,7 +207,8 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
     }
 
     /// The summary target of this step (see [`SummarizeEffect::target_tokens`]): what the
-    /// budget leaves beside the live head and the raw events after the fold.
+    /// budget leaves beside the live head and the raw events after the fold (for a
+    /// preparation, also beside the growth until its adoption).
     fn summary_target(&self) -> u64 {
         let budget = self.sizes.budget.history_budget;
         let rest = replay_tokens(
@@ -217,7 +218,7 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             self.end,
             budget,
             &self.estimator,
-        );
+        ) + self.sizes.growth_reserve(self.input.trigger);
         let envelope = self.envelope();
         let room = budget.saturating_sub(rest).saturating_sub(envelope);
         let share_percent = self.input.model.after_compaction_share();
@@ -655,6 +656,57 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             );
             return self.fail_open(ReasonCode::MinimumContextExceedsBudget, detail);
         }
+        if self.input.trigger == Trigger::Prepare {
+            return self.finish_prepared(checkpoint);
+        }
+        self.phase = Phase::Ready(Effect::AppendCheckpoint(Box::new(checkpoint.clone())));
+        self.pending = Some((checkpoint, tokens));
+    }
+
+    /// Ends a preparation with its checkpoint unrecorded: the compaction that adopts it
+    /// appends it ([`Run::begin_adopted`]). `tokens.after` is the request it would give now.
+    fn finish_prepared(&mut self, checkpoint: HistoryCompactCheckpoint) {
+        let after = self.tokens_with(&checkpoint, self.prefix_end());
+        self.set_attempt_result(ReasonCode::CheckpointPrepared);
+        self.diagnostics.push(Diagnostic::with_tokens(
+            ReasonCode::CheckpointPrepared,
+            format!(
+                "checkpoint {} prepared over {} events through {}; recorded only when adopted",
+                checkpoint.checkpoint_id,
+                checkpoint.coverage.event_count,
+                checkpoint.coverage.through.runtime_event_id
+            ),
+            self.sizes.figures(after),
+        ));
+        self.finish(
+            OutcomeKind::Prepared,
+            ReasonCode::CheckpointPrepared,
+            Some(checkpoint),
+            None,
+            after,
+        );
+    }
+
+    /// Plans like [`Run::begin`], but with a prepared checkpoint that passed
+    /// [`crate::compaction::adoption`]'s checks: it goes straight to the durable append, and
+    /// the transaction goes on from there as after any recorded step.
+    pub(crate) fn begin_adopted(
+        &mut self,
+        target: usize,
+        cuts: Vec<usize>,
+        checkpoint: HistoryCompactCheckpoint,
+        adoptable: crate::compaction::adoption::Adoptable,
+    ) {
+        (self.target, self.cuts) = (target, cuts);
+        let (covered, tokens) = (adoptable.covered, adoptable.tokens);
+        self.end = covered;
+        self.diagnostics.push(Diagnostic::new(
+            ReasonCode::PreparedCheckpointUsed,
+            format!(
+                "prepared checkpoint {} over {covered} events adopted; no summarizer call",
+                checkpoint.checkpoint_id
+            ),
+        ));
         self.phase = Phase::Ready(Effect::AppendCheckpoint(Box::new(checkpoint.clone())));
         self.pending = Some((checkpoint, tokens));
     }

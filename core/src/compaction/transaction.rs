@@ -1,9 +1,10 @@
 //! [`Compaction`]: the compaction transaction; its call order is on the type.
 
 use crate::budget::{ContextBudget, TokenEstimator};
+use crate::compaction::adoption;
 use crate::compaction::circuit::MalformedInputCircuit;
 use crate::compaction::effects::{
-    AppendFailure, DriverError, OutcomeKind, ProviderFailure, Step, SummaryResponse,
+    AppendFailure, DriverError, OutcomeKind, ProviderFailure, Step, SummaryResponse, Trigger,
 };
 use crate::compaction::input::{CompactInput, StartError};
 use crate::compaction::plan::{self, PlanDecision};
@@ -70,6 +71,7 @@ impl<'a, E: TokenEstimator> Compaction<'a, E> {
         let mut sizes =
             plan::measure(&input.events, prior_end, &cuts, usable.as_ref(), budget, &estimator);
         sizes.raw_tail_share = input.model.raw_tail_share();
+        sizes.prepare_at = input.model.prepare_at_share();
         let decision = plan::decide(
             input.trigger,
             &input.events,
@@ -79,12 +81,38 @@ impl<'a, E: TokenEstimator> Compaction<'a, E> {
             &estimator,
             &mut diagnostics,
         );
+        let adoption = match (&decision, &input.prepared) {
+            // Only the capacity evaluators adopt: a provider overflow proved the estimate wrong,
+            // and a manual compaction folds everything.
+            (PlanDecision::Compact { .. }, Some(prepared))
+                if matches!(input.trigger, Trigger::PreTurn | Trigger::MidTurn) =>
+            {
+                let now = adoption::Now {
+                    events: &input.events,
+                    prior_end,
+                    tip: input.checkpoint.as_ref(),
+                    budget: &budget,
+                    provider: &input.provider,
+                };
+                match adoption::check_prepared(prepared, now, &estimator) {
+                    Ok(adoptable) => Some((prepared.clone(), adoptable)),
+                    Err(why) => {
+                        diagnostics.push(why);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let mut run = Run::new(input, estimator, usable, sizes, diagnostics);
-        match decision {
-            PlanDecision::Finish { reason, over_budget } => {
+        match (decision, adoption) {
+            (PlanDecision::Finish { reason, over_budget }, _) => {
                 run.finish_without_work(reason, over_budget)
             }
-            PlanDecision::Compact { target, cuts } => run.begin(target, cuts),
+            (PlanDecision::Compact { target, cuts }, None) => run.begin(target, cuts),
+            (PlanDecision::Compact { target, cuts }, Some((prepared, adoptable))) => {
+                run.begin_adopted(target, cuts, prepared, adoptable)
+            }
         }
         Ok(Self { run })
     }

@@ -55,6 +55,7 @@ fn checkpoint(native: bool) -> HistoryCompactCheckpoint {
         provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit: MalformedInputCircuit::new(),
+        prepared: None,
     })
     .expect("valid");
     loop {

@@ -246,6 +246,7 @@ impl Driver {
             provider_options: None,
             summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
             circuit: self.sim.circuit.clone(),
+            prepared: None,
         };
         let mut tx = Compaction::start(input).expect("generated logs are valid");
         let mut offered = Vec::new();

@@ -237,6 +237,7 @@ impl Sim {
             provider_options: None,
             summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
             circuit: self.circuit.clone(),
+            prepared: None,
         };
         let mut tx = Compaction::start(input).expect("valid log");
         let mut durable: Vec<HistoryCompactCheckpoint> = Vec::new();
@@ -332,6 +333,7 @@ impl Sim {
             OutcomeKind::Exhausted => self.stats.exhausted += 1,
             OutcomeKind::Cancelled => self.stats.cancelled += 1,
             OutcomeKind::Recorded => unreachable!("recorded without checkpoint"),
+            OutcomeKind::Prepared => unreachable!("the simulator's triggers never prepare"),
         }
         if outcome.attempts.len() > 1 {
             self.stats.native_fallbacks += 1;

@@ -8,6 +8,7 @@ mod lifecycle;
 mod live_head;
 mod malformed;
 mod native;
+mod prepared;
 mod quality;
 mod rows;
 mod support;

@@ -112,6 +112,7 @@ pub(crate) fn input(
         provider_options: None,
         summarizer_label: None,
         circuit: MalformedInputCircuit::new(),
+        prepared: None,
     }
 }
 

@@ -76,6 +76,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             provider_options: None,
             summarizer_label: self.summarizer.label(),
             circuit,
+            prepared: None,
         };
         let estimator = self.estimator().await?;
         let mut tx = Compaction::start_with_estimator(input, estimator)?;

@@ -81,6 +81,7 @@ fn native_outcome(events: Vec<RuntimeEvent>, checkpoint_id: &str, window: u64) -
         provider_options: None,
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit: MalformedInputCircuit::new(),
+        prepared: None,
     })
     .expect("valid log");
     loop {

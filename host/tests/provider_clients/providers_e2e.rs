@@ -52,6 +52,7 @@ fn input(compactor: Compactor, provider: ProviderIdentity) -> CompactInput<'stat
         provider_options: None,
         summarizer_label: None,
         circuit: MalformedInputCircuit::new(),
+        prepared: None,
     }
 }
 

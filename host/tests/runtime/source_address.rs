@@ -34,6 +34,7 @@ fn compacted(events: &[RuntimeEvent]) -> HistoryCompactCheckpoint {
         provider_options: None,
         summarizer_label: Some("extractive".into()),
         circuit: MalformedInputCircuit::new(),
+        prepared: None,
     })
     .expect("valid log");
     let mut recorded = None;

@@ -54,6 +54,7 @@ pub(crate) fn start(
         provider_options: None,
         summarizer_label: params.summarizer_label,
         circuit,
+        prepared: None,
     };
     Compaction::start_with_estimator(input, estimator).map_err(|error| convert::start_error(&error))
 }
@@ -114,6 +115,9 @@ pub(crate) fn compact_result(
             CoreOutcome::FailedOpen => OutcomeKind::FailedOpen,
             CoreOutcome::Exhausted => OutcomeKind::Exhausted,
             CoreOutcome::Cancelled => OutcomeKind::Cancelled,
+            // The WIT trigger has no `prepare` yet, so no transaction of this guest prepares;
+            // a prepared checkpoint is not recorded, which is what `skipped` says.
+            CoreOutcome::Prepared => OutcomeKind::Skipped,
         },
         reason: outcome.reason.as_str().to_owned(),
         outcome_json: serde_json::to_string(outcome).unwrap_or_default(),

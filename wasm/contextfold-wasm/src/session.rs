@@ -124,6 +124,7 @@ impl CompactionSession {
             provider_options: None,
             summarizer_label: input.summarizer_label,
             circuit: input.circuit.unwrap_or_default(),
+            prepared: None,
         };
         let tx =
             Compaction::start_with_estimator(compact_input, estimator).map_err(|e| match e {
