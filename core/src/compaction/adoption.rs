@@ -29,6 +29,14 @@ use crate::event::RuntimeEvent;
 use crate::recovery::is_valid_successor;
 use crate::replay::evaluate_replay;
 
+/// Whether a runtime should start preparing the next checkpoint: the next request's history,
+/// `history_tokens` (as the projection measured it), has reached the model's soft threshold
+/// ([`crate::ModelFacts::prepare_at_share`] of its history budget).
+pub fn prepare_due(history_tokens: u64, model: &crate::ModelFacts) -> bool {
+    let budget = ContextBudget::from_model(model).history_budget;
+    history_tokens * 100 >= budget * model.prepare_at_share()
+}
+
 /// A prepared checkpoint that passed every check.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Adoptable {

@@ -223,6 +223,15 @@ impl MalformedInputCircuit {
         true
     }
 
+    /// Remembers every fingerprint `other` remembers (oldest first), as if recorded here: for
+    /// a host that ran two transactions side by side (a background preparation beside a
+    /// foreground compaction) on copies of one circuit.
+    pub fn merge(&mut self, other: &MalformedInputCircuit) {
+        for fingerprint in other.fingerprints() {
+            self.record_malformed(fingerprint.clone());
+        }
+    }
+
     /// Number of remembered fingerprints.
     pub fn len(&self) -> usize {
         self.fingerprints.len()

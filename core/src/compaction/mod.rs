@@ -21,6 +21,7 @@ pub(crate) mod summary_template;
 pub(crate) mod summary_validation;
 pub(crate) mod transaction;
 
+pub use adoption::prepare_due;
 pub use circuit::{
     CircuitStateError, FingerprintInput, InputFingerprint, MALFORMED_CIRCUIT_CAPACITY,
     MalformedInputCircuit, RequestShape, arms_circuit, fingerprint,

@@ -195,7 +195,7 @@ pub(crate) fn decide(
         return PlanDecision::Finish { reason: ReasonCode::BelowHighWater, over_budget };
     }
     let soft = budget * sizes.prepare_at / 100;
-    if trigger == Trigger::Prepare && sizes.before < soft {
+    if trigger == Trigger::Prepare && sizes.before * 100 < budget * sizes.prepare_at {
         diagnostics.push(Diagnostic::with_tokens(
             ReasonCode::BelowSoftThreshold,
             format!("history is below the soft threshold ({soft} tokens); nothing prepared"),

@@ -60,7 +60,8 @@ async fn run_owned<S: Summarizer, N: NativeCompactor>(
     lifecycle(runtime, run_id, agent_run_kind::RUN_STARTED, json!({"trigger": "manual"})).await?;
     let request =
         Request { trigger: Trigger::Manual, current_turn_id: None, run_id: run_id.to_owned() };
-    let report = match runtime.compact(request, Some(stop)).await {
+    runtime.supersede().await;
+    let report = match runtime.compact(request, Some(stop), None).await {
         Ok(report) => report,
         Err(error) => {
             let detail = json!({"code": error.code(), "message": error.to_string()});

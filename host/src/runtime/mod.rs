@@ -10,6 +10,7 @@ mod compactors;
 mod error;
 mod log_cache;
 mod manual;
+mod prepare;
 mod session;
 mod stop;
 mod transaction;
@@ -17,6 +18,7 @@ mod usage;
 
 pub use compactors::{ExtractiveSummarizer, NativeCompactor, NoNativeCompactor, Summarizer};
 pub use error::RuntimeError;
+pub use prepare::PreparationStats;
 pub use session::{BaseEstimator, Clock, ProjectionReport, SessionConfig, SessionRuntime};
 pub use stop::StopSignal;
 pub use transaction::CompactionReport;

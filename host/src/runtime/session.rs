@@ -45,6 +45,8 @@ pub(crate) struct RuntimeState {
     pub(crate) circuit: MalformedInputCircuit,
     /// The session's calibration, loaded from its usage facts on first use.
     pub(crate) calibration: Option<Calibration>,
+    /// Background preparation of the next checkpoint (off unless enabled).
+    pub(crate) preparations: super::prepare::Preparations,
 }
 
 /// The uncalibrated token estimator a runtime starts from (shared, thread-safe).
@@ -86,8 +88,8 @@ pub struct ProjectionReport {
 pub struct SessionRuntime<S, N> {
     pub(crate) store: Arc<Store>,
     pub(crate) config: SessionConfig,
-    pub(crate) summarizer: S,
-    pub(crate) native: N,
+    pub(crate) summarizer: Arc<S>,
+    pub(crate) native: Arc<N>,
     pub(crate) state: Mutex<RuntimeState>,
     pub(crate) clock: Clock,
     pub(crate) base_estimator: BaseEstimator,
@@ -109,8 +111,8 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         Self {
             store,
             config,
-            summarizer,
-            native,
+            summarizer: Arc::new(summarizer),
+            native: Arc::new(native),
             state: Mutex::default(),
             clock,
             base_estimator,
@@ -198,7 +200,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         }
     }
 
-    fn active_turn(&self) -> Option<String> {
+    pub(crate) fn active_turn(&self) -> Option<String> {
         match &self.state().active {
             Some(ActiveRun::Turn(turn_id)) => Some(turn_id.clone()),
             _ => None,
@@ -309,12 +311,18 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
 
     async fn evaluate(&self, trigger: Trigger) -> Result<Option<CompactionReport>, RuntimeError> {
         let turn = self.active_turn().ok_or(RuntimeError::NoActiveTurn)?;
-        if self.project(false).await?.projection.fits {
+        let projected = self.project(false).await?.projection;
+        if projected.fits {
+            self.prepare_if_due(projected.estimated_tokens).await?;
             return Ok(None);
         }
         let request =
             Request { trigger, current_turn_id: Some(turn.clone()), run_id: run_of(&turn) };
-        Ok(Some(self.compact(request, None).await?))
+        let held = self.take_prepared().await;
+        let prepared = held.as_ref().map(|held| held.checkpoint.clone());
+        let report = self.compact(request, None, prepared).await?;
+        self.settle(held, &report.outcome).await;
+        Ok(Some(report))
     }
 
     /// Provider-overflow recovery: the provider rejected the active turn's request as over its
@@ -326,7 +334,9 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             current_turn_id: Some(turn.clone()),
             run_id: run_of(&turn),
         };
-        self.compact(request, None).await
+        // The estimate was wrong: whatever was prepared against it is not used.
+        self.supersede().await;
+        self.compact(request, None, None).await
     }
 
     /// Manual compaction as its own Run (trigger `manual`). Refused while an ordinary turn is

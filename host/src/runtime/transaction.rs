@@ -2,20 +2,21 @@
 
 use std::sync::Arc;
 
-use contextfold_core::RuntimeEvent;
+use contextfold_core::budget::TokenEstimator;
 use contextfold_core::compaction::{
     AppendFailure, CompactInput, Compaction, CompactionOutcome, Effect, MalformedInputCircuit,
     ProviderFailure, ProviderFailureKind, Step, SummarizeEffect, Trigger, redact_provider_state,
     summary_payload,
 };
+use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{SessionRuntime, blocking, unique_tag};
+use super::session::{Clock, SessionRuntime, blocking, unique_tag};
 use super::stop::StopSignal;
-use crate::storage::{AgentRunRecord, CIRCUIT_KEY, LookupNote, agent_run_kind};
+use crate::storage::{AgentRunRecord, CIRCUIT_KEY, LookupNote, Store, agent_run_kind};
 
 /// One Compact command.
 #[derive(Debug, Clone)]
@@ -44,11 +45,13 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// checkpoint, answers each effect (summary, native compaction, durable append under the
     /// store's compare-and-swap), and records the outcome and diagnostics as an AgentRun
     /// `compaction_outcome_recorded` event (unless cancelled: a cancelled compaction persists
-    /// nothing).
+    /// nothing). `prepared` is a checkpoint a background preparation built: the core adopts it
+    /// when it still serves (see `compaction::adoption`).
     pub(crate) async fn compact(
         &self,
         request: Request,
         stop: Option<&StopSignal>,
+        prepared: Option<HistoryCompactCheckpoint>,
     ) -> Result<CompactionReport, RuntimeError> {
         let (events, lookup) = self.load().await?;
         let store = Arc::clone(&self.store);
@@ -76,65 +79,33 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             provider_options: None,
             summarizer_label: self.summarizer.label(),
             circuit,
-            prepared: None,
+            prepared,
         };
         let estimator = self.estimator().await?;
-        let mut tx = Compaction::start_with_estimator(input, estimator)?;
-        let outcome = loop {
-            if stop.is_some_and(StopSignal::is_stopped) {
-                tx.cancel();
-            }
-            match tx.poll()? {
-                Step::Effect(Effect::Summarize(effect)) => {
-                    if let Err(failure) = self.archive_omitted(&effect, &events).await {
-                        tx.handle_summary(Err(failure))?;
-                        continue;
-                    }
-                    let call = self.summarizer.summarize(&effect.request, &effect, &events);
-                    match until_stopped(call, stop).await {
-                        Some(result) => tx.handle_summary(result)?,
-                        None => {
-                            tx.cancel();
-                        }
-                    }
-                }
-                Step::Effect(Effect::CompactNatively(native)) => {
-                    match until_stopped(self.native.compact(&native), stop).await {
-                        Some(result) => tx.handle_native(result)?,
-                        None => {
-                            tx.cancel();
-                        }
-                    }
-                }
-                Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
-                    let store = Arc::clone(&self.store);
-                    let run_id = request.run_id.clone();
-                    // One event per rolling step: the core names each step's checkpoint
-                    // (`<id>`, then `<id>.<n>`), and so does its AgentRun event id.
-                    let step = checkpoint.checkpoint_id.strip_prefix(&new_checkpoint_id);
-                    let event_id = format!(
-                        "ar-{ordinal:05}-{now_ms}-{tag}-checkpoint{}",
-                        step.unwrap_or_default()
-                    );
-                    let recorded_at = self.now_ms();
-                    let result = tokio::task::spawn_blocking(move || {
-                        store.append_checkpoint(&event_id, &run_id, recorded_at, &checkpoint)
-                    })
-                    .await
-                    .map_err(|e| RuntimeError::TaskFailed(e.to_string()))?;
-                    tx.handle_append(result.map_err(|error| AppendFailure {
-                        conflict: error.is_conflict(),
-                        message: format!("{error} ({})", error.code()),
-                    }))?;
-                }
-                Step::Done(outcome) => break *outcome,
-            }
+        let tx = Compaction::start_with_estimator(input, estimator.clone())?;
+        let appender = Appender {
+            run_id: request.run_id.clone(),
+            event_id_prefix: format!("ar-{ordinal:05}-{now_ms}-{tag}-checkpoint"),
+            new_checkpoint_id,
+            clock: Arc::clone(&self.clock),
         };
-        let circuit = tx.into_circuit();
-        self.state().circuit = circuit.clone();
+        let answerers = Answerers {
+            summarizer: &*self.summarizer,
+            native: &*self.native,
+            store: &self.store,
+            estimator: &estimator,
+        };
+        let driven = drive(tx, &events, answerers, Some(&appender), stop).await?;
+        let outcome = driven.outcome;
+        let circuit = {
+            let mut state = self.state();
+            state.circuit.merge(&driven.circuit);
+            state.circuit.clone()
+        };
         if outcome.outcome != contextfold_core::compaction::OutcomeKind::Cancelled {
             let ordinal = format!("{ordinal:05}-{tag}");
-            self.record_outcome(&request, &outcome, &circuit, &ordinal).await?;
+            self.record_outcome(request.trigger, &request.run_id, &outcome, &circuit, &ordinal)
+                .await?;
         }
         Ok(CompactionReport {
             trigger: request.trigger,
@@ -144,49 +115,16 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         })
     }
 
-    /// Archives every payload the summarizer request sent as a marker (one event larger than
-    /// the window), so the address the marker names resolves through `archive_read`. A failed
-    /// archive write fails the summarize step (retryable class): no marker points nowhere.
-    async fn archive_omitted(
+    /// Records `outcome` and the circuit as one AgentRun `compaction_outcome_recorded` event.
+    pub(crate) async fn record_outcome(
         &self,
-        effect: &SummarizeEffect,
-        events: &[RuntimeEvent],
-    ) -> Result<(), ProviderFailure> {
-        if effect.request.omitted_payloads.is_empty() {
-            return Ok(());
-        }
-        let fold = &events[effect.fold.start..effect.fold.end];
-        let mut bodies = Vec::new();
-        for omitted in &effect.request.omitted_payloads {
-            let event = fold.iter().find(|e| e.runtime_event_id == omitted.runtime_event_id);
-            if let Some(payload) = event.and_then(summary_payload) {
-                bodies.push((event.map(|e| e.session_id.clone()).unwrap_or_default(), payload));
-            }
-        }
-        let store = Arc::clone(&self.store);
-        let stored = tokio::task::spawn_blocking(move || {
-            for (session, body) in &bodies {
-                store.archive_put(session, body.as_bytes()).map_err(|e| e.to_string())?;
-            }
-            Ok::<(), String>(())
-        })
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|stored| stored);
-        stored.map_err(|error| ProviderFailure {
-            kind: ProviderFailureKind::Unavailable,
-            message: format!("archiving an omitted payload failed: {error}"),
-        })
-    }
-
-    async fn record_outcome(
-        &self,
-        request: &Request,
+        trigger: Trigger,
+        run_id: &str,
         outcome: &CompactionOutcome,
         circuit: &MalformedInputCircuit,
         ordinal: &str,
     ) -> Result<(), RuntimeError> {
-        let mut payload = outcome_payload(request.trigger, outcome);
+        let mut payload = outcome_payload(trigger, outcome);
         if let Value::Object(map) = &mut payload {
             // Durable with the outcome, in the same row: the next process starts from it.
             map.insert(CIRCUIT_KEY.into(), serde_json::to_value(circuit).unwrap_or(Value::Null));
@@ -194,7 +132,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let record = AgentRunRecord {
             event_id: format!("ar-{ordinal}-{}-outcome", self.now_ms()),
             session_id: self.config.session_id.clone(),
-            run_id: request.run_id.clone(),
+            run_id: run_id.to_owned(),
             kind: agent_run_kind::COMPACTION_OUTCOME.to_owned(),
             recorded_at_ms: self.now_ms(),
             payload,
@@ -202,6 +140,151 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let store = Arc::clone(&self.store);
         blocking(move || store.append_agent_run_event(&record)).await
     }
+}
+
+/// Who answers a transaction's effects.
+pub(crate) struct Answerers<'r, S, N> {
+    pub(crate) summarizer: &'r S,
+    pub(crate) native: &'r N,
+    pub(crate) store: &'r Arc<Store>,
+    /// Measures the summarizer's answers for the preparation accounts.
+    pub(crate) estimator: &'r (dyn TokenEstimator + Sync),
+}
+
+/// Where a transaction's checkpoints are appended.
+pub(crate) struct Appender {
+    pub(crate) run_id: String,
+    /// Each step's AgentRun event id is this prefix, then the step's suffix of the checkpoint id.
+    pub(crate) event_id_prefix: String,
+    pub(crate) new_checkpoint_id: String,
+    pub(crate) clock: Clock,
+}
+
+/// What one driven transaction gave.
+#[derive(Debug)]
+pub(crate) struct Driven {
+    pub(crate) outcome: CompactionOutcome,
+    pub(crate) circuit: MalformedInputCircuit,
+    /// Summarizer tokens spent: each request's estimated input and its answer.
+    pub(crate) summarizer_tokens: u64,
+}
+
+/// Drives `tx` to its end: summaries and native compactions from `answerers`, durable appends
+/// through `appender` (`None`: a background preparation, which records nothing and is never
+/// asked to), all dropped when `stop` is raised. `events` is the log `tx` was started with.
+pub(crate) async fn drive<S: Summarizer, N: NativeCompactor, E: TokenEstimator>(
+    mut tx: Compaction<'_, E>,
+    events: &[RuntimeEvent],
+    answerers: Answerers<'_, S, N>,
+    appender: Option<&Appender>,
+    stop: Option<&StopSignal>,
+) -> Result<Driven, RuntimeError> {
+    let mut summarizer_tokens = 0;
+    let outcome = loop {
+        if stop.is_some_and(StopSignal::is_stopped) {
+            tx.cancel();
+        }
+        match tx.poll()? {
+            Step::Effect(Effect::Summarize(effect)) => {
+                if let Err(failure) = archive_omitted(answerers.store, &effect, events).await {
+                    tx.handle_summary(Err(failure))?;
+                    continue;
+                }
+                summarizer_tokens += effect.request.estimated_input_tokens;
+                let call = answerers.summarizer.summarize(&effect.request, &effect, events);
+                match until_stopped(call, stop).await {
+                    Some(result) => {
+                        if let Ok(answer) = &result {
+                            summarizer_tokens += answerers.estimator.estimate_text(&answer.text);
+                        }
+                        tx.handle_summary(result)?;
+                    }
+                    None => {
+                        tx.cancel();
+                    }
+                }
+            }
+            Step::Effect(Effect::CompactNatively(native)) => {
+                summarizer_tokens += native.estimated_input_tokens;
+                match until_stopped(answerers.native.compact(&native), stop).await {
+                    Some(result) => tx.handle_native(result)?,
+                    None => {
+                        tx.cancel();
+                    }
+                }
+            }
+            Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
+                let result = match appender {
+                    Some(appender) => append(answerers.store, appender, *checkpoint).await?,
+                    None => Err(AppendFailure {
+                        conflict: false,
+                        message: "a background preparation records nothing".into(),
+                    }),
+                };
+                tx.handle_append(result)?;
+            }
+            Step::Done(outcome) => break *outcome,
+        }
+    };
+    Ok(Driven { outcome, circuit: tx.into_circuit(), summarizer_tokens })
+}
+
+/// Appends one step's checkpoint with its AgentRun event (one per rolling step: the core names
+/// each step's checkpoint `<id>`, then `<id>.<n>`, and so does the event id).
+async fn append(
+    store: &Arc<Store>,
+    appender: &Appender,
+    checkpoint: HistoryCompactCheckpoint,
+) -> Result<Result<(), AppendFailure>, RuntimeError> {
+    let store = Arc::clone(store);
+    let run_id = appender.run_id.clone();
+    let step = checkpoint.checkpoint_id.strip_prefix(&appender.new_checkpoint_id);
+    let event_id = format!("{}{}", appender.event_id_prefix, step.unwrap_or_default());
+    let recorded_at = (appender.clock)();
+    let result = tokio::task::spawn_blocking(move || {
+        store.append_checkpoint(&event_id, &run_id, recorded_at, &checkpoint)
+    })
+    .await
+    .map_err(|e| RuntimeError::TaskFailed(e.to_string()))?;
+    Ok(result.map_err(|error| AppendFailure {
+        conflict: error.is_conflict(),
+        message: format!("{error} ({})", error.code()),
+    }))
+}
+
+/// Archives every payload the summarizer request sent as a marker (one event larger than
+/// the window), so the address the marker names resolves through `archive_read`. A failed
+/// archive write fails the summarize step (retryable class): no marker points nowhere.
+async fn archive_omitted(
+    store: &Arc<Store>,
+    effect: &SummarizeEffect,
+    events: &[RuntimeEvent],
+) -> Result<(), ProviderFailure> {
+    if effect.request.omitted_payloads.is_empty() {
+        return Ok(());
+    }
+    let fold = &events[effect.fold.start..effect.fold.end];
+    let mut bodies = Vec::new();
+    for omitted in &effect.request.omitted_payloads {
+        let event = fold.iter().find(|e| e.runtime_event_id == omitted.runtime_event_id);
+        if let Some(payload) = event.and_then(summary_payload) {
+            bodies.push((event.map(|e| e.session_id.clone()).unwrap_or_default(), payload));
+        }
+    }
+    let store = Arc::clone(store);
+    let stored = tokio::task::spawn_blocking(move || {
+        for (session, body) in &bodies {
+            store.archive_put(session, body.as_bytes()).map_err(|e| e.to_string())?;
+        }
+        Ok::<(), String>(())
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|stored| stored);
+    stored.map_err(|error| ProviderFailure {
+        kind: ProviderFailureKind::Unavailable,
+        message: format!("archiving an omitted payload failed: {error}"),
+    })
 }
 
 /// The outcome as a runtime fact: the core's outcome JSON with the checkpoint body replaced by

@@ -27,6 +27,9 @@ pub mod agent_run_kind {
     pub const RUN_FAILED: &str = "run_failed";
     /// What the provider reported for one model request (payload: the core's `UsageFact`).
     pub const USAGE_RECORDED: &str = "model_usage_recorded";
+    /// How one background preparation ended (payload: `{fate, checkpointId, summarizerTokens,
+    /// detail}`; fate `used`, `superseded`, `wasted` or `failed`).
+    pub const PREPARATION_SETTLED: &str = "preparation_settled";
 }
 
 /// One AgentRun ledger event.

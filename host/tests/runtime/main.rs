@@ -13,6 +13,7 @@ mod runtime_usage;
 #[path = "../simulator_support/mod.rs"]
 mod simulator_support;
 
+mod background;
 mod covered_projection;
 mod long_turns;
 mod piece_estimator;
