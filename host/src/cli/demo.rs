@@ -11,22 +11,21 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
-use contextfold_core::budget::{CharEstimator, ContextBudget, estimate_events};
-use contextfold_core::checkpoint::match_checkpoint_prefix;
+use contextfold_core::budget::ContextBudget;
 use contextfold_core::compaction::{Compactor, ProviderIdentity};
-use contextfold_core::{EventContent, HistoryCompactCheckpoint, ModelFacts, RuntimeEvent};
-use serde_json::{Value, json};
+use contextfold_core::{EventContent, ModelFacts, RuntimeEvent};
 
 use super::compact::outcome_name;
 use super::demo_provider::{DemoAnswer, DemoModel};
 use super::demo_session::{DemoTurn, demo_turns};
 use super::{CliError, Output};
 use crate::runtime::{
-    CompactionReport, ExtractiveSummarizer, NoNativeCompactor, RuntimeError, SessionConfig,
-    SessionRuntime, StopSignal,
+    CompactionReport, NoNativeCompactor, PreparationState, SessionConfig, SessionRuntime,
+    StopSignal,
 };
-use crate::simulator::WireShape;
+use crate::simulator::{LatentSummarizer, WireShape};
 use crate::storage::{Store, StoreError};
 
 /// Session id of the demo.
@@ -48,22 +47,40 @@ const SWITCH_AT_PERCENT: u64 = 85;
 /// tokenizer counts a fifth more for the same text).
 const SECOND_MODEL_COUNT_SCALE_PERMILLE: u32 = 1_200;
 
-type DemoRuntime = SessionRuntime<ExtractiveSummarizer, NoNativeCompactor>;
+type DemoRuntime = SessionRuntime<LatentSummarizer, NoNativeCompactor>;
 
-struct Player {
-    runtime: DemoRuntime,
-    model: DemoModel,
+/// How `contextfold demo` plays its session (its flags).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DemoOptions {
+    /// The SQLite file (default: a new file under the system temp dir).
+    pub(crate) db: Option<PathBuf>,
+    /// Milliseconds each summary takes (a remote model writing it; 0: the offline summarizer).
+    pub(crate) summarizer_latency_ms: u64,
+    /// Milliseconds each agent model request takes (the model writing its step).
+    pub(crate) model_latency_ms: u64,
+    /// Prepare the next checkpoint in the background (issue 39).
+    pub(crate) background_preparation: bool,
+}
+
+pub(crate) struct Player {
+    pub(crate) runtime: DemoRuntime,
+    pub(crate) model: DemoModel,
     next_seq: u64,
-    reports: Vec<CompactionReport>,
-    requests: u64,
-    overflows: u64,
+    model_latency_ms: u64,
+    pub(crate) reports: Vec<CompactionReport>,
+    pub(crate) requests: u64,
+    pub(crate) overflows: u64,
     /// What the models the user switched away from were sent.
-    retired: Vec<crate::simulator::RequestRecord>,
+    pub(crate) retired: Vec<crate::simulator::RequestRecord>,
+    /// Milliseconds compaction added to each agent step that needed it (the evaluation or
+    /// overflow recovery that compacted, from call to return).
+    pub(crate) step_latency_ms: Vec<(f64, PreparationState)>,
+    pub(crate) background_preparation: bool,
 }
 
 /// `demo`.
-pub(crate) async fn demo(db: Option<PathBuf>) -> Result<Output, CliError> {
-    let path = db.unwrap_or_else(default_path);
+pub(crate) async fn demo(options: DemoOptions) -> Result<Output, CliError> {
+    let path = options.db.clone().unwrap_or_else(default_path);
     let store = Arc::new(Store::open(&path)?);
     if store.event_count(DEMO_SESSION)? > 0 {
         return Err(StoreError::SessionExists { session_id: DEMO_SESSION.into() }.into());
@@ -80,20 +97,33 @@ pub(crate) async fn demo(db: Option<PathBuf>) -> Result<Output, CliError> {
         },
         compactor: Compactor::TextSummary,
     };
-    let runtime =
-        SessionRuntime::new(Arc::clone(&store), config, ExtractiveSummarizer, NoNativeCompactor)
+    let summarizer = LatentSummarizer::new(options.summarizer_latency_ms);
+    let mut runtime =
+        SessionRuntime::new(Arc::clone(&store), config, summarizer, NoNativeCompactor)
             .with_clock(Arc::new(move || clock_ms.fetch_add(1_000, Ordering::Relaxed)));
+    if options.background_preparation {
+        runtime = runtime.with_background_preparation();
+    }
     let reserve = ContextBudget::from_model(&runtime.config().model).reserve;
-    let model =
-        DemoModel::new(WireShape::OpenAiChat, "demo-model", DEMO_CONTEXT_WINDOW, reserve, 1_000);
+    let model = DemoModel::new(
+        WireShape::OpenAiChat,
+        "demo-model",
+        DEMO_CONTEXT_WINDOW,
+        reserve,
+        1_000,
+        options.model_latency_ms,
+    );
     let mut player = Player {
         runtime,
         model,
         next_seq: 1,
+        model_latency_ms: options.model_latency_ms,
         reports: Vec::new(),
         requests: 0,
         overflows: 0,
         retired: Vec::new(),
+        step_latency_ms: Vec::new(),
+        background_preparation: options.background_preparation,
     };
     let turns = demo_turns();
     for (index, turn) in turns.iter().enumerate() {
@@ -108,7 +138,8 @@ pub(crate) async fn demo(db: Option<PathBuf>) -> Result<Output, CliError> {
             player.next_seq = store.load_events(DEMO_SESSION)?.last().map_or(1, |e| e.seq + 1);
         }
     }
-    report(&store, &player, &path)
+    player.runtime.await_preparation().await;
+    super::demo_report::report(&store, &player, &path)
 }
 
 fn default_path() -> PathBuf {
@@ -169,6 +200,7 @@ impl Player {
             DEMO_CONTEXT_WINDOW,
             reserve,
             SECOND_MODEL_COUNT_SCALE_PERMILLE,
+            self.model_latency_ms,
         );
         Ok(())
     }
@@ -186,6 +218,16 @@ impl Player {
         self.reports.push(report);
     }
 
+    /// Notes a compaction an agent step needed, and how long the step waited for it.
+    fn note_step(&mut self, started: Instant, report: CompactionReport) {
+        let waited = started.elapsed().as_secs_f64() * 1_000.0;
+        self.step_latency_ms.push((waited, report.preparation));
+        if waited >= 1.0 {
+            eprintln!("demo:   the step waited {waited:.0} ms for it");
+        }
+        self.note(report);
+    }
+
     async fn play_turn(&mut self, index: usize, turn: &DemoTurn) -> Result<(), CliError> {
         let first_line = turn.request.lines().next().unwrap_or_default();
         let more = match turn.request.lines().count() {
@@ -198,8 +240,9 @@ impl Player {
         self.runtime.begin_turn(&turn_id)?;
         let user = self.event(index, None, EventContent::user_text(turn.request.clone()));
         self.runtime.append(vec![user]).await?;
+        let started = Instant::now();
         if let Some(report) = self.runtime.evaluate_pre_turn().await? {
-            self.note(report);
+            self.note_step(started, report);
         }
         for (step_index, step) in turn.steps.iter().enumerate() {
             self.model_request().await?;
@@ -228,8 +271,9 @@ impl Player {
                 events.push(self.event(index, None, content));
             }
             self.runtime.append(events).await?;
+            let started = Instant::now();
             if let Some(report) = self.runtime.evaluate_mid_turn().await? {
-                self.note(report);
+                self.note_step(started, report);
             }
         }
         self.model_request().await?;
@@ -249,7 +293,7 @@ impl Player {
         for _ in 0..MAX_ATTEMPTS {
             self.requests += 1;
             let report = self.runtime.project_for_request().await?;
-            match self.model.request(&report.projection.messages)? {
+            match self.model.request(&report.projection.messages).await? {
                 DemoAnswer::Usage(usage) => {
                     self.runtime.record_usage(self.runtime.usage_fact(&report, usage)).await?;
                     return Ok(());
@@ -262,136 +306,14 @@ impl Player {
                         f64::from(report.ratio_permille) / 1000.0,
                     );
                     self.runtime.record_usage(self.runtime.usage_fact(&report, overflow)).await?;
+                    let started = Instant::now();
                     let recovery = self.runtime.recover_from_overflow().await?;
-                    self.note(recovery);
+                    self.note_step(started, recovery);
                 }
             }
         }
         Err(CliError::Demo {
             detail: format!("the request still overflowed after {MAX_ATTEMPTS} attempts"),
         })
-    }
-}
-
-fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Output, CliError> {
-    let events = store.load_events(DEMO_SESSION)?;
-    let records = store.recorded_checkpoints(DEMO_SESSION)?;
-    let mut verified = 0;
-    let mut mismatches = Vec::new();
-    for record in &records {
-        match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
-            Ok(cp) => match match_checkpoint_prefix(&cp, &events) {
-                Ok(_) => verified += 1,
-                Err(mismatch) => mismatches.push(mismatch.code().as_str()),
-            },
-            Err(error) => mismatches.push(error.code()),
-        }
-    }
-    let budget = ContextBudget::from_model(&ModelFacts {
-        context_window: Some(DEMO_CONTEXT_WINDOW),
-        ..Default::default()
-    });
-    let raw_tokens = estimate_events(&CharEstimator, &events);
-    let final_tokens = player.runtime_projection_tokens(store, &events)?;
-    let outcomes: Vec<Value> = player
-        .reports
-        .iter()
-        .map(|r| json!({"trigger": r.trigger, "outcome": r.outcome.outcome, "reason": r.outcome.reason, "checkpointId": r.outcome.checkpoint.as_ref().map(|c| c.checkpoint_id.clone()), "tokensBefore": r.outcome.tokens.before, "tokensAfter": r.outcome.tokens.after}))
-        .collect();
-    let usage_facts = store.usage_facts(DEMO_SESSION)?.len();
-    let provider = &player.runtime.config().provider;
-    let ratio = f64::from(
-        store.calibration(DEMO_SESSION)?.ratio_permille(&provider.provider, &provider.model_id),
-    ) / 1000.0;
-    let mut sent = player.retired.clone();
-    sent.extend(player.model.provider().records());
-    let input: u64 = sent.iter().map(|r| r.input_tokens).sum();
-    let cached: u64 = sent.iter().map(|r| r.cached_tokens).sum();
-    let cached_share = if input == 0 { 0.0 } else { cached as f64 * 100.0 / input as f64 };
-    let mut triggers: Vec<&str> = player.reports.iter().map(|r| r.trigger.as_str()).collect();
-    triggers.sort_unstable();
-    triggers.dedup();
-    let mut text = format!(
-        "contextfold demo: {} turns, {} events, {} model requests, context window {DEMO_CONTEXT_WINDOW} (history budget {})\n\
-         database: {}\n\
-         checkpoints recorded: {}; digests verified against the ledger: {verified}/{}\n\
-         history tokens: {raw_tokens} raw -> {final_tokens} in the next request\n\
-         provider overflows: {}; usage facts recorded: {usage_facts}; calibrated ratio {ratio:.3}; cached input {cached_share:.1}%\n\
-         triggers fired: {}\n\ncompactions:\n",
-        super::demo_session::DEMO_TURNS,
-        events.len(),
-        player.requests,
-        budget.history_budget,
-        path.display(),
-        records.len(),
-        records.len(),
-        player.overflows,
-        triggers.join(", "),
-    );
-    for r in &player.reports {
-        let o = &r.outcome;
-        text.push_str(&format!(
-            "  {:<9} {:<11} {:<28} {:>6} -> {:>5} tokens{}\n",
-            r.trigger.as_str(),
-            outcome_name(o.outcome),
-            o.reason.as_str(),
-            o.tokens.before,
-            o.tokens.after,
-            o.checkpoint.as_ref().map_or(String::new(), |c| format!(
-                "  ({} covers {} events)",
-                c.checkpoint_id, c.coverage.event_count
-            )),
-        ));
-    }
-    let json = json!({
-        "database": path,
-        "session": DEMO_SESSION,
-        "turns": super::demo_session::DEMO_TURNS,
-        "events": events.len(),
-        "modelRequests": player.requests,
-        "providerOverflows": player.overflows,
-        "usageFacts": usage_facts,
-        "calibratedRatio": ratio,
-        "providerInputTokens": input,
-        "providerCachedTokens": cached,
-        "contextWindow": DEMO_CONTEXT_WINDOW,
-        "historyBudget": budget.history_budget,
-        "checkpoints": records.len(),
-        "digestsVerified": verified,
-        "mismatches": mismatches,
-        "tokensBefore": raw_tokens,
-        "tokensAfter": final_tokens,
-        "triggersFired": triggers,
-        "outcomes": outcomes,
-    });
-    if !mismatches.is_empty() {
-        return Err(CliError::VerifyFailed {
-            failures: mismatches.len(),
-            codes: mismatches.join(","),
-        });
-    }
-    Ok(Output { json, text, exit: 0 })
-}
-
-impl Player {
-    fn runtime_projection_tokens(
-        &self,
-        store: &Store,
-        events: &[RuntimeEvent],
-    ) -> Result<u64, CliError> {
-        let lookup = store.current_checkpoint(DEMO_SESSION)?;
-        let projection = contextfold_core::projection::project(
-            &contextfold_core::projection::ProjectInput {
-                events,
-                current_turn_id: None,
-                checkpoint: lookup.checkpoint.as_ref(),
-                model: &self.runtime.config().model,
-                provider: Some(&self.runtime.config().provider),
-                fail_open: false,
-            },
-            &CharEstimator,
-        )
-        .map_err(RuntimeError::from)?;
-        Ok(projection.estimated_tokens)
     }
 }

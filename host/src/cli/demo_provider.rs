@@ -35,18 +35,20 @@ pub(crate) struct DemoModel {
 
 impl DemoModel {
     /// A model of `context_window` tokens whose provider counts `count_scale_permille`
-    /// thousandths of the `o200k_base` count.
+    /// thousandths of the `o200k_base` count and takes `model_latency_ms` to answer.
     pub(crate) fn new(
         shape: WireShape,
         model_id: &str,
         context_window: u64,
         max_tokens: u64,
         count_scale_permille: u32,
+        model_latency_ms: u64,
     ) -> Self {
         let config = SimulatorConfig {
             context_window,
             reply_text: "Working on it.".into(),
             count_scale_permille,
+            model_latency_ms,
             ..SimulatorConfig::default()
         };
         Self {
@@ -62,8 +64,9 @@ impl DemoModel {
         &self.provider
     }
 
-    /// Sends `messages` as one request and reads the answer as a client would.
-    pub(crate) fn request(&self, messages: &[Message]) -> Result<DemoAnswer, CliError> {
+    /// Sends `messages` as one request, waits as long as the model takes, and reads the
+    /// answer as a client would.
+    pub(crate) async fn request(&self, messages: &[Message]) -> Result<DemoAnswer, CliError> {
         let (body, wire) = match self.shape {
             WireShape::AnthropicMessages => {
                 let mut history = to_anthropic(messages).map_err(|e| demo_error(e.to_string()))?;
@@ -90,6 +93,7 @@ impl DemoModel {
             }
         };
         let answer = self.provider.answer(self.shape, body.to_string().as_bytes());
+        tokio::time::sleep(answer.latency).await;
         let parsed: Value = serde_json::from_str(&answer.body)
             .map_err(|e| demo_error(format!("the simulator answered non-JSON: {e}")))?;
         if answer.status != 200 && !is_overflow(answer.status, answer.body.as_bytes()) {

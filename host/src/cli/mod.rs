@@ -5,6 +5,7 @@ mod commands;
 mod compact;
 mod demo;
 mod demo_provider;
+mod demo_report;
 mod demo_session;
 mod error;
 pub mod formats;
@@ -187,6 +188,15 @@ pub enum Command {
         /// The SQLite file (default: a new file under the system temp dir).
         #[arg(long)]
         db: Option<PathBuf>,
+        /// Milliseconds each summary takes, as a remote model writing it would (default 0).
+        #[arg(long, default_value_t = 0)]
+        summarizer_latency_ms: u64,
+        /// Milliseconds each agent model request takes (default 0).
+        #[arg(long, default_value_t = 0)]
+        model_latency_ms: u64,
+        /// Prepare the next checkpoint in the background from the soft threshold on.
+        #[arg(long)]
+        background_preparation: bool,
     },
 }
 
@@ -289,6 +299,14 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
             }
             commands::provider_sim(config).await
         }
-        Command::Demo { db } => demo::demo(db).await,
+        Command::Demo { db, summarizer_latency_ms, model_latency_ms, background_preparation } => {
+            let options = demo::DemoOptions {
+                db,
+                summarizer_latency_ms,
+                model_latency_ms,
+                background_preparation,
+            };
+            demo::demo(options).await
+        }
     }
 }

@@ -21,5 +21,5 @@ pub use error::RuntimeError;
 pub use prepare::PreparationStats;
 pub use session::{BaseEstimator, Clock, ProjectionReport, SessionConfig, SessionRuntime};
 pub use stop::StopSignal;
-pub use transaction::CompactionReport;
+pub use transaction::{CompactionReport, PreparationState};
 pub use usage::exact_estimator_for;

@@ -36,7 +36,7 @@ use serde_json::json;
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
 use super::session::{BaseEstimator, SessionRuntime, blocking, unique_tag};
-use super::transaction::{Answerers, Driven, drive};
+use super::transaction::{Answerers, Driven, PreparationState, drive};
 use crate::storage::{AgentRunRecord, Store, agent_run_kind};
 
 /// Preparations of one runtime, by how they ended, with the summarizer tokens they spent.
@@ -236,21 +236,23 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
 
     /// The prepared checkpoint for a compaction the agent needs now: the held one, or the one
     /// in flight (awaited: what is left of it is never longer than the foreground call).
-    pub(crate) async fn take_prepared(&self) -> Option<Held> {
-        let task = self.state().preparations.in_flight.take();
-        if let Some(task) = task {
-            self.finished(
-                task.await.unwrap_or_else(|e| Err(RuntimeError::TaskFailed(e.to_string()))),
-            )
-            .await;
-        }
+    pub(crate) async fn take_prepared(&self) -> (Option<Held>, PreparationState) {
+        let before = {
+            let state = self.state();
+            match (&state.preparations.in_flight, &state.preparations.held) {
+                (Some(_), _) => PreparationState::InFlight,
+                (None, Some(_)) => PreparationState::Held,
+                (None, None) => PreparationState::None,
+            }
+        };
+        self.await_preparation().await;
         let mut state = self.state();
         let held = state.preparations.held.take();
         if let Some(held) = &held {
             state.preparations.stats.held -= 1;
             state.preparations.stats.held_tokens -= held.tokens;
         }
-        held
+        (held, before)
     }
 
     /// Settles the checkpoint `take_prepared` gave, once its compaction is over.
@@ -294,10 +296,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             }
         };
         if let Some(task) = finished {
-            self.finished(
-                task.await.unwrap_or_else(|e| Err(RuntimeError::TaskFailed(e.to_string()))),
-            )
-            .await;
+            self.finished(joined(task.await)).await;
         }
     }
 

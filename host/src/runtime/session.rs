@@ -318,9 +318,10 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         }
         let request =
             Request { trigger, current_turn_id: Some(turn.clone()), run_id: run_of(&turn) };
-        let held = self.take_prepared().await;
+        let (held, preparation) = self.take_prepared().await;
         let prepared = held.as_ref().map(|held| held.checkpoint.clone());
-        let report = self.compact(request, None, prepared).await?;
+        let mut report = self.compact(request, None, prepared).await?;
+        report.preparation = preparation;
         self.settle(held, &report.outcome).await;
         Ok(Some(report))
     }

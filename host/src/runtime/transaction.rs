@@ -38,6 +38,25 @@ pub struct CompactionReport {
     pub outcome: CompactionOutcome,
     /// Checkpoint lookup notes from before the compaction (projection damage, recovery).
     pub lookup_notes: Vec<LookupNote>,
+    /// Summarizer tokens this compaction spent: each request's estimated input and its answer
+    /// (0 when it adopted a prepared checkpoint; the preparation's own are in
+    /// [`super::PreparationStats`]).
+    pub summarizer_tokens: u64,
+    /// What background preparation had ready when this compaction was needed.
+    pub preparation: PreparationState,
+}
+
+/// What background preparation had ready when a compaction was needed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreparationState {
+    /// Nothing: preparation is off, or no preparation was started for this tip.
+    #[default]
+    None,
+    /// A preparation was still running: the compaction waited for what was left of it.
+    InFlight,
+    /// A prepared checkpoint was held, finished (it may still have been refused).
+    Held,
 }
 
 impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
@@ -112,6 +131,8 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             run_id: request.run_id,
             outcome,
             lookup_notes: lookup.notes,
+            summarizer_tokens: driven.summarizer_tokens,
+            preparation: PreparationState::None,
         })
     }
 

@@ -19,6 +19,7 @@ pub mod cache;
 mod counting;
 pub mod lossy;
 mod server;
+mod summarizer;
 mod wire;
 
 use std::net::SocketAddr;
@@ -29,6 +30,7 @@ use serde_json::Value;
 
 pub use counting::MESSAGE_FRAME_TOKENS;
 pub use server::{MAX_REQUEST_BYTES, Simulator, SimulatorHandle};
+pub use summarizer::LatentSummarizer;
 pub use wire::RESPONSES_OVERFLOW_MESSAGE;
 
 /// The three wire protocols the simulator speaks.
@@ -76,6 +78,11 @@ pub struct SimulatorConfig {
     /// `p` percent of each class of the transcript's exact artifacts ([`lossy`]); other
     /// requests still get `reply_text`. `None` (the default): every request gets `reply_text`.
     pub lossy_keep_percent: Option<u8>,
+    /// Milliseconds a summarizer request (one carrying contextfold's transcript) takes to be
+    /// answered: a remote model writing a summary.
+    pub summarizer_latency_ms: u64,
+    /// Milliseconds every other request takes to be answered: a model writing an agent step.
+    pub model_latency_ms: u64,
 }
 
 impl Default for SimulatorConfig {
@@ -87,6 +94,8 @@ impl Default for SimulatorConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             count_scale_permille: 1_000,
             lossy_keep_percent: None,
+            summarizer_latency_ms: 0,
+            model_latency_ms: 0,
         }
     }
 }
@@ -128,6 +137,9 @@ pub struct SimulatedAnswer {
     pub content_type: &'static str,
     /// The body.
     pub body: String,
+    /// How long the provider takes to answer (the configured summarizer or model latency):
+    /// the server waits this long before sending it, an in-process caller should too.
+    pub latency: std::time::Duration,
 }
 
 /// The server could not start.
@@ -259,6 +271,12 @@ impl SimulatedProvider {
             };
             (usage, wire::success(shape, &reply))
         };
+        let summarizing = lossy::transcript_of(&request).is_some();
+        let latency_ms = match summarizing {
+            true => self.config.summarizer_latency_ms,
+            false => self.config.model_latency_ms,
+        };
+        let answer = SimulatedAnswer { latency: std::time::Duration::from_millis(latency_ms), ..answer };
         if let Some(summary) = lossy_answer.clone().filter(|_| !overflow) {
             state.lossy.push(summary);
         }

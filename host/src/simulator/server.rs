@@ -113,6 +113,7 @@ async fn answer(provider: Arc<SimulatedProvider>, shape: WireShape, body: Bytes)
     // Counting a large request takes milliseconds of CPU: off the async workers.
     match tokio::task::spawn_blocking(move || provider.answer(shape, &body)).await {
         Ok(answer) => {
+            tokio::time::sleep(answer.latency).await;
             let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
             (status, [(CONTENT_TYPE, answer.content_type)], answer.body).into_response()
         }

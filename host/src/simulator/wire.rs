@@ -48,11 +48,21 @@ pub(crate) struct Reply<'a> {
 }
 
 fn json_answer(status: u16, body: &Value) -> SimulatedAnswer {
-    SimulatedAnswer { status, content_type: "application/json", body: body.to_string() }
+    SimulatedAnswer {
+        status,
+        content_type: "application/json",
+        body: body.to_string(),
+        latency: std::time::Duration::ZERO,
+    }
 }
 
 fn sse_answer(body: String) -> SimulatedAnswer {
-    SimulatedAnswer { status: 200, content_type: "text/event-stream", body }
+    SimulatedAnswer {
+        status: 200,
+        content_type: "text/event-stream",
+        body,
+        latency: std::time::Duration::ZERO,
+    }
 }
 
 fn data_frame(value: &Value) -> String {
