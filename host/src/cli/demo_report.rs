@@ -14,7 +14,11 @@ use crate::runtime::{PreparationState, RuntimeError};
 use crate::storage::Store;
 
 /// The demo's report.
-pub(crate) fn report(store: &Store, player: &Player, path: &std::path::Path) -> Result<Output, CliError> {
+pub(crate) fn report(
+    store: &Store,
+    player: &Player,
+    path: &std::path::Path,
+) -> Result<Output, CliError> {
     let events = store.load_events(DEMO_SESSION)?;
     let records = store.recorded_checkpoints(DEMO_SESSION)?;
     let mut verified = 0;

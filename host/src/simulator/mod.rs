@@ -276,7 +276,8 @@ impl SimulatedProvider {
             true => self.config.summarizer_latency_ms,
             false => self.config.model_latency_ms,
         };
-        let answer = SimulatedAnswer { latency: std::time::Duration::from_millis(latency_ms), ..answer };
+        let answer =
+            SimulatedAnswer { latency: std::time::Duration::from_millis(latency_ms), ..answer };
         if let Some(summary) = lossy_answer.clone().filter(|_| !overflow) {
             state.lossy.push(summary);
         }

@@ -317,6 +317,37 @@ fn demo_fires_every_trigger_and_verifies_every_digest() {
 }
 
 #[test]
+fn demo_with_background_preparation_reports_what_the_steps_waited() {
+    // A summary takes 40 ms, a model step 60 ms: a preparation started at the soft threshold
+    // has finished by the next step, so the steps that find one held wait for no summary.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("demo.sqlite");
+    let db = db.to_str().expect("utf8");
+    let args = ["demo", "--db", db, "--summarizer-latency-ms", "40", "--model-latency-ms", "60"];
+    let report = ok(&[&args[..], &["--background-preparation"]].concat());
+    assert_eq!(report["backgroundPreparation"], json!(true));
+    let preparations = &report["preparations"];
+    let count = |key: &str| preparations[key].as_u64().expect(key);
+    assert!(count("used") >= 3, "{preparations}");
+    // Every finished preparation was used or wasted (refused, superseded or still held).
+    assert_eq!(count("prepared"), count("used") + count("wasted"), "{preparations}");
+    let latency = &report["stepLatencyMs"];
+    let steps = latency["prepared"]["steps"].as_u64().expect("steps");
+    assert!(steps >= 3, "{latency}");
+    // The steps that waited for a summary waited at least its latency; those that found a
+    // finished preparation waited for none.
+    assert!(latency["max"].as_f64().expect("max") >= 40.0, "{latency}");
+    assert!(latency["prepared"]["p50"].as_f64().expect("p50") < 40.0, "{latency}");
+    assert_eq!(report["digestsVerified"], report["checkpoints"]);
+    assert_eq!(ok(&["verify", "--db", db, "--session", "demo"])["ok"], json!(true));
+    // Off, nothing is prepared.
+    let db_off = dir.path().join("off.sqlite");
+    let report = ok(&["demo", "--db", db_off.to_str().expect("utf8")]);
+    assert_eq!(report["preparations"]["started"], json!(0));
+    assert_eq!(report["stepLatencyMs"]["prepared"]["steps"], json!(0));
+}
+
+#[test]
 fn real_agent_logs_with_reused_call_ids_import_and_project_unique_pairs() {
     // Real public trajectories in their native formats (sources and licences:
     // docs/trajectories.md): SWE-agent reuses call ids after their answers; mini-swe-agent's
