@@ -40,13 +40,16 @@ fi
 python3 - "$log" <<'PY'
 import re, sys, collections
 CLASSES = ["constraint", "plan", "error", "command", "path", "identifier"]
-STRATEGIES = ["contextfold", "contextfold-cli", "contextfold-npm", "truncation", "masking", "truncation@own", "masking@own", "ceiling"]
-lines, census = [], []
+STRATEGIES = ["contextfold", "contextfold-prepared", "contextfold-cli", "contextfold-npm", "truncation", "masking", "truncation@own", "masking@own", "ceiling"]
+lines, census, preparations = [], [], []
 for raw in open(sys.argv[1]):
     # A test-runner notice can share a line with a report; take the report wherever it is.
     m = re.search(r"QUALITY((?: [\w@-]+=\S+)+)", raw)
     if m:
         lines.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
+    m = re.search(r"PREPARATION((?: [\w@-]+=\S+)+)", raw)
+    if m:
+        preparations.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
     m = re.search(r"ARTIFACTS((?: [\w@-]+=\S+)+)", raw)
     if m:
         census.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
@@ -65,7 +68,7 @@ def group(f):
 # contextfold line.
 runs = collections.defaultdict(list)
 for f in lines:
-    if f["strategy"] in ("contextfold", "contextfold-cli", "contextfold-npm"):
+    if f["strategy"] in ("contextfold", "contextfold-prepared", "contextfold-cli", "contextfold-npm"):
         runs[(f["scenario"], int(f["window"]), f["strategy"], group(f))].append(f)
 
 for scenario, title in (("compact", "compact-then-project (one manual compaction, then the next request)"),
@@ -120,6 +123,20 @@ for window in sorted({int(f["window"]) for f in lines}):
     steps = sum(int(f["steps"]) for f in fs)
     comps = sum(int(f["compactions"]) for f in fs)
     print(f"| {window} | {len(folded)} | {pct(k, n)} | {comp} | {100 * comps / steps:.1f} |")
+
+print("\n### Background preparation, agent loop (each preparation finished before the next step)\n")
+print("Summarizer tokens: each request's estimated input and its answer. Wasted: preparations built and not used (refused, superseded, or still held at the end).\n")
+print("| sources | window | steps | prepared | used | superseded | wasted | failed | preparation tokens | foreground tokens | wasted share |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for grp in ("real", "generated"):
+    for window in sorted({int(f["window"]) for f in preparations}):
+        fs = [f for f in preparations if int(f["window"]) == window and group(f) == grp]
+        if not fs:
+            continue
+        total = lambda key: sum(int(f[key]) for f in fs)
+        spent = total("tokens") + total("foreground_tokens")
+        share = f"{100 * total('wasted_tokens') / spent:.1f}%" if spent else "-"
+        print(f"| {len(fs)} {grp} | {window} | {total('steps')} | {total('prepared')} | {total('used')} | {total('superseded')} | {total('wasted')} | {total('failed')} | {total('tokens')} | {total('foreground_tokens')} | {share} |")
 
 print("\n### Artifacts per agent (whole logs)\n")
 print("| agent | logs | events | " + " | ".join(CLASSES) + " |")

@@ -24,7 +24,7 @@ use contextfold_conformance::trajectories::{self, Trajectory};
 use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::{ArtifactClass, Retention, extract_artifacts, visible_text};
 
-use quality_support::scenarios::{agent_loop, compact_then_project};
+use quality_support::scenarios::{agent_loop, agent_loop_prepared, compact_then_project};
 use quality_support::{RunReport, Tally, first_task_turn, quality_line, source_name};
 
 /// Context windows of the full run.
@@ -150,6 +150,9 @@ async fn continuation_quality_of_every_source_at_every_window() {
                 .await
                 .print(&source.name, window);
             agent_loop(&source.events, &source.task_turn, window).await.print(&source.name, window);
+            agent_loop_prepared(&source.events, &source.task_turn, window)
+                .await
+                .print(&source.name, window);
             eprintln!("{} at {window}: {:.1} s", source.name, started.elapsed().as_secs_f64());
         }
     }
@@ -193,6 +196,7 @@ fn cli_run(path: &Path, window: u64) -> RunReport {
         compactions: usize::from(compact["checkpoint"].is_object()),
         folded,
         tallies: vec![("contextfold-cli", tally)],
+        preparation: None,
     }
 }
 
@@ -264,6 +268,7 @@ fn continuation_quality_of_the_npm_adapter() {
             compactions: record["compactions"].as_u64().expect("compactions") as usize,
             folded: scored.map_or(0, |(covered, _)| covered),
             tallies: vec![("contextfold-npm", tally)],
+            preparation: None,
         };
         let source = record["source"].as_str().expect("source");
         let window = record["window"].as_u64().expect("window");

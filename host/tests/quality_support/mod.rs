@@ -96,6 +96,9 @@ pub struct RunReport {
     pub folded: u64,
     /// Per strategy, in [`STRATEGIES`] order.
     pub tallies: Vec<(&'static str, Tally)>,
+    /// With background preparation: what the preparations did, and the summarizer tokens of
+    /// the compactions that ran in the foreground.
+    pub preparation: Option<(contextfold_host::runtime::PreparationStats, u64)>,
 }
 
 impl RunReport {
@@ -108,6 +111,20 @@ impl RunReport {
     pub fn print(&self, source: &str, window: u64) {
         for (strategy, tally) in &self.tallies {
             println!("{}", quality_line(source, window, self, strategy, tally));
+        }
+        if let Some((p, foreground)) = &self.preparation {
+            println!(
+                "PREPARATION source={source} window={window} steps={} started={} prepared={} used={} superseded={} wasted={} failed={} tokens={} wasted_tokens={} foreground_tokens={foreground}",
+                self.steps,
+                p.started,
+                p.prepared,
+                p.used,
+                p.superseded,
+                p.wasted + p.held,
+                p.failed,
+                p.tokens,
+                p.wasted_tokens + p.held_tokens,
+            );
         }
     }
 }

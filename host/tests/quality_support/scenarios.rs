@@ -166,7 +166,31 @@ pub async fn compact_then_project(
 /// The agent loop: the task turn driven step by step with mid-turn evaluation; every step
 /// whose request replays a checkpoint is scored.
 pub async fn agent_loop(events: &[RuntimeEvent], task_turn: &str, window: u64) -> RunReport {
-    let (_dir, runtime) = runtime_for(events, window);
+    agent_loop_with(events, task_turn, window, false).await
+}
+
+/// [`agent_loop`] with background preparation (issue 39), each preparation given the time to
+/// finish before the next step (an agent's model call takes longer than the summary): the
+/// contextfold tally only, as strategy `contextfold-prepared`, and one `PREPARATION` line
+/// with what the preparations cost.
+pub async fn agent_loop_prepared(
+    events: &[RuntimeEvent],
+    task_turn: &str,
+    window: u64,
+) -> RunReport {
+    agent_loop_with(events, task_turn, window, true).await
+}
+
+async fn agent_loop_with(
+    events: &[RuntimeEvent],
+    task_turn: &str,
+    window: u64,
+    prepared: bool,
+) -> RunReport {
+    let (_dir, mut runtime) = runtime_for(events, window);
+    if prepared {
+        runtime = runtime.with_background_preparation();
+    }
     let task = task_index(events, task_turn);
     let turn_start = events.iter().position(|e| e.turn_id == task_turn).expect("the task turn");
     if turn_start > 0 {
@@ -174,13 +198,18 @@ pub async fn agent_loop(events: &[RuntimeEvent], task_turn: &str, window: u64) -
     }
     runtime.begin_turn(task_turn).expect("begin");
     runtime.append(events[turn_start..=task].to_vec()).await.expect("task");
-    let mut compactions = usize::from(runtime.evaluate_pre_turn().await.expect("pre").is_some());
+    let pre = runtime.evaluate_pre_turn().await.expect("pre");
+    let mut foreground_tokens = pre.as_ref().map_or(0, |r| r.summarizer_tokens);
+    let mut compactions = usize::from(pre.is_some());
     let (mut scorer, mut steps, mut budget, mut folded) = (Scorer::default(), 0, 0, 0);
     let rest = &events[task + 1..];
     for range in step_ranges(rest) {
         steps += 1;
         runtime.append(rest[range].to_vec()).await.expect("step");
-        compactions += usize::from(runtime.evaluate_mid_turn().await.expect("mid").is_some());
+        let mid = runtime.evaluate_mid_turn().await.expect("mid");
+        foreground_tokens += mid.as_ref().map_or(0, |r| r.summarizer_tokens);
+        compactions += usize::from(mid.is_some());
+        runtime.await_preparation().await;
         let projection = runtime.project_for_request().await.expect("project").projection;
         budget = projection.history_budget;
         if projection.checkpoint.is_some() {
@@ -194,5 +223,10 @@ pub async fn agent_loop(events: &[RuntimeEvent], task_turn: &str, window: u64) -
     }
     let mut report = scorer.report("loop", budget);
     (report.steps, report.compactions, report.folded) = (steps, compactions, folded);
+    if prepared {
+        report.tallies.retain(|(name, _)| *name == "contextfold");
+        report.tallies[0].0 = "contextfold-prepared";
+        report.preparation = Some((runtime.preparations(), foreground_tokens));
+    }
     report
 }

@@ -200,3 +200,72 @@ fn a_full_disk_fails_the_append_and_loses_nothing() {
     assert!(detail.contains("full") || report["outcome"] == "FailedOpen", "{report}");
     report_fault("append_full_disk", report["outcome"].as_str().unwrap_or("?"), detail);
 }
+
+#[test]
+fn a_process_killed_while_preparing_leaves_nothing_behind_and_the_next_carries_on() {
+    // Issue 39: a background preparation writes nothing until a compaction adopts it, so a
+    // SIGKILL while its summary is in flight leaves the file exactly as the agent's appends
+    // left it, and the next process compacts the same log.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("prepare.sqlite");
+    drop(reliability_support::seeded_store(&db, 6));
+    let side = dir.path().join("prepare.side");
+    let mut child =
+        spawn_role("prepare", &[("CONTEXTFOLD_DB", &db), ("CONTEXTFOLD_SIDE_LOG", &side)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+    let mut events = None;
+    for _ in 0..3_000 {
+        let line = std::fs::read_to_string(&side).unwrap_or_default();
+        events = line.trim().strip_prefix("PREPARING ").and_then(|n| n.parse::<usize>().ok());
+        if events.is_some() || child.try_wait().expect("poll").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let events = events.expect("the child reported its preparation in flight");
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.signal(), Some(9), "killed, not exited: {status:?}");
+    let found = consistency(&db, SESSION);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(
+        (found.events, found.checkpoints),
+        (events, 0),
+        "nothing lost, nothing half-written"
+    );
+    let store = std::sync::Arc::new(Store::open(&db).expect("reopen"));
+    let kinds: Vec<String> =
+        store.agent_run_events(SESSION).expect("ledger").into_iter().map(|r| r.kind).collect();
+    assert!(kinds.is_empty(), "a preparation in flight records nothing: {kinds:?}");
+    // The next process resumes the turn and compacts when the budget needs it.
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    tokio.block_on(async {
+        let summarizer = contextfold_host::runtime::ExtractiveSummarizer;
+        let native = contextfold_host::runtime::NoNativeCompactor;
+        let rt = reliability_support::runtime(&store, 16_000, false, summarizer, native)
+            .with_background_preparation();
+        rt.begin_turn("t-prepare").expect("begin");
+        let mut builder =
+            contextfold_core::LogBuilder::extend(store.load_events(SESSION).expect("load"));
+        builder.turn("t-prepare");
+        for step in 0..80 {
+            let before = builder.events().len();
+            let call = format!("c-next-{step}");
+            builder.response(Some(&format!("r-next-{step}")));
+            builder.tool_call(&call, "shell", serde_json::json!({"cmd": "cargo test"}));
+            builder.response(None);
+            builder.tool_result(&call, "shell", serde_json::json!("test ... FAILED\n".repeat(80)));
+            rt.append(builder.events()[before..].to_vec()).await.expect("append");
+            if let Some(report) = rt.evaluate_mid_turn().await.expect("evaluate") {
+                assert!(report.outcome.checkpoint.is_some(), "{:?}", report.outcome);
+                return;
+            }
+        }
+        panic!("the next process never compacted");
+    });
+    let found = consistency(&db, SESSION);
+    assert!(found.problems.is_empty() && found.checkpoints >= 1, "{found:?}");
+}

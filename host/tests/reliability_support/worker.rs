@@ -15,6 +15,10 @@
 //!   per round, while other churners do the same. A lost race must be a typed error or outcome
 //!   (`event_seq_not_increasing`, `successor_conflict`); anything else panics. Prints one JSON
 //!   line `CHURN {...}` with its counts.
+//! - `prepare`: over the session the parent seeded in `CONTEXTFOLD_DB`, a runtime with
+//!   background preparation whose summarizer never answers steps through one turn until a
+//!   preparation is in flight, writes `PREPARING <events in the log>` to
+//!   `CONTEXTFOLD_SIDE_LOG` and waits to be killed.
 //! - `disk-full`: on a small filesystem (`CONTEXTFOLD_DIR`), seeds a session, fills the
 //!   disk while the summary is generated, and reports what the compaction did and what the
 //!   reopened file holds, as one JSON line.
@@ -61,6 +65,10 @@ pub fn run_role() -> bool {
             PathBuf::from(var("CONTEXTFOLD_START")),
         )),
         "disk-full" => rt.block_on(disk_full(PathBuf::from(var("CONTEXTFOLD_DIR")))),
+        "prepare" => rt.block_on(prepare(
+            PathBuf::from(var("CONTEXTFOLD_DB")),
+            PathBuf::from(var("CONTEXTFOLD_SIDE_LOG")),
+        )),
         other => panic!("unknown role {other}"),
     }
     true
@@ -133,6 +141,56 @@ impl Summarizer for SlowSummarizer {
         tokio::time::sleep(Duration::from_millis(400)).await;
         ExtractiveSummarizer.summarize(request, effect, events).await
     }
+}
+
+/// A summarizer that never answers: a preparation stays in flight until the process dies.
+struct NeverAnswers;
+
+impl Summarizer for NeverAnswers {
+    async fn summarize(
+        &self,
+        _request: &SummaryRequest,
+        _effect: &SummarizeEffect,
+        _events: &[RuntimeEvent],
+    ) -> Result<SummaryResponse, ProviderFailure> {
+        std::future::pending().await
+    }
+}
+
+async fn prepare(db: PathBuf, side: PathBuf) {
+    let store = Arc::new(Store::open(db).expect("open"));
+    let rt = runtime(&store, 16_000, false, NeverAnswers, NoNativeCompactor)
+        .with_background_preparation();
+    rt.begin_turn("t-prepare").expect("begin");
+    for step in 0..40 {
+        let events = store.load_events(SESSION).expect("load");
+        let mut builder = LogBuilder::extend(events.clone());
+        builder.turn("t-prepare");
+        if step == 0 {
+            builder.user("keep going with the failing tests");
+        }
+        let call = format!("c-prepare-{step}");
+        builder.response(Some(&format!("r-prepare-{step}"))).tool_call(
+            &call,
+            "shell",
+            json!({"cmd": "cargo test"}),
+        );
+        builder.response(None).tool_result(
+            &call,
+            "shell",
+            json!("test lib::case ... FAILED\n".repeat(40)),
+        );
+        rt.append(builder.events()[events.len()..].to_vec()).await.expect("append step");
+        let report = rt.evaluate_mid_turn().await.expect("evaluate");
+        assert!(report.is_none(), "the soft threshold comes before the budget");
+        if rt.preparations().started == 1 {
+            let count = store.load_events(SESSION).expect("load").len();
+            let mut side = std::fs::File::create(&side).expect("side log");
+            side_line(&mut side, &format!("PREPARING {count}"));
+            std::future::pending::<()>().await;
+        }
+    }
+    panic!("no preparation started");
 }
 
 async fn compete(db: PathBuf, start: PathBuf) {
