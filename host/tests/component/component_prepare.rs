@@ -253,7 +253,8 @@ fn a_checkpoint_recorded_meanwhile_by_another_writer_wins_and_the_foreground_com
     let result = plugin.compact(&request(Trigger::MidTurn, "cp-foreground")).expect("runs");
     let refused = diagnostic(&result, "prepared_checkpoint_rejected")
         .unwrap_or_else(|| panic!("the prepared checkpoint was not judged: {:?}", codes(&result)));
-    assert!(refused.contains(&held.checkpoint_id), "{refused}");
+    // Refused because it no longer succeeds the tip the other writer recorded.
+    assert!(refused.contains(&held.checkpoint_id) && refused.contains("cp-other"), "{refused}");
     assert!(!codes(&result).iter().any(|c| c == "prepared_checkpoint_used"));
     assert_eq!(result.outcome, OutcomeKind::Recorded, "{}", result.outcome_json);
     assert!(provider.calls() >= 2, "the foreground compaction called the summarizer");
