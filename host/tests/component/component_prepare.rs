@@ -206,6 +206,9 @@ fn a_preparation_returns_its_checkpoint_and_records_nothing() {
     assert_eq!(plugin.prepared_checkpoint("another-session"), None);
     assert!(plugin.rejected_checkpoints().is_empty());
     assert_eq!(plugin.traps(), 0);
+    // A host may prepare on a second plugin in another thread (docs/component.md).
+    fn send<T: Send>(_: &T) {}
+    send(&plugin);
 }
 
 #[test]
