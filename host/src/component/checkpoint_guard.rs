@@ -71,17 +71,25 @@ pub(crate) fn verify_candidate(
     }
     let events = ledger.load_events(session_id)?;
     match_checkpoint_prefix(&candidate, &events)?;
-    let current = match ledger.load_latest_checkpoint(session_id) {
-        Ok(current) => current,
-        Err(LedgerReadError::ProjectionDamaged(_)) => {
-            let records = ledger.scan_checkpoint_events(session_id)?;
-            select_recovered_checkpoint(session_id, &records).selected
-        }
-        Err(other) => return Err(other.into()),
-    };
+    let current = latest_checkpoint(ledger, session_id)?;
     let current_id = current.as_ref().map(|cp| cp.checkpoint_id.as_str());
     if current_id == candidate.previous_checkpoint_id.as_deref() {
         is_valid_successor(current.as_ref(), &candidate)?;
     }
     Ok(candidate)
+}
+
+/// The session's latest checkpoint: the bounded projection's, or, when the ledger reports it
+/// damaged, the one recovered from the recorded checkpoint events (as the guest recovers it).
+pub(crate) fn latest_checkpoint(
+    ledger: &mut dyn Ledger,
+    session_id: &str,
+) -> Result<Option<HistoryCompactCheckpoint>, LedgerReadError> {
+    match ledger.load_latest_checkpoint(session_id) {
+        Err(LedgerReadError::ProjectionDamaged(_)) => {
+            let records = ledger.scan_checkpoint_events(session_id)?;
+            Ok(select_recovered_checkpoint(session_id, &records).selected)
+        }
+        other => other,
+    }
 }

@@ -14,6 +14,10 @@ use crate::component::bindings::contextfold::compaction::{ledger, provider, type
 use crate::component::checkpoint_guard::{CheckpointRejection, verify_candidate};
 use crate::component::traits::{Ledger, LedgerReadError, Provider, SummarizeCall};
 
+/// What the host answers a plugin that asks to append during a preparation.
+pub(crate) const APPEND_REFUSED_WHILE_PREPARING: &str =
+    "a preparation records nothing: the host refused the append";
+
 /// `StoreLimits` that remembers whether it refused a memory growth, so a trap caused by the
 /// cap is reported as [`crate::component::ComponentError::MemoryLimit`].
 #[derive(Debug)]
@@ -71,6 +75,8 @@ pub struct HostState {
     pub(crate) limiter: PluginLimiter,
     /// Checkpoints the host refused to append, oldest first (kept across traps).
     pub(crate) rejections: Vec<CheckpointRejection>,
+    /// A preparation is running: every append is refused (it records nothing).
+    pub(crate) preparing: bool,
 }
 
 impl std::fmt::Debug for HostState {
@@ -79,7 +85,8 @@ impl std::fmt::Debug for HostState {
     }
 }
 
-fn ledger_error(error: LedgerReadError) -> LedgerError {
+/// The WIT form of a ledger read error.
+pub(crate) fn ledger_error(error: LedgerReadError) -> LedgerError {
     match error {
         LedgerReadError::ProjectionDamaged(m) => LedgerError::ProjectionDamaged(m),
         LedgerReadError::UnknownSession(m) => LedgerError::UnknownSession(m),
@@ -166,6 +173,9 @@ impl ledger::Host for HostState {
         session_id: String,
         checkpoint: String,
     ) -> Result<(), AppendError> {
+        if self.preparing {
+            return Err(AppendError::Failed(APPEND_REFUSED_WHILE_PREPARING.to_owned()));
+        }
         let parsed = match verify_candidate(self.ledger.as_mut(), &session_id, &checkpoint) {
             Ok(parsed) => parsed,
             Err(rejection) => {

@@ -46,6 +46,11 @@ impl MemoryLedger {
         self.lock().events.insert(session_id.to_owned(), events);
     }
 
+    /// A session's RuntimeEvents (empty for an unknown session).
+    pub fn events(&self, session_id: &str) -> Vec<RuntimeEvent> {
+        self.lock().events.get(session_id).cloned().unwrap_or_default()
+    }
+
     /// The latest checkpoint (projection row, or recovered from the records when damaged).
     pub fn latest(&self, session_id: &str) -> Option<HistoryCompactCheckpoint> {
         self.lock().latest(session_id)

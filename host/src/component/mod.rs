@@ -15,6 +15,10 @@
 //!   whose call trapped throws its store away and instantiates again on the next call, so the
 //!   host goes on serving.
 //!
+//! [`Plugin::prepare`] drives a background preparation (trigger `prepare`) through the step API
+//! and holds the checkpoint it builds for the session's next [`Plugin::compact`], which the core
+//! adopts without a summarizer call or refuses (`prepare.rs`).
+//!
 //! `bindgen!` is invoked once, here; the generated types live in [`bindings`].
 //!
 //! ```no_run
@@ -32,6 +36,7 @@ mod event_log;
 mod host_state;
 mod memory_ledger;
 mod plugin;
+mod prepare;
 mod providers;
 mod runner;
 mod traits;

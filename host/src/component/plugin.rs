@@ -1,6 +1,9 @@
 //! [`Plugin`]: one live instance of the component with its store, serving one host's ledger
 //! and provider, replaced by a fresh instance after any trap.
 
+use std::collections::BTreeMap;
+
+use contextfold_core::HistoryCompactCheckpoint;
 use wasmtime::component::ResourceAny;
 use wasmtime::{Engine, Store, StoreLimitsBuilder, Trap};
 
@@ -40,6 +43,8 @@ pub struct Plugin {
     bindings: Option<Compactor>,
     generation: u64,
     traps: u64,
+    /// Checkpoints prepared by [`Plugin::prepare`], by session, not yet used or refused.
+    pub(super) prepared: BTreeMap<String, HistoryCompactCheckpoint>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -48,6 +53,7 @@ impl std::fmt::Debug for Plugin {
             .field("limits", &self.limits)
             .field("generation", &self.generation)
             .field("traps", &self.traps)
+            .field("prepared", &self.prepared.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -70,9 +76,18 @@ impl Plugin {
         );
         let store = Self::new_store(
             &engine,
-            HostState { ledger, provider, limiter, rejections: Vec::new() },
+            HostState { ledger, provider, limiter, rejections: Vec::new(), preparing: false },
         );
-        Self { engine, pre, limits, store: Some(store), bindings: None, generation: 0, traps: 0 }
+        Self {
+            engine,
+            pre,
+            limits,
+            store: Some(store),
+            bindings: None,
+            generation: 0,
+            traps: 0,
+            prepared: BTreeMap::new(),
+        }
     }
 
     fn new_store(engine: &Engine, state: HostState) -> Store<HostState> {
@@ -90,6 +105,11 @@ impl Plugin {
     /// session, illegitimate successor), oldest first.
     pub fn rejected_checkpoints(&self) -> &[CheckpointRejection] {
         self.store.as_ref().map_or(&[], |store| &store.data().rejections)
+    }
+
+    /// The store data: the host's ledger and provider (kept across traps).
+    pub(super) fn state_mut(&mut self) -> Result<&mut HostState, ComponentError> {
+        self.store.as_mut().map(|store| store.data_mut()).ok_or(ComponentError::SessionLost)
     }
 
     /// Runs one exported call under the limits; a trap replaces the instance.
@@ -302,9 +322,15 @@ impl Plugin {
     // ----- blocking compaction ----------------------------------------------------------
 
     /// `compaction.compact`: the whole transaction, through this plugin's ledger and provider.
+    /// When the request names no `prepared` checkpoint, the one [`Plugin::prepare`] holds for
+    /// its session goes in (the core adopts or refuses it; see [`Plugin::prepare`]).
     pub fn compact(&mut self, request: &CompactRequest) -> Result<CompactResult, ComponentError> {
+        let with_held = self.with_held_prepared(request);
+        let request = with_held.as_ref().unwrap_or(request);
         let r = self.call(|b, s| b.contextfold_compaction_compaction().call_compact(s, request))?;
-        Self::guest(r)
+        let result = Self::guest(r)?;
+        self.settle_prepared(&request.session_id, &result);
+        Ok(result)
     }
 
     // ----- step-driven compaction -------------------------------------------------------

@@ -124,6 +124,7 @@ fn bad_facts_and_calibrations_are_typed_and_compaction_follows_the_calibration()
         summarizer_label: None,
         circuit_json: None,
         calibration_json,
+        prepared: None,
     };
     let quiet = plugin.compact(&request(None, "cp-quiet")).expect("compacts");
     assert_eq!(quiet.outcome, OutcomeKind::Skipped, "{}", quiet.outcome_json);

@@ -59,6 +59,7 @@ fn request(checkpoint_id: &str, window: u64) -> CompactRequest {
         summarizer_label: Some(EXTRACTIVE_PRODUCER.into()),
         circuit_json: None,
         calibration_json: None,
+        prepared: None,
     }
 }
 

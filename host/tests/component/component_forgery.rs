@@ -71,6 +71,7 @@ fn forge(plugin: &mut Plugin, checkpoint: &Value) -> (String, String) {
         summarizer_label: Some(format!("forge:{checkpoint}")),
         circuit_json: None,
         calibration_json: None,
+        prepared: None,
     };
     match plugin.compact(&request) {
         Err(ComponentError::Guest(report)) => (report.code, report.message),

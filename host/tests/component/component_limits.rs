@@ -80,6 +80,7 @@ fn a_panic_is_a_trap_and_a_loop_after_an_import_call_is_stopped() {
         summarizer_label: None,
         circuit_json: None,
         calibration_json: None,
+        prepared: None,
     };
     let error = plugin.compact(&request).expect_err("the loop after load-events is stopped");
     assert!(matches!(error, ComponentError::FuelExhausted { .. }), "{error:?}");

@@ -1,8 +1,9 @@
 //! The wasmtime component runner: conformance vectors, calibration, blocking compaction,
-//! forgery, the event log, hostile-plugin limits and the component benchmark. Most tests are
-//! `#[ignore]`d because they need the built components: `scripts/test-component.sh` builds them
-//! and runs this binary with `--ignored --skip component_bench`; `bench/component.sh` runs the
-//! benchmark. The only test binary that drives wasmtime.
+//! forgery, the event log, hostile-plugin limits, background preparation and the component
+//! benchmark. Most tests are `#[ignore]`d because they need the built components:
+//! `scripts/test-component.sh` builds them and runs this binary with `--ignored --skip
+//! component_bench`; `bench/component.sh` runs the benchmark. The only test binary that drives
+//! wasmtime.
 
 #[path = "../component_support/mod.rs"]
 mod component_support;
@@ -14,3 +15,4 @@ mod component_conformance;
 mod component_event_log;
 mod component_forgery;
 mod component_limits;
+mod component_prepare;

@@ -194,6 +194,7 @@ fn trigger(name: &str) -> Trigger {
         "pre-turn" => Trigger::PreTurn,
         "mid-turn" => Trigger::MidTurn,
         "overflow" => Trigger::Overflow,
+        "prepare" => Trigger::Prepare,
         _ => Trigger::Manual,
     }
 }
@@ -216,6 +217,7 @@ pub fn session_input(input: &Value) -> SessionInput {
         summarizer_label: input["summarizerLabel"].as_str().map(str::to_owned),
         circuit_json: optional_text(&input["circuit"]),
         calibration_json: None,
+        prepared: None,
     }
 }
 

@@ -29,6 +29,7 @@ impl Guest for Component {
             summarizer_label: request.summarizer_label,
             circuit_json: request.circuit_json,
             calibration_json: request.calibration_json,
+            prepared: request.prepared,
         };
         let mut tx = driver::start(params, events.clone(), checkpoint)?;
         let outcome = loop {

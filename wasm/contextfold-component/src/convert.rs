@@ -166,6 +166,7 @@ pub(crate) fn trigger(trigger: Trigger) -> CoreTrigger {
         Trigger::PreTurn => CoreTrigger::PreTurn,
         Trigger::MidTurn => CoreTrigger::MidTurn,
         Trigger::Overflow => CoreTrigger::Overflow,
+        Trigger::Prepare => CoreTrigger::Prepare,
     }
 }
 

@@ -26,6 +26,8 @@ pub(crate) struct TransactionParams<'a> {
     pub(crate) summarizer_label: Option<String>,
     pub(crate) circuit_json: Option<String>,
     pub(crate) calibration_json: Option<String>,
+    /// A checkpoint an earlier `prepare` transaction built, as JSON.
+    pub(crate) prepared: Option<String>,
 }
 
 /// The transaction, measuring with the session's calibrated estimate.
@@ -38,6 +40,7 @@ pub(crate) fn start(
     checkpoint: Option<HistoryCompactCheckpoint>,
 ) -> Result<Transaction, CompactionError> {
     let circuit = convert::parse_circuit(params.circuit_json.as_deref())?;
+    let prepared = convert::parse_optional_checkpoint(params.prepared.as_deref())?;
     let calibration = convert::parse_calibration(params.calibration_json.as_deref())?;
     let provider = convert::provider_identity(params.provider);
     let estimator = calibration.estimator(CharEstimator, &provider.provider, &provider.model_id);
@@ -54,7 +57,7 @@ pub(crate) fn start(
         provider_options: None,
         summarizer_label: params.summarizer_label,
         circuit,
-        prepared: None,
+        prepared,
     };
     Compaction::start_with_estimator(input, estimator).map_err(|error| convert::start_error(&error))
 }
@@ -115,9 +118,7 @@ pub(crate) fn compact_result(
             CoreOutcome::FailedOpen => OutcomeKind::FailedOpen,
             CoreOutcome::Exhausted => OutcomeKind::Exhausted,
             CoreOutcome::Cancelled => OutcomeKind::Cancelled,
-            // The WIT trigger has no `prepare` yet, so no transaction of this guest prepares;
-            // a prepared checkpoint is not recorded, which is what `skipped` says.
-            CoreOutcome::Prepared => OutcomeKind::Skipped,
+            CoreOutcome::Prepared => OutcomeKind::Prepared,
         },
         reason: outcome.reason.as_str().to_owned(),
         outcome_json: serde_json::to_string(outcome).unwrap_or_default(),

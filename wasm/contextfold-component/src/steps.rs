@@ -64,6 +64,7 @@ impl GuestCompactionSession for SessionState {
             summarizer_label: input.summarizer_label,
             circuit_json: input.circuit_json,
             calibration_json: input.calibration_json,
+            prepared: input.prepared,
         };
         let tx = driver::start(params, events.clone(), checkpoint)?;
         Ok(CompactionSession::new(SessionState {
