@@ -19,6 +19,10 @@ use crate::projection::materialize::{estimate_messages, materialize_events};
 use crate::replay::evaluate_replay;
 use crate::safe_prefix::safe_boundaries;
 
+/// Room a preparation leaves beyond the growth until the hard trigger, in percent of the
+/// history budget: the step that crosses the trigger overshoots it.
+const PREPARE_MARGIN_PERCENT: u64 = 10;
+
 /// A checkpoint that matched the log and may seed a rolling update.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct UsableCheckpoint {
@@ -58,7 +62,10 @@ impl Sizes {
     /// preparation raw after it. 0 for every trigger but [`Trigger::Prepare`].
     pub(crate) fn growth_reserve(&self, trigger: Trigger) -> u64 {
         match trigger {
-            Trigger::Prepare => self.budget.history_budget.saturating_sub(self.before),
+            Trigger::Prepare => {
+                self.budget.history_budget.saturating_sub(self.before)
+                    + self.budget.history_budget * PREPARE_MARGIN_PERCENT / 100
+            }
             _ => 0,
         }
     }
