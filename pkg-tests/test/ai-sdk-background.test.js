@@ -3,10 +3,12 @@
 // prepared at the soft threshold is ready when the hard trigger fires. The step at the hard
 // trigger must not call the summarizer; and a prepared checkpoint that no longer serves (another
 // writer recorded one meanwhile, the window shrank) must be refused by the core and the
-// compaction run in the foreground; a preparation that fails must never reach the agent.
+// compaction run in the foreground; a held checkpoint for an older tip is superseded by a newer
+// preparation, and a provider overflow supersedes what was prepared; a preparation that fails
+// must never reach the agent, and its malformed-input circuit still reaches the store.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateText, stepCountIs, tool } from 'ai';
+import { APICallError, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { compact, digestPrefix, matchCheckpoint } from 'contextfold';
@@ -55,12 +57,15 @@ function slowSummarizer({ fail = () => false } = {}) {
   return { fn, calls };
 }
 
-/** The agent's model: one tool call per step, answered after `STEP_MS`. */
-function slowModel() {
+/** The agent's model: one tool call per step, answered after `STEP_MS` (unless `refuse()` says to refuse it as too long). */
+function slowModel(refuse = () => false) {
   let step = 0;
   return new MockLanguageModelV3({
     doGenerate: async () => {
       await sleep(STEP_MS);
+      if (refuse()) {
+        throw new APICallError({ message: "This model's maximum context length is 8000 tokens", url: 'mock', requestBodyValues: {}, statusCode: 400, responseBody: '{"error":{"code":"context_length_exceeded"}}', isRetryable: false });
+      }
       const n = step;
       step += 1;
       return {
@@ -79,7 +84,7 @@ function slowModel() {
  * each `prepareStep`. Records, per step, the summarizer calls made while its `prepareStep` ran,
  * and every compaction with what it was told.
  */
-async function agentLoop({ sessionId, summarizer, stop, outputChars = () => 2400, beforeStep = () => {} }) {
+async function agentLoop({ sessionId, summarizer, stop, outputChars = () => 2400, beforeStep = () => {}, refuse }) {
   const store = await MemoryStore.open({ sessionId });
   const run = { store, steps: [], compactions: [], settled: [] };
   run.folding = contextfold({
@@ -107,8 +112,9 @@ async function agentLoop({ sessionId, summarizer, stop, outputChars = () => 2400
     run.steps.push({ summarizerCalls: summarizer.calls.length - before, ms: Date.now() - started, preparations: run.folding.preparations });
     return result;
   };
+  const model = refuse ? wrapLanguageModel({ model: slowModel(() => refuse(run)), middleware: run.folding.overflowGuardV3 }) : slowModel();
   run.result = await generateText({
-    model: slowModel(), tools, maxRetries: 0, prepareStep,
+    model, tools, maxRetries: 0, prepareStep,
     stopWhen: [stepCountIs(60), () => stop(run)],
     messages: [{ role: 'user', content: TASK }],
   });
@@ -267,5 +273,67 @@ test('background preparation: a malformed summary in the background still arms t
   assert.match(run.settled[0].detail, /^malformed_summary_/);
   assert.equal(calls.length, 2, 'the summary and its one repair');
   assert.equal(run.store.circuit?.fingerprints?.length, 1, 'the preparation\'s circuit was merged into the store\'s');
+  await run.store.close();
+});
+
+test('background preparation: a held checkpoint that no longer succeeds the tip is superseded by a newer preparation, which the hard trigger adopts', async () => {
+  const summarizer = slowSummarizer();
+  let other = null;
+  const run = await agentLoop({
+    sessionId: 'bg-newer',
+    summarizer,
+    stop: (r) => r.compactions.length > 0,
+    // Once a checkpoint is held, another writer folds everything: the next steps fit again, and
+    // at the soft threshold the held checkpoint (which succeeds no longer the tip) is replaced.
+    outputChars: async (step, r) => {
+      if (!other && r.folding.preparations.held === 1) {
+        other = await compact({ events: r.store.log, checkpoint: r.store.checkpoint, model: { contextWindow: WINDOW }, trigger: 'manual', summarizerLabel: 'extractive' }, {
+          summarize: async (request, { extractiveSummary }) => ({ text: extractiveSummary(), finishReason: 'stop' }),
+          appendCheckpoint: (checkpoint) => r.store.appendCheckpoint(checkpoint),
+        });
+      }
+      return 2400;
+    },
+  });
+  const { folding, compactions } = run;
+  assert.equal(other?.outcome, 'recorded');
+  const stats = folding.preparations;
+  assert.deepEqual(
+    { started: stats.started, prepared: stats.prepared, superseded: stats.superseded, wasted: stats.wasted, used: stats.used },
+    { started: 2, prepared: 2, superseded: 1, wasted: 1, used: 1 },
+  );
+  assert.deepEqual(run.settled.map((settled) => settled.fate), ['superseded', 'used']);
+  const [hard] = compactions;
+  assert.equal(diagnostics(hard, 'prepared_checkpoint_used').length, 1, JSON.stringify(hard.outcome.diagnostics));
+  assert.equal(hard.outcome.checkpoint.previousCheckpointId, other.checkpoint.checkpointId);
+  assert.equal(run.steps[hard.step].summarizerCalls, 0);
+  assertCheckpointsVerify(run.store);
+  await run.store.close();
+});
+
+test('background preparation: a provider overflow supersedes what was prepared; the overflow compaction runs in the foreground', async () => {
+  const summarizer = slowSummarizer();
+  let refused = 0;
+  const run = await agentLoop({
+    sessionId: 'bg-overflow',
+    summarizer,
+    stop: (r) => r.compactions.length > 0,
+    // The provider refuses the first request sent while a checkpoint is held.
+    refuse: (r) => {
+      if (refused > 0 || r.folding.preparations.held !== 1) return false;
+      refused += 1;
+      return true;
+    },
+  });
+  const { folding, compactions } = run;
+  assert.equal(refused, 1);
+  assert.equal(folding.stats.overflows, 1);
+  const [overflow] = compactions;
+  assert.equal(overflow.info.trigger, 'overflow');
+  assert.equal(diagnostics(overflow, 'prepared_checkpoint_used').length, 0);
+  assert.ok(overflow.info.summarizerTokens > 0, 'the overflow compaction called the summarizer');
+  const stats = folding.preparations;
+  assert.deepEqual({ prepared: stats.prepared, superseded: stats.superseded, wasted: stats.wasted, held: stats.held }, { prepared: 1, superseded: 1, wasted: 1, held: 0 });
+  assert.deepEqual(run.settled.map((settled) => settled.fate), ['superseded']);
   await run.store.close();
 });
