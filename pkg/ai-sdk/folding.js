@@ -352,6 +352,7 @@ export class Folding {
     const { held, state } = force ? { held: null, state: 'none' } : await this.#preparations.take(signal);
     const meter = { tokens: 0 };
     const host = makeHost({ store, summarizer: this.#summarizer, nativeModel, meter, countText: (text) => this.#countText(text) });
+    let pending = held;
     try {
       const outcome = await compact({
         events: store.log, ...measure, checkpoint: store.checkpoint, trigger,
@@ -361,14 +362,15 @@ export class Folding {
         prepared: held?.checkpoint,
         signal,
       }, host);
-      this.#preparations.settle(held, outcome);
+      this.#preparations.settle(pending, outcome);
+      pending = null;
       this.#stats.compactions += 1;
       if (outcome.outcome === 'recorded') this.#stats.checkpoints += 1;
       this.#stats.lastOutcome = outcome.reason;
       this.#onCompaction?.(outcome, { trigger, preparation: state, summarizerTokens: meter.tokens, preparations: this.#preparations.stats });
     } catch (error) {
       // Fail open: the request reuses the last source-matched checkpoint.
-      this.#preparations.settle(held, null);
+      this.#preparations.settle(pending, null);
       this.#stats.failures += 1;
       this.#stats.lastOutcome = error?.code ?? 'compaction_error';
       this.#onCompaction?.({ outcome: 'error', reason: this.#stats.lastOutcome, error, diagnostics: [] }, { trigger, preparation: state, summarizerTokens: meter.tokens, preparations: this.#preparations.stats });
