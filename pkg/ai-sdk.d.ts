@@ -3,7 +3,7 @@
 // (LanguageModelV4) users.
 import type {
   Calibration, CompactionOutcome, JsonObject, JsonValue, ModelFacts, ModelMessage, Projection,
-  ProviderIdentity, SummarizeRequest,
+  ProviderIdentity, SummarizeRequest, Trigger,
 } from './index.js';
 import type { SessionStore } from './stores/memory.js';
 
@@ -57,7 +57,65 @@ export interface FoldingOptions {
   /** A calibration kept from an earlier run of the session (`folding.calibration`). */
   calibration?: Calibration | null;
   /** Called after every compaction with its outcome (or `{ outcome: 'error', error }`). */
-  onCompaction?: (outcome: CompactionOutcome | { outcome: 'error'; reason: string; error: unknown; diagnostics: [] }) => void;
+  onCompaction?: (outcome: CompactionOutcome | { outcome: 'error'; reason: string; error: unknown; diagnostics: [] }, info: CompactionInfo) => void;
+  /**
+   * Prepare the next checkpoint between steps (default `false`): a step whose projection fits
+   * but has reached the soft threshold (`prepareDue`: `model.prepareAtPercent`, default 70% of
+   * the history budget) starts a compaction with trigger `prepare` that no step waits for; the
+   * step whose projection no longer fits hands its checkpoint (held, or awaited if still in
+   * flight) to its compaction, which appends it without calling the summarizer when it still
+   * serves. See `folding.preparations`.
+   */
+  backgroundPreparation?: boolean;
+  /** Called once when each background preparation ends (best effort: a throw is ignored). */
+  onPreparation?: (settled: PreparationSettled, stats: PreparationStats) => void;
+}
+
+/** What `onCompaction` is told besides the outcome. */
+export interface CompactionInfo {
+  trigger: Trigger;
+  /**
+   * What background preparation had ready: `'held'` (a finished preparation's checkpoint),
+   * `'in_flight'` (the compaction waited for what was left of one), or `'none'`.
+   */
+  preparation: 'none' | 'in_flight' | 'held';
+  /** Summarizer tokens this compaction spent (estimated; 0 when it adopted a prepared checkpoint). */
+  summarizerTokens: number;
+  /** The background preparations so far. */
+  preparations: PreparationStats;
+}
+
+/** Background preparations by how they ended (the native runtime's `PreparationStats`). */
+export interface PreparationStats {
+  started: number;
+  /** Preparations that built a checkpoint. */
+  prepared: number;
+  /** Prepared checkpoints a compaction adopted. */
+  used: number;
+  /** Preparations replaced by a newer one or by an overflow compaction (aborted in flight, or dropped while held). */
+  superseded: number;
+  /** Prepared checkpoints that were not used: refused when needed, or superseded. */
+  wasted: number;
+  /** Preparations that ended without a checkpoint (a provider failure, a malformed summary); never seen by the agent. */
+  failed: number;
+  /** Prepared checkpoints still held. */
+  held: number;
+  /** Summarizer tokens of every preparation (estimated: each request's input and its answer). */
+  tokens: number;
+  usedTokens: number;
+  /** Of `tokens`, those that bought nothing: wasted, superseded after they finished, or failed. */
+  wastedTokens: number;
+  heldTokens: number;
+}
+
+/** How one background preparation ended (the native `preparation_settled` AgentRun event). */
+export interface PreparationSettled {
+  fate: 'used' | 'superseded' | 'wasted' | 'failed';
+  /** The prepared checkpoint (null: none was built). */
+  checkpointId: string | null;
+  summarizerTokens: number;
+  /** Why it was wasted or failed (a reason code or the refusal's detail), else null. */
+  detail: string | null;
 }
 
 /** What `prepareStep` returns: the projected history, plus the settings it needs. */
@@ -120,6 +178,18 @@ export class Folding {
   readonly store: SessionStore;
   /** The calibration learned from the steps' usage (keep it as JSON with the session). */
   readonly calibration: Calibration | null;
+  /**
+   * The request model's facts; set them when the agent switches to a model with another window
+   * (the next step measures, and judges a prepared checkpoint, against the new budget).
+   */
+  model: ModelFacts;
+  /** Background preparations so far (all zero without `backgroundPreparation`). */
+  readonly preparations: PreparationStats;
+  /**
+   * Resolves once the preparation in flight, if any, has ended (a host shutting down, a test).
+   * Steps never wait for it unless the compaction they need can use it.
+   */
+  awaitPreparation(): Promise<void>;
   /** Counters since construction. */
   readonly stats: FoldingStats;
   /** The projection sent with the last request, or null. */

@@ -410,6 +410,8 @@ export function createApi(raw, options = {}) {
         replayed === undefined ? undefined : encodeEvents(replayed),
       )),
     contextBudget: guard((model) => decode(raw.contextBudget(encode(model ?? null)))),
+    prepareDue: guard((historyTokens, model) => raw.prepareDue(Number(historyTokens), encode(model ?? null))),
+    mergeCircuits: guard((circuit, other) => decode(raw.mergeCircuits(encode(circuit ?? null), encode(other ?? null)))),
     estimateEvents: guard((events) => raw.estimateEvents(encodeEvents(events))),
     hashEngine: () => (raw.hashEngineIsHost() ? 'host' : 'wasm'),
   };

@@ -140,6 +140,8 @@ export interface ModelFacts {
   rawTailSharePercent?: number;
   /** Share of the budget (0-90%) the request right after a compaction may fill; default 75. */
   afterCompactionSharePercent?: number;
+  /** Share of the budget at which background preparation starts ({@link prepareDue}); default 70. */
+  prepareAtPercent?: number;
   [key: string]: unknown;
 }
 
@@ -152,8 +154,12 @@ export interface TokenFigures { before: Count; after: Count; budget: Count }
 /** One decision, with a stable code. */
 export interface Diagnostic { code: ReasonCode; detail: string; tokens?: TokenFigures }
 
-/** Who emitted the Compact command. */
-export type Trigger = 'manual' | 'pre-turn' | 'mid-turn' | 'overflow';
+/**
+ * Who emitted the Compact command. `prepare`: a background preparation at the soft threshold
+ * ({@link prepareDue}); it records nothing and ends `prepared` with the checkpoint, which a later
+ * `pre-turn` / `mid-turn` compaction adopts when passed as `prepared`.
+ */
+export type Trigger = 'manual' | 'pre-turn' | 'mid-turn' | 'overflow' | 'prepare';
 
 /** Output kinds of an AI SDK tool result. */
 export type ToolResultOutput =
@@ -372,12 +378,21 @@ export interface CompactInput extends Measurement {
   providerOptions?: JsonObject;
   /** The session backend's malformed-input circuit (from `CompactionSession.takeCircuit()`). */
   circuit?: JsonValue;
+  /**
+   * A checkpoint a background preparation built (the `checkpoint` of an outcome `prepared`). A
+   * `pre-turn` or `mid-turn` compaction that needs to fold appends it instead of calling the
+   * summarizer when it still succeeds `checkpoint`, matches the events and fits the request
+   * being built (diagnostic `prepared_checkpoint_used`); otherwise it says why
+   * (`prepared_checkpoint_rejected`) and compacts as without it. Other triggers ignore it.
+   */
+  prepared?: HistoryCompactCheckpoint | null;
   signal?: AbortSignal;
 }
 
 /** The outcome of one compaction (the same values as the native CLI's `compact --json`). */
 export interface CompactionOutcome {
-  outcome: 'recorded' | 'skipped' | 'failed_open' | 'exhausted' | 'cancelled';
+  /** `prepared`: trigger `prepare` built `checkpoint` and recorded nothing. */
+  outcome: 'recorded' | 'skipped' | 'failed_open' | 'exhausted' | 'cancelled' | 'prepared';
   reason: ReasonCode;
   checkpoint?: HistoryCompactCheckpoint;
   diagnostics: Diagnostic[];
@@ -597,6 +612,18 @@ export function extractiveSummary(
 ): string;
 /** The budget derived from model facts. */
 export function contextBudget(model?: ModelFacts | null): { contextWindow: Count; reserve: Count; historyBudget: Count };
+/**
+ * Whether to prepare the next checkpoint in the background: `historyTokens` (a projection's
+ * `estimatedTokens`) has reached the model's soft threshold (`prepareAtPercent`, default 70%,
+ * of its history budget). The core's rule, the native runtime's.
+ */
+export function prepareDue(historyTokens: number, model?: ModelFacts | null): boolean;
+/**
+ * The malformed-input circuit `circuit` (null: empty) with every fingerprint of `other` added
+ * (oldest first, at most 16 kept): for two compactions that ran side by side on copies of one
+ * circuit, such as a background preparation beside a foreground compaction.
+ */
+export function mergeCircuits(circuit: JsonValue | null | undefined, other: JsonValue | null | undefined): JsonValue;
 /** Estimated tokens of events with the core's default estimator. */
 export function estimateEvents(events: EventsInput): number;
 /**

@@ -2,7 +2,7 @@
 # Builds the npm package `contextfold` in pkg/ from source:
 #   contextfold-wasm (profile `wasm-release`: fat LTO, one codegen unit, no debug info;
 #   wasm32-unknown-unknown) → wasm-bindgen (Node ESM + web; name and producers sections removed)
-#   → wasm-opt -O from the npm `binaryen` package (pkg-tests/node_modules, installed here by
+#   → wasm-opt -O1 from the npm `binaryen` package (pkg-tests/node_modules, installed here by
 #   `npm ci` when missing) → its functions laid out for gzip (scripts/wasm_layout.py, then
 #   wasm-opt --reorder-functions-by-name --strip-debug). That module is what ships; the Node and
 #   web builds hold the same module, so it is optimized once and copied.
@@ -45,15 +45,18 @@ features=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-e
   --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd)
 optimize() {
   local start=$SECONDS
-  "$wasm_opt" -O "$1" -o "$1.opt" "${features[@]}"
-  echo "wasm-opt -O $1: $((SECONDS - start)) s"
+  # -O1, not -O: -O's further passes made the code 10% smaller raw but 10% larger gzipped
+  # (2026-12-05: 304.7 KB against 275.1 KB after the layout), at the same speed in
+  # pkg-tests/bench/run.mjs (docs/performance.md, "npm package").
+  "$wasm_opt" -O1 "$1" -o "$1.opt" "${features[@]}"
+  echo "wasm-opt -O1 $1: $((SECONDS - start)) s"
   # Like functions next to each other: 3.6% smaller gzipped, the same code (docs/performance.md).
   python3 scripts/wasm_layout.py "$1.opt" "$1.named"
   "$wasm_opt" "$1.named" --reorder-functions-by-name --strip-debug --strip-producers \
     -o "$1" "${features[@]}"
   echo "layout: $(gzip -9 -c "$1.opt" | wc -c) -> $(gzip -9 -c "$1" | wc -c) bytes gzipped"
   rm "$1.opt" "$1.named"
-  echo "wasm-opt -O and layout $1: $((SECONDS - start)) s"
+  echo "wasm-opt -O1 and layout $1: $((SECONDS - start)) s"
 }
 if [ "$wasm_opt" != none ]; then
   if cmp -s "$node_wasm" "$web_wasm"; then

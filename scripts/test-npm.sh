@@ -32,7 +32,7 @@ echo "== npm ci (pkg-tests)"
 (cd pkg-tests && npm ci --no-audit --no-fund)
 
 echo "== build pkg/"
-# The package as it ships: wasm-opt -O (npm binaryen, from the npm ci above) runs by default,
+# The package as it ships: wasm-opt -O1 (npm binaryen, from the npm ci above) runs by default,
 # about 20 s on 2 cores; never WASM_OPT=none here, the tests must see the shipped module.
 WASM_OPT='' bash scripts/build-pkg.sh
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Where the bytes of the npm package's wasm module are (issue 21, point 5): builds
 # contextfold-wasm as scripts/build-pkg.sh does (profile wasm-release, wasm-bindgen --target web,
-# wasm-opt -O), then reports
+# wasm-opt -O1), then reports
 #   1. the module a subset of the exports needs: wasm-metadce keeps only what those exports reach,
-#      then wasm-opt -O (gzip -9 and raw), for the subsets an application might load;
+#      then wasm-opt -O1 (gzip -9 and raw), for the subsets an application might load;
 #   2. the code and data of the whole module by origin (twiggy shallow sizes of a build that keeps
 #      its function names), in raw bytes.
 # Needs twiggy (`cargo install twiggy`) for part 2; skips it when absent. Writes into $OUT
@@ -45,12 +45,12 @@ for name in sys.argv[2].split():
 print(json.dumps(nodes))
 EOF
   "$bin/wasm-metadce" "${features[@]}" "$module" -f "$out/graph.json" -o "$out/dce.wasm" >/dev/null
-  "$bin/wasm-opt" -O "${features[@]}" --strip-debug --strip-producers "$out/dce.wasm" -o "$out/subset.wasm"
+  "$bin/wasm-opt" -O1 "${features[@]}" --strip-debug --strip-producers "$out/dce.wasm" -o "$out/subset.wasm"
   printf '%-44s %9d raw %8d gzip -9\n' "$1" "$(wc -c <"$out/subset.wasm")" \
     "$(gzip -9 -c "$out/subset.wasm" | wc -c)"
 }
 
-echo "== the module each set of exports needs (wasm-metadce, then wasm-opt -O)"
+echo "== the module each set of exports needs (wasm-metadce, then wasm-opt -O1)"
 subset "every export" "$exports"
 subset "project" "project"
 subset "project + EventLog" "project $eventlog"
@@ -58,7 +58,7 @@ subset "contextfold/ai-sdk (EventLog, session, import)" "project $eventlog $sess
 
 command -v twiggy >/dev/null || { echo "(twiggy not installed: no breakdown)"; exit 0; }
 echo "== the whole module by origin (raw bytes, twiggy shallow sizes, names kept)"
-"$bin/wasm-opt" -O -g "${features[@]}" "$module" -o "$out/named.wasm"
+"$bin/wasm-opt" -O1 -g "${features[@]}" "$module" -o "$out/named.wasm"
 twiggy top -n 1000000 -f csv "$out/named.wasm" >"$out/top.csv"
 python3 - "$out/top.csv" <<'EOF'
 import collections, csv, re, sys

@@ -1,7 +1,8 @@
 // compact() with a JS host must produce the native core's outcome for the same input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventLog, compact, extractiveSummary, matchCheckpoint, project, projectForRequest, ContextfoldError } from 'contextfold';
+import { EventLog, compact, extractiveSummary, matchCheckpoint, mergeCircuits, prepareDue, project, projectForRequest, ContextfoldError } from 'contextfold';
+import { sessionEvents } from '../stores/session.js';
 import { compactionFixture } from './helpers.js';
 
 const fixture = compactionFixture();
@@ -245,4 +246,52 @@ test('a summary in the seed\'s own section names (## Progress with ### Done / ##
   });
   assert.equal(outcome.outcome, 'recorded', JSON.stringify(outcome.diagnostics));
   assert.equal(ledger.length, 1);
+});
+
+test('trigger prepare builds a checkpoint it does not record; a later pre-turn compaction adopts it without a summarizer call, unless the tip moved', async () => {
+  const six = sessionEvents('s', 6);
+  const model = { contextWindow: 4500 };
+  const measured = project({ events: six, model, currentTurnId: 't5' });
+  assert.ok(measured.fits && prepareDue(measured.estimatedTokens, model), 'at the soft threshold, within the budget');
+  assert.equal(prepareDue(measured.estimatedTokens / 2, model), false);
+  const host = extractiveHost(six);
+  const prepared = await compact({ events: six, model, trigger: 'prepare', currentTurnId: 't5', checkpointId: 'cp-prepared' }, host);
+  assert.equal(prepared.outcome, 'prepared');
+  assert.equal(prepared.checkpoint.checkpointId, 'cp-prepared');
+  assert.equal(host.requests.length, 1);
+  assert.deepEqual(host.ledger, [], 'a preparation records nothing');
+  // Two turns later the history is over the budget: the prepared checkpoint serves.
+  const eight = sessionEvents('s', 8);
+  assert.equal(project({ events: eight, model, currentTurnId: 't7' }).fits, false);
+  const later = extractiveHost(eight);
+  const adopted = await compact({ events: eight, model, trigger: 'pre-turn', currentTurnId: 't7', prepared: prepared.checkpoint }, later);
+  assert.equal(adopted.outcome, 'recorded');
+  assert.ok(adopted.diagnostics.some((d) => d.code === 'prepared_checkpoint_used'));
+  assert.equal(later.requests.length, 0, 'no summarizer call');
+  assert.deepEqual(later.ledger, [prepared.checkpoint]);
+  assert.equal(project({ events: eight, model, currentTurnId: 't7', checkpoint: adopted.checkpoint }).fits, true);
+  // Once another writer's checkpoint is the tip, the prepared one no longer succeeds it:
+  // refused, and the compaction runs as without it.
+  const other = await compact({ events: six, model, trigger: 'manual', currentTurnId: 't5', checkpointId: 'cp-other' }, extractiveHost(six));
+  assert.equal(other.outcome, 'recorded');
+  const longer = sessionEvents('s', 13);
+  assert.equal(project({ events: longer, model, currentTurnId: 't12', checkpoint: other.checkpoint }).fits, false);
+  const raced = extractiveHost(longer);
+  const refused = await compact({ events: longer, model, trigger: 'pre-turn', currentTurnId: 't12', checkpoint: other.checkpoint, prepared: prepared.checkpoint }, raced);
+  assert.ok(refused.diagnostics.some((d) => d.code === 'prepared_checkpoint_rejected' && d.detail.includes('cp-prepared')), JSON.stringify(refused.diagnostics));
+  assert.equal(refused.diagnostics.some((d) => d.code === 'prepared_checkpoint_used'), false);
+  assert.ok(raced.requests.length > 0, 'the summarizer ran in the foreground');
+  assert.equal(refused.checkpoint?.previousCheckpointId, 'cp-other');
+  // An overflow never adopts.
+  const overflow = await compact({ events: eight, model, trigger: 'overflow', currentTurnId: 't7', prepared: prepared.checkpoint }, extractiveHost(eight));
+  assert.equal(overflow.diagnostics.some((d) => d.code.startsWith('prepared_checkpoint')), false);
+});
+
+test('mergeCircuits: the fingerprints of both circuits, oldest first, each once', () => {
+  const fp = (n) => `sha256:${n.toString(16).padStart(64, '0')}`;
+  assert.deepEqual(mergeCircuits(null, undefined), { fingerprints: [] });
+  assert.deepEqual(mergeCircuits({ fingerprints: [fp(1), fp(2)] }, { fingerprints: [fp(2), fp(3)] }), { fingerprints: [fp(1), fp(2), fp(3)] });
+  const full = { fingerprints: Array.from({ length: 16 }, (_, i) => fp(i)) };
+  assert.deepEqual(mergeCircuits(full, { fingerprints: [fp(99)] }).fingerprints, [...full.fingerprints.slice(1), fp(99)]);
+  assert.throws(() => mergeCircuits({ fingerprints: 'x' }, null), (error) => error instanceof ContextfoldError && error.code === 'invalid_argument');
 });

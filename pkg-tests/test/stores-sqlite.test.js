@@ -122,6 +122,25 @@ sqliteTest('sqlite store: contextfold verify --deep accepts a ledger written fro
   assert.ok(state.checkpoint);
 });
 
+sqliteTest('sqlite store: a background preparation\'s end is a preparation_settled AgentRun event, as the native runtime writes it; verify --deep still passes', { skip: NO_BIN }, async () => {
+  const { file } = await writtenSession();
+  const store = await SqliteStore.open({ path: file, sessionId: 's' });
+  await store.recordPreparation({ fate: 'used', checkpointId: 'cp-prepared-1', summarizerTokens: 812, detail: null });
+  await store.recordPreparation({ fate: 'failed', checkpointId: null, summarizerTokens: 40, detail: 'provider_unavailable' });
+  await store.close();
+  const rows = await readDb(file, (db) => db.prepare("SELECT run_id, payload_json FROM agent_run_events WHERE session_id = 's' AND kind = 'preparation_settled' ORDER BY ordinal").all());
+  assert.deepEqual(rows.map((row) => JSON.parse(row.payload_json)), [
+    { fate: 'used', checkpointId: 'cp-prepared-1', summarizerTokens: 812, detail: null },
+    { fate: 'failed', checkpointId: null, summarizerTokens: 40, detail: 'provider_unavailable' },
+  ]);
+  assert.ok(rows.every((row) => row.run_id.length > 0));
+  const reopened = await SqliteStore.open({ path: file, sessionId: 's' });
+  assert.equal(reopened.checkpoint.checkpointId, 'cp-2', 'the events change nothing the store recovers');
+  await reopened.close();
+  const ok = await verify(file);
+  assert.equal(ok.code, 0, ok.stderr);
+});
+
 sqliteTest('sqlite store: a ledger the native CLI wrote opens in JS, continues, and still verifies', { skip: NO_BIN }, async () => {
   const file = freshPath();
   const demo = await cli('demo', '--db', file);

@@ -2,7 +2,7 @@
 // `folding.prepareStep` is a `prepareStep`, `folding.middlewareV3` a LanguageModelV3 middleware.
 import { generateText, streamText, stepCountIs, wrapLanguageModel, type LanguageModel } from 'ai';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { contextfold, Folding, type FoldingOptions, type FoldingStats } from 'contextfold/ai-sdk';
+import { contextfold, Folding, type FoldingOptions, type FoldingStats, type PreparationStats, type PreparationSettled } from 'contextfold/ai-sdk';
 import { MemoryStore } from 'contextfold/stores/memory';
 import type { Calibration } from 'contextfold';
 
@@ -27,6 +27,18 @@ async function main(): Promise<void> {
   const calibration: Calibration | null = folding.calibration;
   void stats.checkpoints;
   void calibration;
+
+  const settled: PreparationSettled[] = [];
+  const background = contextfold({
+    store, model: { contextWindow: 8_000, prepareAtPercent: 65 }, summarizer: cheap, backgroundPreparation: true,
+    onPreparation: (end) => settled.push(end),
+    onCompaction: (outcome, info) => void [outcome.outcome, info.preparation, info.summarizerTokens, info.preparations.used],
+  });
+  await generateText({ model, prompt: 'hi', prepareStep: background.prepareStep });
+  background.model = { contextWindow: 4_000 };
+  await background.awaitPreparation();
+  const preparations: PreparationStats = background.preparations;
+  void [preparations.wastedTokens, settled.map((end) => end.fate)];
   await store.close();
 }
 void main;

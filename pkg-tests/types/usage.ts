@@ -5,7 +5,7 @@ import {
   type CompactionHost, type CompactionOutcome, type ModelMessage, type RuntimeEvent,
   selectSafePrefix, safeBoundaries, evaluateReplay,
   type HistoryCompactCheckpoint, type SafePrefix, type ReplayDecision,
-  calibrate, usageFact, type Calibration, type UsageFact,
+  calibrate, usageFact, type Calibration, type UsageFact, prepareDue, mergeCircuits,
 } from 'contextfold';
 
 declare const events: RuntimeEvent[];
@@ -21,6 +21,16 @@ const host: CompactionHost = {
 };
 const pending: Promise<CompactionOutcome> = compact({ events, trigger: 'pre-turn' }, host);
 void pending.catch((error: unknown) => (error instanceof ContextfoldError ? error.code : 'other'));
+
+// Background preparation: the soft threshold, a prepared checkpoint handed to the hard trigger.
+const model = { contextWindow: 8_000, prepareAtPercent: 60 };
+if (prepareDue(projection.estimatedTokens, model)) {
+  void compact({ events, model, trigger: 'prepare' }, host).then(async (prepared) => {
+    if (prepared.outcome !== 'prepared') return;
+    const circuit = mergeCircuits(null, { fingerprints: [] });
+    await compact({ events, model, trigger: 'mid-turn', prepared: prepared.checkpoint, circuit }, host);
+  });
+}
 const chat = project({ events, format: 'openai-chat' });
 void chat.messages.length;
 

@@ -3,18 +3,26 @@
 // events, evaluates the projection of the live turn, compacts through the summarizer of the
 // caller's choice (or provider-native compaction for an OpenAI Responses model) when it does not
 // fit, and answers the next request's history with `projectForRequest` (fail-open). The usage
-// each step reports feeds the token calibration the next projection is measured with.
+// each step reports feeds the token calibration the next projection is measured with. With
+// `backgroundPreparation`, the next checkpoint is prepared between steps (./preparation.js).
 import { ContextfoldError, calibrate, compact, estimateEvents, providerFailure, usageFact } from 'contextfold';
 import { SessionHistory } from './history.js';
 import { makeHost, nativeCapable, requireSummarizer } from './host.js';
+import { Preparations } from './preparation.js';
 import { fromProviderPrompt, providerInputTokens, toProviderPrompt } from './prompt.js';
+
+/** Estimated tokens of a text with the core's estimator (as a system note). */
+function estimateText(text) {
+  if (!text) return 0;
+  return estimateEvents([{ sessionId: 's', runId: 'r', turnId: 't', runtimeEventId: 'e', seq: 1, content: { type: 'system_note', text } }]);
+}
 
 /** Estimated tokens of a text with the core's estimator (cached for the last few texts). */
 function textTokens(cache, text) {
   if (!text) return 0;
   let tokens = cache.get(text);
   if (tokens === undefined) {
-    tokens = estimateEvents([{ sessionId: 's', runId: 'r', turnId: 't', runtimeEventId: 'e', seq: 1, content: { type: 'system_note', text } }]);
+    tokens = estimateText(text);
     if (cache.size > 16) cache.clear();
     cache.set(text, tokens);
   }
@@ -38,6 +46,8 @@ export class Folding {
   #native;
   #countTokens;
   #onCompaction;
+  #background;
+  #preparations;
   #calibration;
   #last = null;
   #call = null;
@@ -48,7 +58,7 @@ export class Folding {
   #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, overBudget: 0, lastOutcome: null };
 
   /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
-  constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration = null, onCompaction } = {}) {
+  constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration = null, onCompaction, backgroundPreparation = false, onPreparation } = {}) {
     if (!store?.log || typeof store.appendEvents !== 'function') {
       throw new ContextfoldError('invalid_argument', 'contextfold(): `store` must implement the store interface (e.g. await MemoryStore.open({ sessionId }))');
     }
@@ -62,12 +72,43 @@ export class Folding {
     this.#countTokens = countTokens;
     this.#calibration = calibration;
     this.#onCompaction = onCompaction;
+    this.#background = backgroundPreparation === true;
+    this.#preparations = new Preparations(store, onPreparation);
     this.prepareStep = this.prepareStep.bind(this);
   }
 
   /** The store this driver appends to. */
   get store() {
     return this.#store;
+  }
+
+  /**
+   * The request model's facts. Set them when the agent switches to a model with another window:
+   * the next step measures (and judges a prepared checkpoint) against the new budget.
+   */
+  get model() {
+    return this.#modelFacts;
+  }
+
+  set model(facts) {
+    this.#modelFacts = facts ?? {};
+  }
+
+  /**
+   * Background preparations so far (`backgroundPreparation`), by how they ended: `started`,
+   * `prepared`, `used`, `superseded`, `wasted`, `failed`, `held`, and the summarizer tokens they
+   * spent (`tokens`, `usedTokens`, `wastedTokens`, `heldTokens`).
+   */
+  get preparations() {
+    return this.#preparations.stats;
+  }
+
+  /**
+   * Resolves once the preparation in flight, if any, has ended and been taken in (a host shutting
+   * down, or a test that needs it settled). Steps never wait for it unless a compaction needs it.
+   */
+  awaitPreparation() {
+    return this.#preparations.settled();
   }
 
   /** The calibration learned from the steps' usage so far (keep it as JSON with the session). */
@@ -271,7 +312,11 @@ export class Folding {
     return { provider: native ? 'openai-codex' : connection, connectionSlug: connection, modelId };
   }
 
-  /** Evaluates, compacts when the projection does not fit, and projects the next request. */
+  /**
+   * Evaluates, compacts when the projection does not fit (or when `force`: an overflow), prepares
+   * the next checkpoint in the background when it fits at the soft threshold, and projects the
+   * next request.
+   */
   async #fold(trigger, model, overheadTokens, signal, force = false) {
     this.#stats.steps += 1;
     const native = this.#native !== false && nativeCapable(model, this.#native);
@@ -279,31 +324,83 @@ export class Folding {
     const facts = { ...this.#modelFacts, fixedOverheadTokens: (this.#modelFacts.fixedOverheadTokens ?? 0) + overheadTokens };
     const store = this.#store;
     const measure = { model: facts, provider, currentTurnId: this.#history.currentTurnId, calibration: this.#calibration, countTokens: this.#countTokens };
-    if (force || !store.log.project({ ...measure, checkpoint: store.checkpoint }).fits) {
-      const host = makeHost({ store, summarizer: this.#summarizer, nativeModel: native ? model : null });
-      try {
-        const outcome = await compact({
-          events: store.log, ...measure, checkpoint: store.checkpoint, trigger,
-          circuit: store.circuit ?? undefined,
-          summarizerLabel: this.#summarizer.label,
-          compactor: native ? 'openai-codex-native' : 'text-summary',
-          signal,
-        }, host);
-        this.#stats.compactions += 1;
-        if (outcome.outcome === 'recorded') this.#stats.checkpoints += 1;
-        this.#stats.lastOutcome = outcome.reason;
-        this.#onCompaction?.(outcome);
-      } catch (error) {
-        // Fail open: the request below reuses the last source-matched checkpoint.
-        this.#stats.failures += 1;
-        this.#stats.lastOutcome = error?.code ?? 'compaction_error';
-        this.#onCompaction?.({ outcome: 'error', reason: this.#stats.lastOutcome, error, diagnostics: [] });
-      }
+    const evaluated = force ? null : store.log.project({ ...measure, checkpoint: store.checkpoint });
+    if (force || !evaluated.fits) {
+      await this.#compact(trigger, native ? model : null, measure, signal, force);
+    } else if (this.#background) {
+      this.#preparations.startIfDue(evaluated.estimatedTokens, facts, (prepSignal, meter) => this.#prepare(native ? model : null, measure, prepSignal, meter));
     }
     const sent = store.log.projectForRequest({ ...measure, checkpoint: store.checkpoint });
     if (!sent.fits) this.#stats.overBudget += 1;
     this.#last = { projection: sent, request: { ...provider, fixedOverheadTokens: facts.fixedOverheadTokens } };
     return sent;
+  }
+
+  /** The estimated tokens of a summarizer's answer (the caller's counter when it has one). */
+  #countText(text) {
+    return this.#countTokens ? this.#countTokens(text) : estimateText(text);
+  }
+
+  /**
+   * A compaction the next request needs now. A checkpoint prepared in the background (held, or
+   * awaited in flight) goes in as `prepared`: the core adopts it when it still serves. An
+   * overflow supersedes it instead: the estimate it was prepared against was wrong.
+   */
+  async #compact(trigger, nativeModel, measure, signal, force) {
+    const store = this.#store;
+    if (force) this.#preparations.supersede();
+    const { held, state } = force ? { held: null, state: 'none' } : await this.#preparations.take(signal);
+    const meter = { tokens: 0 };
+    const host = makeHost({ store, summarizer: this.#summarizer, nativeModel, meter, countText: (text) => this.#countText(text) });
+    let pending = held;
+    try {
+      const outcome = await compact({
+        events: store.log, ...measure, checkpoint: store.checkpoint, trigger,
+        circuit: store.circuit ?? undefined,
+        summarizerLabel: this.#summarizer.label,
+        compactor: nativeModel ? 'openai-codex-native' : 'text-summary',
+        prepared: held?.checkpoint,
+        signal,
+      }, host);
+      this.#preparations.settle(pending, outcome);
+      pending = null;
+      this.#stats.compactions += 1;
+      if (outcome.outcome === 'recorded') this.#stats.checkpoints += 1;
+      this.#stats.lastOutcome = outcome.reason;
+      this.#onCompaction?.(outcome, { trigger, preparation: state, summarizerTokens: meter.tokens, preparations: this.#preparations.stats });
+    } catch (error) {
+      // Fail open: the request reuses the last source-matched checkpoint.
+      this.#preparations.settle(pending, null);
+      this.#stats.failures += 1;
+      this.#stats.lastOutcome = error?.code ?? 'compaction_error';
+      this.#onCompaction?.({ outcome: 'error', reason: this.#stats.lastOutcome, error, diagnostics: [] }, { trigger, preparation: state, summarizerTokens: meter.tokens, preparations: this.#preparations.stats });
+    }
+  }
+
+  /**
+   * One background preparation: `compact()` with trigger `prepare` over the log as it stands. Its
+   * checkpoint comes back in the outcome, unrecorded (the host's append is never asked for), and
+   * its circuit is handed back for the merge instead of recorded.
+   */
+  async #prepare(nativeModel, measure, signal, meter) {
+    const store = this.#store;
+    let circuit = null;
+    const host = makeHost({ store, summarizer: this.#summarizer, nativeModel, meter, countText: (text) => this.#countText(text), background: true });
+    host.appendCheckpoint = async () => {
+      throw new ContextfoldError('invalid_state', 'a preparation records no checkpoint');
+    };
+    host.recordCircuit = (value) => {
+      circuit = value;
+    };
+    const outcome = await compact({
+      events: store.log, ...measure, checkpoint: store.checkpoint, trigger: 'prepare',
+      circuit: store.circuit ?? undefined,
+      summarizerLabel: this.#summarizer.label,
+      compactor: nativeModel ? 'openai-codex-native' : 'text-summary',
+      checkpointId: `cp-prepared-${globalThis.crypto.randomUUID()}`,
+      signal,
+    }, host);
+    return { outcome, circuit };
   }
 
   /** One usage fact per projection sent: the step's `usage` against the projection's estimate. */

@@ -2,7 +2,7 @@
 // language model called through its own `doGenerate`, a function, or the offline extractive
 // summary), provider-native compaction through an `@ai-sdk/openai` Responses model, and the
 // store's compare-and-swap checkpoint append and circuit record.
-import { ContextfoldError } from 'contextfold';
+import { ContextfoldError, mergeCircuits } from 'contextfold';
 import { compactionItems, contentText, finishReasonOf, responsesItemsToPrompt, toProviderPrompt } from './prompt.js';
 
 /** Whether `model` is an AI SDK language model object (it has `doGenerate`). */
@@ -57,24 +57,49 @@ async function compactWithModel(model, request, signal) {
   return compactionItems(result.content);
 }
 
-/** The `compact()` host over `store` (see `CompactionHost` in the package's types). */
-export function makeHost({ store, summarizer, nativeModel }) {
+/** Resolves on a later turn of the event loop (a timer), after the current step has returned. */
+function nextTurn() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * The `compact()` host over `store` (see `CompactionHost` in the package's types). `meter.tokens`
+ * counts the summarizer tokens spent (each request's estimated input, and `countText` of each
+ * answer); `background`: every provider call starts on a later turn of the event loop, so a
+ * preparation started by a step never runs its summarizer (not even the extractive one) inside
+ * that step. The circuit is merged into the store's (the core's merge): a preparation may have
+ * recorded fingerprints since this compaction read it.
+ */
+export function makeHost({ store, summarizer, nativeModel, meter = { tokens: 0 }, countText = () => 0, background = false }) {
   const host = {
     async summarize(request, { signal, extractiveSummary } = {}) {
+      meter.tokens += Number(request.estimatedInputTokens ?? 0);
+      if (background) await nextTurn();
+      let answer;
       switch (summarizer.kind) {
         case 'extractive':
-          return { text: extractiveSummary(), finishReason: 'stop' };
+          answer = { text: extractiveSummary(), finishReason: 'stop' };
+          break;
         case 'function': {
           const result = await summarizer.fn(request, { signal });
-          return typeof result === 'string' ? { text: result, finishReason: 'stop' } : result;
+          answer = typeof result === 'string' ? { text: result, finishReason: 'stop' } : result;
+          break;
         }
         default:
-          return summarizeWithModel(summarizer.model, request, signal);
+          answer = await summarizeWithModel(summarizer.model, request, signal);
       }
+      meter.tokens += countText(String(answer?.text ?? ''));
+      return answer;
     },
     appendCheckpoint: (checkpoint) => store.appendCheckpoint(checkpoint),
-    recordCircuit: (circuit) => store.recordCircuit(circuit),
+    recordCircuit: (circuit) => store.recordCircuit(mergeCircuits(store.circuit, circuit)),
   };
-  if (nativeModel) host.compactNatively = (request, { signal } = {}) => compactWithModel(nativeModel, request, signal);
+  if (nativeModel) {
+    host.compactNatively = async (request, { signal } = {}) => {
+      meter.tokens += Number(request.estimatedInputTokens ?? 0);
+      if (background) await nextTurn();
+      return compactWithModel(nativeModel, request, signal);
+    };
+  }
   return host;
 }

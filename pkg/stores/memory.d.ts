@@ -31,6 +31,12 @@ export interface SessionStore {
   appendCheckpoint(checkpoint: HistoryCompactCheckpoint): Promise<void>;
   /** Records the session's malformed-input circuit (`compact()`'s `host.recordCircuit`). */
   recordCircuit(circuit: JsonValue): Promise<void>;
+  /**
+   * Records how a background preparation of `contextfold/ai-sdk` ended. The SQLite store writes
+   * it as a `preparation_settled` AgentRun event (as the native runtime does); the other stores
+   * keep nothing.
+   */
+  recordPreparation?(settled: { fate: 'used' | 'superseded' | 'wasted' | 'failed'; checkpointId: string | null; summarizerTokens: number; detail: string | null }): Promise<void>;
   /** Waits for pending writes and releases the storage (idempotent). */
   close(): Promise<void>;
 }

@@ -138,6 +138,16 @@ export class SessionStore {
     });
   }
 
+  /**
+   * Records how a background preparation ended (`contextfold/ai-sdk`, `backgroundPreparation`):
+   * `{ fate, checkpointId, summarizerTokens, detail }`. A store that keeps AgentRun events writes
+   * it as one (SQLite: kind `preparation_settled`, as the native runtime does); the others keep
+   * nothing. Resolves once durable.
+   */
+  recordPreparation(settled) {
+    return this.#serialized(() => this.#durably(() => this.persistPreparation(settled)));
+  }
+
   /** Waits for pending writes, releases the storage and frees the log (idempotent). */
   close() {
     if (this.#closed) return this.#queue;
@@ -166,6 +176,9 @@ export class SessionStore {
   async persistCircuit(_circuit) {
     throw new ContextfoldError('not_implemented', 'persistCircuit');
   }
+
+  /** Subclass, optional: durably write one preparation's end (default: not kept). */
+  async persistPreparation(_settled) {}
 
   /** Subclass: release files, locks and connections. */
   async closeStorage() {}

@@ -3,6 +3,8 @@ import type { SessionStore } from './memory.js';
 
 /** The AgentRun kind the circuit is recorded under (as the native host records it). */
 export const COMPACTION_OUTCOME: 'compaction_outcome_recorded';
+/** The AgentRun kind a background preparation's end is recorded under (`recordPreparation`). */
+export const PREPARATION_SETTLED: 'preparation_settled';
 
 /**
  * A session in a SQLite ledger in the native host's schema, so `contextfold verify --deep`

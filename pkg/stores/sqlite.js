@@ -6,12 +6,13 @@
 // Events go to `runtime_events`, checkpoints to `agent_run_events` (kind
 // `history_compact_checkpoint_recorded`) with the `checkpoint_projection` row in the same
 // transaction, the circuit into a `compaction_outcome_recorded` event under `circuit` (where the
-// host keeps it). Every write is one BEGIN IMMEDIATE transaction in WAL mode with
-// `synchronous=FULL`: durable when it resolves. Inside it the store checks the file, not only its
-// memory: an event append expects the session's last `seq` to be the one it last saw, and a
-// checkpoint append runs the compare-and-swap against the file's tip (projection row, else the
-// core's recovery), so another writer (a `contextfold` run on the same file) can never be
-// overwritten. One JS writer per session holds `<path>-<session>.lock` (./lock-file.js).
+// host keeps it), a background preparation's end into a `preparation_settled` event. Every
+// write is one BEGIN IMMEDIATE transaction in WAL mode with `synchronous=FULL`: durable when it
+// resolves. Inside it the store checks the file, not only its memory: an event append expects
+// the session's last `seq` to be the one it last saw, and a checkpoint append runs the
+// compare-and-swap against the file's tip (projection row, else the core's recovery), so another
+// writer (a `contextfold` run on the same file) can never be overwritten. One JS writer per
+// session holds `<path>-<session>.lock` (./lock-file.js).
 import { randomUUID } from 'node:crypto';
 import { ContextfoldError, checkSuccessor, ledgerRows, ledgerTokensEstimator, parseCheckpoint, recoverCheckpoint } from 'contextfold';
 import { CHECKPOINT_RECORDED, SessionStore, requireSessionId } from './session-store.js';
@@ -20,6 +21,9 @@ import { BUSY_TIMEOUT_MS, PAGE_SIZE, TOKENS_ESTIMATOR_KEY, migrate, refuseNewer,
 
 /** The AgentRun kind the host writes a compaction's outcome (and circuit) under. */
 export const COMPACTION_OUTCOME = 'compaction_outcome_recorded';
+
+/** The AgentRun kind the host writes a background preparation's end under. */
+export const PREPARATION_SETTLED = 'preparation_settled';
 
 /** `node:sqlite`'s `DatabaseSync`, or `store_unsupported_runtime` where it does not exist. */
 async function databaseSync() {
@@ -233,6 +237,13 @@ export class SqliteStore extends SessionStore {
     this.#db
       .prepare('INSERT INTO agent_run_events (event_id, session_id, run_id, kind, recorded_at_ms, payload_json) VALUES (?, ?, ?, ?, ?, ?)')
       .run(`${COMPACTION_OUTCOME}:${randomUUID()}`, this.sessionId, this.#lastRunId, COMPACTION_OUTCOME, BigInt(Date.now()), JSON.stringify({ circuit }));
+  }
+
+  async persistPreparation({ fate, checkpointId = null, summarizerTokens = 0, detail = null }) {
+    const now = Date.now();
+    this.#db
+      .prepare('INSERT INTO agent_run_events (event_id, session_id, run_id, kind, recorded_at_ms, payload_json) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(`ar-prepare-${now}-${randomUUID()}-${fate}`, this.sessionId, this.#lastRunId || 'prepare', PREPARATION_SETTLED, BigInt(now), JSON.stringify({ fate, checkpointId, summarizerTokens, detail }));
   }
 
   async closeStorage() {

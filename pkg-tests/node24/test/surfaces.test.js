@@ -1,7 +1,8 @@
 // Every way into `contextfold/ai-sdk` under ai@7, against the loopback provider: generateText
 // with an Anthropic model and an LLM summarizer, streamText over the Responses API's SSE, the
 // ToolLoopAgent class, the language-model middleware without prepareStep, a conversation of two
-// calls, and the control run without contextfold that the server refuses.
+// calls, background preparation over a SQLite ledger, and the control run without contextfold
+// that the server refuses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { APICallError, ToolLoopAgent, generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
@@ -68,6 +69,45 @@ test('generateText, Anthropic Messages, an LLM summarizer (V2 checkpoints), a SQ
   console.log(`AISDK_VERIFY events=${verified.events} rows=${verified.rows.checked} checkpoints=${verified.checkpoints.length} ok=${verified.checkpoints.filter((c) => c.ok).length}`);
   assert.ok(state.summaries > 0 && state.requests.every((r) => r.protocol === 'anthropic' || r.kind === 'summarize'));
   assert.equal(folding.stats.failures, 0);
+});
+
+test('backgroundPreparation: generateText, Anthropic, an LLM summarizer, a SQLite ledger: the hard triggers adopt checkpoints prepared between steps, preparation_settled events are recorded, verify --deep passes', async () => {
+  const ledger = path.join(mkdtempSync(path.join(tmpdir(), 'cf-background-')), 'agent.sqlite');
+  const compactions = [];
+  const settled = [];
+  const { checkpoints, folding } = await run('background', 120, async ({ openai, anthropic, store }) => {
+    const folding = contextfold({
+      store, model: { contextWindow: WINDOW }, summarizer: openai.responses('gpt-cheap'), backgroundPreparation: true,
+      onCompaction: (outcome, info) => compactions.push({ outcome, info }),
+      onPreparation: (end) => settled.push(end),
+    });
+    const result = await generateText({
+      model: anthropic('claude-loop'), maxOutputTokens: 1024, tools: agentTools(), stopWhen: stepCountIs(120),
+      instructions: 'You are a careful coding agent.',
+      messages: [{ role: 'user', content: TASK }], prepareStep: folding.prepareStep,
+    });
+    assert.equal(result.steps.length, 120);
+    await folding.awaitPreparation();
+    return { folding };
+  }, (sessionId) => SqliteStore.open({ path: ledger, sessionId }));
+  const stats = folding.preparations;
+  const adopted = compactions.filter(({ outcome }) => outcome.diagnostics.some((d) => d.code === 'prepared_checkpoint_used'));
+  assert.ok(stats.used > 0 && adopted.length === stats.used, JSON.stringify(stats));
+  assert.ok(adopted.every(({ outcome, info }) => outcome.outcome === 'recorded' && info.summarizerTokens === 0 && info.preparation !== 'none'));
+  assert.equal(stats.prepared, stats.used + stats.wasted + stats.held, JSON.stringify(stats));
+  assert.equal(stats.failed, 0);
+  const fates = (fate) => settled.filter((end) => end.fate === fate);
+  assert.deepEqual([fates('used').length, fates('superseded').length, fates('failed').length], [stats.used, stats.superseded, stats.failed]);
+  assert.equal(fates('wasted').length + fates('superseded').filter((end) => end.checkpointId).length, stats.wasted);
+  assert.ok(checkpoints.length >= stats.used && checkpoints.some((cp) => cp.checkpointId.startsWith('cp-prepared-')));
+  const { DatabaseSync } = await import('node:sqlite');
+  const db = new DatabaseSync(ledger);
+  const recorded = db.prepare("SELECT payload_json FROM agent_run_events WHERE session_id = 'background' AND kind = 'preparation_settled' ORDER BY ordinal").all().map((row) => JSON.parse(row.payload_json));
+  db.close();
+  assert.deepEqual(recorded, settled, 'every preparation\'s end is in the ledger, as the native runtime records it');
+  const verified = JSON.parse(execFileSync(CONTEXTFOLD_BIN, ['--json', 'verify', '--deep', '--db', ledger, '--session', 'background'], { encoding: 'utf8' }));
+  assert.ok(verified.checkpoints.length === checkpoints.length && verified.checkpoints.every((c) => c.ok));
+  console.log(`AISDK_BACKGROUND_AI7 ${JSON.stringify({ compactions: compactions.length, ...stats })}`);
 });
 
 test('streamText over the Responses SSE stream', async () => {

@@ -24,7 +24,7 @@ use contextfold_core::checkpoint::{
     RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
 };
 use contextfold_core::compaction::{
-    FinishReason, extractive_summary_of, validate_summary as core_validate,
+    FinishReason, MalformedInputCircuit, extractive_summary_of, validate_summary as core_validate,
 };
 use contextfold_core::digest::{canonical_event_json, digest_prefix_with, prefix_digests_with};
 use contextfold_core::event::{
@@ -320,12 +320,39 @@ pub fn extractive_summary(
     Ok(extractive_summary_of(previous, &carried, &events, &replayed, target))
 }
 
+/// Reads model facts (`null` or `undefined`: the defaults).
+fn model_from_js(model: JsValue) -> Result<ModelFacts, BindingError> {
+    let model: Option<ModelFacts> = serde_json::from_value(json_from_js(model, "model")?)
+        .map_err(|e| BindingError::invalid("model", e))?;
+    Ok(model.unwrap_or_default())
+}
+
 /// The context budget derived from model facts: `{ contextWindow, reserve, historyBudget }`.
 #[wasm_bindgen(js_name = contextBudget)]
 pub fn context_budget(model: JsValue) -> Result<JsValue, JsValue> {
-    let model: Option<ModelFacts> = serde_json::from_value(json_from_js(model, "model")?)
-        .map_err(|e| BindingError::invalid("model", e))?;
-    Ok(to_js(&ContextBudget::from_model(&model.unwrap_or_default()), "budget")?)
+    Ok(to_js(&ContextBudget::from_model(&model_from_js(model)?), "budget")?)
+}
+
+/// Whether a runtime should prepare the next checkpoint in the background: `historyTokens` (a
+/// projection's `estimatedTokens`) at the model's soft threshold (the core's `prepare_due`).
+#[wasm_bindgen(js_name = prepareDue)]
+pub fn prepare_due(history_tokens: f64, model: JsValue) -> Result<bool, JsValue> {
+    Ok(contextfold_core::compaction::prepare_due(history_tokens as u64, &model_from_js(model)?))
+}
+
+/// The malformed-input circuit `into` (`null`: empty) with every fingerprint of `other` added
+/// (the core's `merge`), for two compactions that ran side by side on copies of one circuit.
+#[wasm_bindgen(js_name = mergeCircuits)]
+pub fn merge_circuits(into: JsValue, other: JsValue) -> Result<JsValue, JsValue> {
+    let read = |value| -> Result<MalformedInputCircuit, BindingError> {
+        let circuit: Option<MalformedInputCircuit> =
+            serde_json::from_value(json_from_js(value, "circuit")?)
+                .map_err(|e| BindingError::invalid("circuit", e))?;
+        Ok(circuit.unwrap_or_default())
+    };
+    let mut circuit = read(into)?;
+    circuit.merge(&read(other)?);
+    Ok(to_js(&circuit, "circuit")?)
 }
 
 /// Estimated tokens of events with the core's default estimator.

@@ -8,8 +8,8 @@
 
 use contextfold_core::budget::CalibratedEstimator;
 use contextfold_core::compaction::{
-    CompactInput, CompactOptions, Compaction, Compactor, Effect, FinishReason, ProviderIdentity,
-    Step, SummarizeEffect, SummaryResponse, extractive_summary_for,
+    CompactOptions, Compaction, Effect, FinishReason, Step, SummarizeEffect, SummaryResponse,
+    extractive_summary_for,
 };
 use contextfold_core::projection::{calibrated_estimator, to_model_messages};
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
@@ -53,7 +53,7 @@ fn finished() -> BindingError {
 impl CompactionSession {
     /// Plans a compaction. `input`: `{ events, checkpoint?, model?, trigger, provider?,
     /// compactor?, currentTurnId?, checkpointId, nowMs, summarizerLabel?, circuit?,
-    /// calibration? }`. `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see
+    /// calibration?, prepared? }` (the core's `CompactOptions`). `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see
     /// [`crate::jsonl`]), which replace the `events: []` of `input`; `undefined` otherwise.
     /// `count_tokens`: the caller's counter, which then measures every text of the transaction
     /// (see [`crate::measure`]); a failure of it fails the call that measured with
@@ -100,40 +100,17 @@ impl CompactionSession {
         lines: &[usize],
         base: BaseEstimator,
     ) -> Result<CompactionSession, JsValue> {
-        let checkpoint = match input.checkpoint.filter(|v| !v.is_null()) {
-            Some(value) => Some(checkpoint_from_json(value)?),
-            None => None,
-        };
-        let provider = input.provider.unwrap_or(ProviderIdentity {
-            provider: String::new(),
-            connection_slug: String::new(),
-            model_id: String::new(),
-        });
         let counter = base.failure();
-        let estimator = calibrated_estimator(base, input.calibration.as_ref(), Some(&provider));
-        let compact_input = CompactInput {
-            trigger: input.trigger,
-            events: events.into(),
-            current_turn_id: input.current_turn_id,
-            checkpoint,
-            model: input.model.unwrap_or_default(),
-            provider,
-            compactor: input.compactor.unwrap_or(Compactor::TextSummary),
-            new_checkpoint_id: input.checkpoint_id,
-            now_ms: input.now_ms,
-            provider_options: None,
-            summarizer_label: input.summarizer_label,
-            circuit: input.circuit.unwrap_or_default(),
-            prepared: None,
-        };
-        let tx =
-            Compaction::start_with_estimator(compact_input, estimator).map_err(|e| match e {
-                contextfold_core::compaction::StartError::Log(log) => {
-                    crate::jsonl::located_log_error(log, |index| lines.get(index).copied())
-                }
-                #[allow(unreachable_patterns)]
-                other => BindingError::core("compaction_start", other),
-            })?;
+        let (input, calibration) =
+            input.into_input(events.into()).map_err(|e| BindingError::core(e.code(), e))?;
+        let estimator = calibrated_estimator(base, calibration.as_ref(), Some(&input.provider));
+        let tx = Compaction::start_with_estimator(input, estimator).map_err(|e| match e {
+            contextfold_core::compaction::StartError::Log(log) => {
+                crate::jsonl::located_log_error(log, |index| lines.get(index).copied())
+            }
+            #[allow(unreachable_patterns)]
+            other => BindingError::core("compaction_start", other),
+        })?;
         let mut session = CompactionSession { tx: Some(tx), counter, summarizing: None };
         session.measured()?;
         Ok(session)
