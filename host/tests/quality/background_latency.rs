@@ -84,10 +84,6 @@ async fn drive(
             let ms = real.elapsed().as_secs_f64() * 1_000.0
                 + virtual_clock.elapsed().as_secs_f64() * 1_000.0;
             waited.push((ms, report.preparation));
-            if std::env::var("BENCH_DEBUG").is_ok() && ms > 1_000.0 {
-                let why: Vec<String> = report.outcome.diagnostics.iter().filter(|d| d.code == contextfold_core::ReasonCode::PreparedCheckpointRejected).map(|d| d.detail.clone()).collect();
-                eprintln!("DEBUG {window} {:?} before={} {:?}", report.preparation, report.outcome.tokens.before, why);
-            }
             foreground_tokens += report.summarizer_tokens;
         }
     }
