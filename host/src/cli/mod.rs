@@ -182,6 +182,13 @@ pub enum Command {
         /// this percentage of each class of the transcript's exact artifacts.
         #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
         lossy_keep_percent: Option<u8>,
+        /// Milliseconds before a summarizer request (one carrying contextfold's transcript) is
+        /// answered.
+        #[arg(long, default_value_t = 0)]
+        summarizer_latency_ms: u64,
+        /// Milliseconds before any other request is answered.
+        #[arg(long, default_value_t = 0)]
+        model_latency_ms: u64,
     },
     /// Play a bundled agent session through a small context window, offline.
     Demo {
@@ -286,12 +293,16 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
             reply,
             output_tokens,
             lossy_keep_percent,
+            summarizer_latency_ms,
+            model_latency_ms,
         } => {
             let mut config = crate::simulator::SimulatorConfig {
                 context_window,
                 output_tokens,
                 listen,
                 lossy_keep_percent,
+                summarizer_latency_ms,
+                model_latency_ms,
                 ..Default::default()
             };
             if let Some(reply) = reply {

@@ -234,3 +234,37 @@ async fn images_count_by_each_providers_rule() {
     let area = (1024 * 1024_u64).div_ceil(750);
     assert_eq!(answer["usage"]["input_tokens"], json!(message("user", "What is this?") + area));
 }
+
+#[tokio::test]
+async fn summaries_and_model_steps_arrive_after_their_configured_latency() {
+    // Issue 39: a summarizer request (it carries contextfold's transcript) waits the
+    // summarizer latency, any other request the model latency; both are lower bounds.
+    let config = contextfold_host::simulator::SimulatorConfig {
+        context_window: 100_000,
+        reply_text: REPLY.to_owned(),
+        summarizer_latency_ms: 300,
+        model_latency_ms: 150,
+        ..Default::default()
+    };
+    let sim = contextfold_host::simulator::Simulator::start(config).await.expect("starts");
+    let client = OpenAiChatSummarizer::new(&sim.openai_base_url(), "gpt-4.1", "sk-test")
+        .expect("config")
+        .with_http_client(direct_http());
+    let started = std::time::Instant::now();
+    client.summarize(&summary_request()).await.expect("summarizes");
+    let summary_ms = started.elapsed().as_millis();
+    assert!(summary_ms >= 300, "the summary arrived after {summary_ms} ms");
+    let started = std::time::Instant::now();
+    let body = json!({"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]});
+    let response = direct_http()
+        .post(format!("{}/chat/completions", sim.openai_base_url()))
+        .json(&body)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), 200);
+    let step_ms = started.elapsed().as_millis();
+    assert!(step_ms >= 150, "the step arrived after {step_ms} ms");
+    assert_eq!(sim.records().len(), 2);
+    sim.shutdown().await;
+}
