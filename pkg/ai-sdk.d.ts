@@ -60,7 +60,7 @@ export interface FoldingOptions {
   onCompaction?: (outcome: CompactionOutcome | { outcome: 'error'; reason: string; error: unknown; diagnostics: [] }, info: CompactionInfo) => void;
   /**
    * Prepare the next checkpoint between steps (default `false`): a step whose projection fits
-   * but has reached the soft threshold (`prepareDue`: `model.prepareAtPercent`, default 70% of
+   * but has reached the soft threshold (`prepareDue`: `model.prepareAtPercent`, default 80% of
    * the history budget) starts a compaction with trigger `prepare` that no step waits for; the
    * step whose projection no longer fits hands its checkpoint (held, or awaited if still in
    * flight) to its compaction, which appends it without calling the summarizer when it still

@@ -140,7 +140,7 @@ export interface ModelFacts {
   rawTailSharePercent?: number;
   /** Share of the budget (0-90%) the request right after a compaction may fill; default 75. */
   afterCompactionSharePercent?: number;
-  /** Share of the budget at which background preparation starts ({@link prepareDue}); default 70. */
+  /** Share of the budget at which background preparation starts ({@link prepareDue}); default 80. */
   prepareAtPercent?: number;
   [key: string]: unknown;
 }
@@ -614,7 +614,7 @@ export function extractiveSummary(
 export function contextBudget(model?: ModelFacts | null): { contextWindow: Count; reserve: Count; historyBudget: Count };
 /**
  * Whether to prepare the next checkpoint in the background: `historyTokens` (a projection's
- * `estimatedTokens`) has reached the model's soft threshold (`prepareAtPercent`, default 70%,
+ * `estimatedTokens`) has reached the model's soft threshold (`prepareAtPercent`, default 80%,
  * of its history budget). The core's rule, the native runtime's.
  */
 export function prepareDue(historyTokens: number, model?: ModelFacts | null): boolean;

@@ -111,7 +111,7 @@ pub const RAW_TAIL_SHARE_PERCENT: u64 = 25;
 /// next checkpoint in the background ([`Trigger::Prepare`]); per model:
 /// [`crate::ModelFacts::prepare_at_percent`]. Chosen by measurement (docs/performance.md,
 /// "Background preparation").
-pub const PREPARE_AT_PERCENT: u64 = 70;
+pub const PREPARE_AT_PERCENT: u64 = 80;
 
 /// Upper bound of [`SummarizeEffect::target_tokens`].
 pub(crate) const MAX_SUMMARY_TARGET_TOKENS: u64 = 8_192;

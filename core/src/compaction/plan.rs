@@ -23,8 +23,7 @@ use crate::safe_prefix::safe_boundaries;
 /// history budget: the step that crosses the trigger overshoots it, and a prepared checkpoint
 /// that no longer fits is refused. Chosen by measurement (docs/performance.md, "Background
 /// preparation"): on the real long trajectories at 8k, 0% left 4 of 67 held preparations
-/// refused (the p95 of those steps a whole summarizer call), 5% none, at 0.4 points of
-/// retention; 10% cost 0.8 points at 8k and 11.5 at 4k.
+/// refused (the p95 of those steps a whole summarizer call), 5% none; 10% cost retention.
 const PREPARE_MARGIN_PERCENT: u64 = 5;
 
 /// A checkpoint that matched the log and may seed a rolling update.

@@ -38,20 +38,33 @@ fn history(events: &[RuntimeEvent], current: Option<&str>, model: &ModelFacts) -
     (projected.estimated_tokens, ContextBudget::from_model(model).history_budget)
 }
 
-/// Eight completed turns: above the 70% soft threshold, below the budget.
+/// Distinct turns of `events`.
+fn turns(events: &[RuntimeEvent]) -> usize {
+    events.iter().map(|e| e.turn_id.as_str()).collect::<std::collections::HashSet<_>>().len()
+}
+
+/// Completed turns until the history is above the soft threshold, below the budget.
 fn at_soft_threshold() -> LogBuilder {
-    let log = session(8, RESULT_CHARS);
-    let (tokens, budget) = history(log.events(), None, &window(WINDOW));
-    assert!(tokens * 100 >= budget * 70 && tokens < budget, "{tokens} of {budget}");
-    log
+    let model = window(WINDOW);
+    let mut log = session(1, RESULT_CHARS);
+    for n in 2..=12 {
+        let (tokens, budget) = history(log.events(), None, &model);
+        if tokens * 100 >= budget * model.prepare_at_share() {
+            assert!(tokens < budget, "{tokens} of {budget}");
+            return log;
+        }
+        add_turn(&mut log, n, RESULT_CHARS);
+    }
+    panic!("never reached the soft threshold")
 }
 
 /// `log` grown by three more turns and a current one: over the budget.
 fn at_hard_trigger(mut log: LogBuilder) -> (Vec<RuntimeEvent>, String) {
-    for n in 9..=11 {
+    let next = turns(log.events()) + 1;
+    for n in next..next + 3 {
         add_turn(&mut log, n, RESULT_CHARS);
     }
-    let current = start_current_turn(&mut log, 12, 200);
+    let current = start_current_turn(&mut log, next + 3, 200);
     let events = log.build();
     let (tokens, budget) = history(&events, Some(&current), &window(WINDOW));
     assert!(tokens > budget, "the hard trigger fires: {tokens} of {budget}");
@@ -160,8 +173,9 @@ fn a_checkpoint_recorded_since_the_preparation_overtakes_it() {
     let prepared = prepare(log.events(), None);
     let (events, _) = at_hard_trigger(log);
     let mut log = LogBuilder::extend(events[..events.len() - 1].to_vec());
-    add_turn(&mut log, 12, RESULT_CHARS);
-    let current = start_current_turn(&mut log, 13, 200);
+    let next = turns(log.events()) + 1;
+    add_turn(&mut log, next, RESULT_CHARS);
+    let current = start_current_turn(&mut log, next + 1, 200);
     let events = log.build();
     let tip = v2_checkpoint("cp-other", &events, end_of_turn(&events, 1), &good_summary("other"));
     let mut hard = input(Trigger::PreTurn, &events, Some(&current), Some(&tip), window(WINDOW));
