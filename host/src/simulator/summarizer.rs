@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::{
-    EXTRACTIVE_PRODUCER, FinishReason, ProviderFailure, SummarizeEffect, SummaryRequest,
-    SummaryResponse, extractive_summary_for,
+    ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
 };
 
-use crate::runtime::Summarizer;
+use crate::runtime::{ExtractiveSummarizer, Summarizer};
 
 /// The extractive summary after `latency` (zero: the embedded default exactly).
 #[derive(Debug, Clone, Copy, Default)]
@@ -28,19 +27,18 @@ impl LatentSummarizer {
 
 impl Summarizer for LatentSummarizer {
     fn label(&self) -> Option<String> {
-        Some(EXTRACTIVE_PRODUCER.to_owned())
+        ExtractiveSummarizer.label()
     }
 
     async fn summarize(
         &self,
-        _request: &SummaryRequest,
+        request: &SummaryRequest,
         effect: &SummarizeEffect,
         events: &[RuntimeEvent],
     ) -> Result<SummaryResponse, ProviderFailure> {
         if !self.latency.is_zero() {
             tokio::time::sleep(self.latency).await;
         }
-        let text = extractive_summary_for(events, effect);
-        Ok(SummaryResponse { text, finish_reason: FinishReason::Stop })
+        ExtractiveSummarizer.summarize(request, effect, events).await
     }
 }
