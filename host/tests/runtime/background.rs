@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use contextfold_core::compaction::{
-    EXTRACTIVE_PRODUCER, OutcomeKind, ProviderFailure, SummarizeEffect, SummaryRequest,
-    SummaryResponse, extractive_summary_for,
+    OutcomeKind, ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
 };
 use contextfold_core::{LogBuilder, ModelFacts, ReasonCode, RuntimeEvent};
 use contextfold_host::runtime::{
-    CompactionReport, NoNativeCompactor, SessionRuntime, StopSignal, Summarizer,
+    CompactionReport, ExtractiveSummarizer, NoNativeCompactor, SessionRuntime, StopSignal,
+    Summarizer,
 };
 use contextfold_host::storage::{Store, agent_run_kind};
 use runtime_support::{WINDOW, config, history, start_turn};
@@ -41,12 +41,12 @@ impl Slow {
 
 impl Summarizer for Slow {
     fn label(&self) -> Option<String> {
-        Some(EXTRACTIVE_PRODUCER.to_owned())
+        ExtractiveSummarizer.label()
     }
 
     async fn summarize(
         &self,
-        _request: &SummaryRequest,
+        request: &SummaryRequest,
         effect: &SummarizeEffect,
         events: &[RuntimeEvent],
     ) -> Result<SummaryResponse, ProviderFailure> {
@@ -58,11 +58,7 @@ impl Summarizer for Slow {
                 message: "503 from the summarizer".into(),
             });
         }
-        let text = extractive_summary_for(events, effect);
-        Ok(SummaryResponse {
-            text,
-            finish_reason: contextfold_core::compaction::FinishReason::Stop,
-        })
+        ExtractiveSummarizer.summarize(request, effect, events).await
     }
 }
 
