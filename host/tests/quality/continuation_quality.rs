@@ -133,8 +133,14 @@ async fn continuation_quality_floor_on_three_agents_at_8k() {
 
 /// `QUALITY_SOURCES=swe-agent,generated` runs the sources whose name contains one of the words.
 fn selected(source: &Source) -> bool {
-    std::env::var("QUALITY_SOURCES")
-        .map_or(true, |list| list.split(',').any(|word| source.name.contains(word.trim())))
+    listed("QUALITY_SOURCES", |word| source.name.contains(word))
+}
+
+/// Whether the comma-separated list in `variable` (unset: everything) has a word `matches`
+/// accepts: `QUALITY_WINDOWS=4000,8000`, `QUALITY_SCENARIOS=loop,prepared` (of compact, loop,
+/// prepared).
+fn listed(variable: &str, matches: impl Fn(&str) -> bool) -> bool {
+    std::env::var(variable).map_or(true, |list| list.split(',').any(|word| matches(word.trim())))
 }
 
 #[tokio::test]
@@ -144,15 +150,21 @@ async fn continuation_quality_of_every_source_at_every_window() {
     assert!(!sources.is_empty(), "QUALITY_SOURCES selects a source");
     for source in &sources {
         census(source);
-        for window in WINDOWS {
+        let windows =
+            WINDOWS.into_iter().filter(|w| listed("QUALITY_WINDOWS", |x| x == w.to_string()));
+        for window in windows {
             let started = std::time::Instant::now();
-            compact_then_project(&source.events, &source.task_turn, window)
-                .await
-                .print(&source.name, window);
-            agent_loop(&source.events, &source.task_turn, window).await.print(&source.name, window);
-            agent_loop_prepared(&source.events, &source.task_turn, window)
-                .await
-                .print(&source.name, window);
+            let scenario = |name: &str| listed("QUALITY_SCENARIOS", |x| x == name);
+            let (events, task_turn) = (&source.events, &source.task_turn);
+            if scenario("compact") {
+                compact_then_project(events, task_turn, window).await.print(&source.name, window);
+            }
+            if scenario("loop") {
+                agent_loop(events, task_turn, window).await.print(&source.name, window);
+            }
+            if scenario("prepared") {
+                agent_loop_prepared(events, task_turn, window).await.print(&source.name, window);
+            }
             eprintln!("{} at {window}: {:.1} s", source.name, started.elapsed().as_secs_f64());
         }
     }

@@ -29,7 +29,14 @@ type Runtime = SessionRuntime<ExtractiveSummarizer, NoNativeCompactor>;
 fn runtime_for(events: &[RuntimeEvent], window: u64) -> (tempfile::TempDir, Runtime) {
     let session = SessionConfig {
         session_id: events[0].session_id.clone(),
-        model: ModelFacts { context_window: Some(window), ..Default::default() },
+        model: ModelFacts {
+            context_window: Some(window),
+            // The bench's knob for the soft threshold (bench/background.sh, bench/quality.sh).
+            prepare_at_percent: std::env::var("BENCH_PREPARE_AT_PERCENT")
+                .ok()
+                .and_then(|share| share.parse().ok()),
+            ..Default::default()
+        },
         provider: config().provider,
         compactor: Compactor::TextSummary,
     };
