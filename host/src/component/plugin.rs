@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use contextfold_core::HistoryCompactCheckpoint;
 use wasmtime::component::ResourceAny;
 use wasmtime::{Engine, Store, StoreLimitsBuilder, Trap};
 
@@ -21,6 +20,7 @@ use crate::component::bindings::{Compactor, CompactorPre};
 use crate::component::checkpoint_guard::CheckpointRejection;
 use crate::component::error::{ComponentError, GuestError};
 use crate::component::host_state::{HostState, PluginLimiter};
+use crate::component::prepare::SessionPreparations;
 use crate::component::runner::RunnerLimits;
 use crate::component::traits::{Ledger, Provider};
 
@@ -43,8 +43,9 @@ pub struct Plugin {
     bindings: Option<Compactor>,
     generation: u64,
     traps: u64,
-    /// Checkpoints prepared by [`Plugin::prepare`], by session, not yet used or refused.
-    pub(super) prepared: BTreeMap<String, HistoryCompactCheckpoint>,
+    /// Background preparation by session: the checkpoint held (prepared by
+    /// [`Plugin::prepare`], not yet used or refused) and the counts.
+    pub(super) preparations: BTreeMap<String, SessionPreparations>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -53,7 +54,7 @@ impl std::fmt::Debug for Plugin {
             .field("limits", &self.limits)
             .field("generation", &self.generation)
             .field("traps", &self.traps)
-            .field("prepared", &self.prepared.keys().collect::<Vec<_>>())
+            .field("preparations", &self.preparations)
             .finish_non_exhaustive()
     }
 }
@@ -76,7 +77,14 @@ impl Plugin {
         );
         let store = Self::new_store(
             &engine,
-            HostState { ledger, provider, limiter, rejections: Vec::new(), preparing: false },
+            HostState {
+                ledger,
+                provider,
+                limiter,
+                rejections: Vec::new(),
+                preparing: false,
+                meter: Default::default(),
+            },
         );
         Self {
             engine,
@@ -86,7 +94,7 @@ impl Plugin {
             bindings: None,
             generation: 0,
             traps: 0,
-            prepared: BTreeMap::new(),
+            preparations: BTreeMap::new(),
         }
     }
 
@@ -324,13 +332,17 @@ impl Plugin {
     /// `compaction.compact`: the whole transaction, through this plugin's ledger and provider.
     /// When the request names no `prepared` checkpoint, the one [`Plugin::prepare`] holds for
     /// its session goes in (the core adopts or refuses it; see [`Plugin::prepare`]).
+    /// Its summarizer tokens count in [`Plugin::preparations`] when it is a `prepare`
+    /// transaction or when a held checkpoint goes in.
     pub fn compact(&mut self, request: &CompactRequest) -> Result<CompactResult, ComponentError> {
         let with_held = self.with_held_prepared(request);
+        let handed = with_held.is_some();
         let request = with_held.as_ref().unwrap_or(request);
-        let r = self.call(|b, s| b.contextfold_compaction_compaction().call_compact(s, request))?;
-        let result = Self::guest(r)?;
-        self.settle_prepared(&request.session_id, &result);
-        Ok(result)
+        self.reset_meter(request)?;
+        let r = self.call(|b, s| b.contextfold_compaction_compaction().call_compact(s, request));
+        let result = r.and_then(Self::guest);
+        self.settle(request, handed, result.as_ref())?;
+        result
     }
 
     // ----- step-driven compaction -------------------------------------------------------

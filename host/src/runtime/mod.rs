@@ -18,7 +18,7 @@ mod usage;
 
 pub use compactors::{ExtractiveSummarizer, NativeCompactor, NoNativeCompactor, Summarizer};
 pub use error::RuntimeError;
-pub use prepare::PreparationStats;
+pub use crate::preparation::PreparationStats;
 pub use session::{BaseEstimator, Clock, ProjectionReport, SessionConfig, SessionRuntime};
 pub use stop::StopSignal;
 pub use transaction::{CompactionReport, PreparationState};
