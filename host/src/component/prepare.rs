@@ -15,8 +15,9 @@
 //! checkpoint, matches the log and fits the request being built (`prepared_checkpoint_used`:
 //! appended through the ledger's compare-and-swap and the host's checkpoint guard, no provider
 //! call); otherwise it says why (`prepared_checkpoint_rejected`) and compacts as without it.
-//! Below the soft threshold (`ModelFacts::prepare_at_percent`, the core's default through the
-//! WIT) a preparation is `skipped` (`below_soft_threshold`).
+//! Below the soft threshold (the WIT `model-facts.prepare-at-percent`, the core's
+//! `ModelFacts::prepare_at_percent`; default 80) a preparation is `skipped`
+//! (`below_soft_threshold`).
 //!
 //! The held checkpoint is dropped once a compaction of its session used or refused it, or
 //! recorded another checkpoint (the held one can no longer succeed the tip); a compaction that
