@@ -37,8 +37,8 @@
 //! `Send`) and pass the checkpoint of its outcome as `prepared` yourself: the adoption is the
 //! same.
 
-use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::budget::{CalibratedEstimator, Calibration};
+use contextfold_core::budget::Calibration;
+use contextfold_core::{CharEstimator, HistoryCompactCheckpoint};
 use serde_json::Value;
 
 use crate::component::bindings::contextfold::compaction::types::{
@@ -70,7 +70,8 @@ impl Plugin {
     /// A `prepared` outcome's checkpoint is held for `request.session_id` and passed into its
     /// next [`Plugin::compact`] (see the module docs). Returns the transaction's result; pass
     /// its `circuit_json` on as after any compaction.
-    /// Counted in [`Plugin::preparations`] unless skipped.
+    ///
+    /// Counted in [`Plugin::preparations`] unless skipped (an error counts as `failed`).
     pub fn prepare(&mut self, request: &CompactRequest) -> Result<CompactResult, ComponentError> {
         let request =
             CompactRequest { trigger: Trigger::Prepare, prepared: None, ..request.clone() };
@@ -170,8 +171,7 @@ impl Plugin {
             .and_then(|json| serde_json::from_str(json).ok())
             .unwrap_or_default();
         let (provider, model) = (&request.provider.provider, &request.provider.model_id);
-        let estimator: CalibratedEstimator<_> =
-            calibration.estimator(contextfold_core::CharEstimator, provider, model);
+        let estimator = calibration.estimator(CharEstimator, provider, model);
         self.state_mut()?.meter = SummarizerMeter { estimator, spent: 0 };
         Ok(())
     }
