@@ -260,6 +260,7 @@ function componentOps(component) {
   const model = (input) => ({
     contextWindow: input.model?.contextWindow == null ? undefined : BigInt(input.model.contextWindow),
     fixedOverheadTokens: BigInt(input.model?.fixedOverheadTokens ?? 0),
+    prepareAtPercent: input.model?.prepareAtPercent == null ? undefined : BigInt(input.model.prepareAtPercent),
   });
   const plan = (p) => p && {
     covered: Number(p.covered),

@@ -13,11 +13,13 @@
 //!   real APIs;
 //! - [`hashing`]: a SHA-256 engine for the core's digest that hashes on a second thread;
 //! - [`component`]: the wasmtime runner for the core built as a WebAssembly component;
+//! - [`preparation`]: what background preparation cost, counted alike by every runtime;
 //! - [`cli`]: the `contextfold` command line.
 
 pub mod cli;
 pub mod component;
 pub mod hashing;
+pub mod preparation;
 pub mod providers;
 pub mod runtime;
 pub mod simulator;

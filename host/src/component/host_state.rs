@@ -1,10 +1,11 @@
 //! The store data of one plugin instance: the host's ledger and provider behind the generated
 //! import traits, and the resource limiter.
 
-use contextfold_core::RuntimeEvent;
+use contextfold_core::budget::CalibratedEstimator;
 use contextfold_core::compaction::{
-    FinishReason as CoreFinish, ProviderFailure as CoreFailure, ProviderFailureKind,
+    FinishReason as CoreFinish, NativeRequest, ProviderFailure as CoreFailure, ProviderFailureKind,
 };
+use contextfold_core::{CharEstimator, RuntimeEvent, TokenEstimator};
 use wasmtime::{ResourceLimiter, StoreLimits};
 
 use crate::component::bindings::contextfold::compaction::types::{
@@ -68,6 +69,23 @@ impl ResourceLimiter for PluginLimiter {
     }
 }
 
+/// The summarizer tokens the provider spent since the meter was reset: each request's
+/// estimated input and its answer (measured as the request's calibrated estimate measures),
+/// as the native runtime counts them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SummarizerMeter {
+    /// Measures an answer.
+    pub(crate) estimator: CalibratedEstimator<CharEstimator>,
+    /// Tokens spent so far.
+    pub(crate) spent: u64,
+}
+
+impl Default for SummarizerMeter {
+    fn default() -> Self {
+        Self { estimator: CalibratedEstimator::unit(CharEstimator), spent: 0 }
+    }
+}
+
 /// What one plugin's store holds: the host's imports and the limiter.
 pub struct HostState {
     pub(crate) ledger: Box<dyn Ledger>,
@@ -77,6 +95,8 @@ pub struct HostState {
     pub(crate) rejections: Vec<CheckpointRejection>,
     /// A preparation is running: every append is refused (it records nothing).
     pub(crate) preparing: bool,
+    /// What the provider's answers cost since the current call began.
+    pub(crate) meter: SummarizerMeter,
 }
 
 impl std::fmt::Debug for HostState {
@@ -208,13 +228,16 @@ impl provider::Host for HostState {
             replayed_events: guest_events(&request.replayed_events, "replayed")?,
             target_tokens: request.target_tokens,
         };
+        self.meter.spent += call.request.estimated_input_tokens;
         let answer = self.provider.summarize(&call).map_err(failure)?;
+        self.meter.spent += self.meter.estimator.estimate_text(&answer.text);
         Ok(SummaryResponse { text: answer.text, finish: finish_to_wit(answer.finish_reason) })
     }
 
     fn compact_natively(&mut self, request_json: String) -> Result<Vec<String>, ProviderFailure> {
-        let request = serde_json::from_str(&request_json)
+        let request: NativeRequest = serde_json::from_str(&request_json)
             .map_err(|e| guest_input_error("native request", e))?;
+        self.meter.spent += request.estimated_input_tokens;
         let items = self.provider.compact_natively(&request).map_err(failure)?;
         Ok(items.iter().map(|item| item.to_string()).collect())
     }

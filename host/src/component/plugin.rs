@@ -3,17 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use contextfold_core::HistoryCompactCheckpoint;
 use wasmtime::component::ResourceAny;
 use wasmtime::{Engine, Store, StoreLimitsBuilder, Trap};
 
 use crate::component::bindings::contextfold::compaction::types::{
-    AppendError, CompactResult, Diagnostic, FinishReason, ProviderFailure, SummaryResponse,
+    CompactResult, Diagnostic, FinishReason,
 };
 use crate::component::bindings::exports::contextfold::compaction::compaction::CompactRequest;
-use crate::component::bindings::exports::contextfold::compaction::compaction_steps::{
-    SessionInput, Step,
-};
 use crate::component::bindings::exports::contextfold::compaction::projection::{
     PrefixOptions, ProjectRequest, ReplayDecision, ReplayRequest, SafePrefix, SummaryDefect,
 };
@@ -21,6 +17,7 @@ use crate::component::bindings::{Compactor, CompactorPre};
 use crate::component::checkpoint_guard::CheckpointRejection;
 use crate::component::error::{ComponentError, GuestError};
 use crate::component::host_state::{HostState, PluginLimiter};
+use crate::component::prepare::SessionPreparations;
 use crate::component::runner::RunnerLimits;
 use crate::component::traits::{Ledger, Provider};
 
@@ -43,8 +40,9 @@ pub struct Plugin {
     bindings: Option<Compactor>,
     generation: u64,
     traps: u64,
-    /// Checkpoints prepared by [`Plugin::prepare`], by session, not yet used or refused.
-    pub(super) prepared: BTreeMap<String, HistoryCompactCheckpoint>,
+    /// Background preparation by session: the checkpoint held (prepared by
+    /// [`Plugin::prepare`], not yet used or refused) and the counts.
+    pub(super) preparations: BTreeMap<String, SessionPreparations>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -53,10 +51,12 @@ impl std::fmt::Debug for Plugin {
             .field("limits", &self.limits)
             .field("generation", &self.generation)
             .field("traps", &self.traps)
-            .field("prepared", &self.prepared.keys().collect::<Vec<_>>())
+            .field("preparations", &self.preparations)
             .finish_non_exhaustive()
     }
 }
+
+mod steps;
 
 type CallResult<T> = wasmtime::Result<T>;
 
@@ -76,7 +76,14 @@ impl Plugin {
         );
         let store = Self::new_store(
             &engine,
-            HostState { ledger, provider, limiter, rejections: Vec::new(), preparing: false },
+            HostState {
+                ledger,
+                provider,
+                limiter,
+                rejections: Vec::new(),
+                preparing: false,
+                meter: Default::default(),
+            },
         );
         Self {
             engine,
@@ -86,7 +93,7 @@ impl Plugin {
             bindings: None,
             generation: 0,
             traps: 0,
-            prepared: BTreeMap::new(),
+            preparations: BTreeMap::new(),
         }
     }
 
@@ -324,118 +331,17 @@ impl Plugin {
     /// `compaction.compact`: the whole transaction, through this plugin's ledger and provider.
     /// When the request names no `prepared` checkpoint, the one [`Plugin::prepare`] holds for
     /// its session goes in (the core adopts or refuses it; see [`Plugin::prepare`]).
+    ///
+    /// A `prepare` transaction run this way is counted in [`Plugin::preparations`] as one run
+    /// by [`Plugin::prepare`]; so is the fate of a held checkpoint it was given.
     pub fn compact(&mut self, request: &CompactRequest) -> Result<CompactResult, ComponentError> {
         let with_held = self.with_held_prepared(request);
+        let handed = with_held.is_some();
         let request = with_held.as_ref().unwrap_or(request);
-        let r = self.call(|b, s| b.contextfold_compaction_compaction().call_compact(s, request))?;
-        let result = Self::guest(r)?;
-        self.settle_prepared(&request.session_id, &result);
-        Ok(result)
-    }
-
-    // ----- step-driven compaction -------------------------------------------------------
-
-    /// Whether a resource made in instance `generation` is still alive.
-    pub(super) fn alive(&self, generation: u64) -> bool {
-        generation == self.generation && self.bindings.is_some()
-    }
-
-    /// The current instance's generation (a trap starts a new one).
-    pub(super) fn generation(&self) -> u64 {
-        self.generation
-    }
-
-    fn session<'a>(&self, session: &'a StepSession) -> Result<&'a ResourceAny, ComponentError> {
-        if session.generation == self.generation && self.bindings.is_some() {
-            Ok(&session.resource)
-        } else {
-            Err(ComponentError::SessionLost)
-        }
-    }
-
-    /// `compaction-session.start`.
-    pub fn start_session(&mut self, input: &SessionInput) -> Result<StepSession, ComponentError> {
-        let r = self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps().compaction_session().call_start(s, input)
-        })?;
-        let resource = Self::guest(r)?;
-        Ok(StepSession { resource, generation: self.generation })
-    }
-
-    /// `compaction-session.poll`.
-    pub fn poll(&mut self, session: &StepSession) -> Result<Step, ComponentError> {
-        let resource = *self.session(session)?;
-        let r = self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps().compaction_session().call_poll(s, resource)
-        })?;
-        Self::guest(r)
-    }
-
-    /// `compaction-session.resume-summary`.
-    pub fn resume_summary(
-        &mut self,
-        session: &StepSession,
-        result: &Result<SummaryResponse, ProviderFailure>,
-    ) -> Result<(), ComponentError> {
-        let resource = *self.session(session)?;
-        let r =
-            self.call(|b, s| {
-                b.contextfold_compaction_compaction_steps()
-                    .compaction_session()
-                    .call_resume_summary(s, resource, result.as_ref())
-            })?;
-        Self::guest(r)
-    }
-
-    /// `compaction-session.resume-native`.
-    pub fn resume_native(
-        &mut self,
-        session: &StepSession,
-        result: &Result<Vec<String>, ProviderFailure>,
-    ) -> Result<(), ComponentError> {
-        let resource = *self.session(session)?;
-        let r = self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps().compaction_session().call_resume_native(
-                s,
-                resource,
-                result.as_ref().map(Vec::as_slice),
-            )
-        })?;
-        Self::guest(r)
-    }
-
-    /// `compaction-session.resume-append`.
-    pub fn resume_append(
-        &mut self,
-        session: &StepSession,
-        result: &Result<(), AppendError>,
-    ) -> Result<(), ComponentError> {
-        let resource = *self.session(session)?;
-        let r = self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps().compaction_session().call_resume_append(
-                s,
-                resource,
-                result.as_ref().map(|_| ()),
-            )
-        })?;
-        Self::guest(r)
-    }
-
-    /// `compaction-session.cancel`.
-    pub fn cancel(&mut self, session: &StepSession) -> Result<bool, ComponentError> {
-        let resource = *self.session(session)?;
-        self.call(|b, s| {
-            b.contextfold_compaction_compaction_steps()
-                .compaction_session()
-                .call_cancel(s, resource)
-        })
-    }
-
-    /// Drops a session's guest resource (a lost session needs no drop).
-    pub fn drop_session(&mut self, session: StepSession) -> Result<(), ComponentError> {
-        if self.session(&session).is_err() {
-            return Ok(());
-        }
-        self.call(|_, s| session.resource.resource_drop(s))
+        self.reset_meter(request)?;
+        let r = self.call(|b, s| b.contextfold_compaction_compaction().call_compact(s, request));
+        let result = r.and_then(Self::guest);
+        self.settle(request, handed, result.as_ref())?;
+        result
     }
 }

@@ -16,9 +16,9 @@ mod stop;
 mod transaction;
 mod usage;
 
+pub use crate::preparation::PreparationStats;
 pub use compactors::{ExtractiveSummarizer, NativeCompactor, NoNativeCompactor, Summarizer};
 pub use error::RuntimeError;
-pub use prepare::PreparationStats;
 pub use session::{BaseEstimator, Clock, ProjectionReport, SessionConfig, SessionRuntime};
 pub use stop::StopSignal;
 pub use transaction::{CompactionReport, PreparationState};

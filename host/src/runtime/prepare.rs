@@ -24,57 +24,19 @@
 
 use std::sync::Arc;
 
-use contextfold_core::ReasonCode;
 use contextfold_core::budget::CalibratedEstimator;
 use contextfold_core::compaction::{
     CompactInput, Compaction, CompactionOutcome, OutcomeKind, Trigger, prepare_due,
 };
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
-use serde::Serialize;
 use serde_json::json;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
 use super::session::{BaseEstimator, SessionRuntime, blocking, unique_tag};
 use super::transaction::{Answerers, Driven, PreparationState, drive};
+use crate::preparation::{Fate, Held, PreparationStats};
 use crate::storage::{AgentRunRecord, Store, agent_run_kind};
-
-/// Preparations of one runtime, by how they ended, with the summarizer tokens they spent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PreparationStats {
-    /// Preparations started.
-    pub started: u64,
-    /// Preparations that built a checkpoint.
-    pub prepared: u64,
-    /// Prepared checkpoints a compaction adopted.
-    pub used: u64,
-    /// Preparations replaced by a newer one or by a checkpoint recorded in the foreground
-    /// (aborted in flight, or dropped while held).
-    pub superseded: u64,
-    /// Prepared checkpoints that were not used: rejected when needed, or superseded.
-    pub wasted: u64,
-    /// Preparations that ended without a checkpoint (a provider failure, a malformed summary).
-    pub failed: u64,
-    /// Prepared checkpoints still held, not yet needed.
-    pub held: u64,
-    /// Summarizer tokens of every preparation (each request's estimated input and its answer).
-    pub tokens: u64,
-    /// Of them, those of the preparations that were used.
-    pub used_tokens: u64,
-    /// Of them, those of the preparations that bought nothing: wasted, superseded after they
-    /// finished, or failed.
-    pub wasted_tokens: u64,
-    /// Of them, those of the checkpoints still held.
-    pub held_tokens: u64,
-}
-
-/// A prepared checkpoint, held until a compaction needs it.
-#[derive(Debug, Clone)]
-pub(crate) struct Held {
-    pub(crate) checkpoint: HistoryCompactCheckpoint,
-    pub(crate) tokens: u64,
-}
 
 /// The task of one preparation.
 type Task = tokio::task::JoinHandle<Result<Driven, RuntimeError>>;
@@ -122,26 +84,6 @@ impl std::fmt::Debug for Preparations {
             .field("held", &self.held.as_ref().map(|h| &h.checkpoint.checkpoint_id))
             .field("stats", &self.stats)
             .finish()
-    }
-}
-
-/// How a preparation ended, as recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fate {
-    Used,
-    Superseded,
-    Wasted,
-    Failed,
-}
-
-impl Fate {
-    fn as_str(self) -> &'static str {
-        match self {
-            Fate::Used => "used",
-            Fate::Superseded => "superseded",
-            Fate::Wasted => "wasted",
-            Fate::Failed => "failed",
-        }
     }
 }
 
@@ -249,8 +191,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let mut state = self.state();
         let held = state.preparations.held.take();
         if let Some(held) = &held {
-            state.preparations.stats.held -= 1;
-            state.preparations.stats.held_tokens -= held.tokens;
+            state.preparations.stats.release(held.tokens);
         }
         (held, before)
     }
@@ -258,8 +199,8 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     /// Settles the checkpoint `take_prepared` gave, once its compaction is over.
     pub(crate) async fn settle(&self, held: Option<Held>, outcome: &CompactionOutcome) {
         let Some(held) = held else { return };
-        let used = outcome.diagnostics.iter().any(|d| d.code == ReasonCode::PreparedCheckpointUsed);
-        let fate = if used { Fate::Used } else { Fate::Wasted };
+        let codes = outcome.diagnostics.iter().map(|d| d.code.as_str());
+        let fate = Fate::of_adoption(codes).unwrap_or(Fate::Wasted);
         self.account(fate, held.tokens, Some(&held.checkpoint), None).await;
     }
 
@@ -276,11 +217,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             self.account(Fate::Superseded, 0, None, None).await;
         }
         if let Some(held) = held {
-            {
-                let mut state = self.state();
-                state.preparations.stats.held -= 1;
-                state.preparations.stats.held_tokens -= held.tokens;
-            }
+            self.state().preparations.stats.release(held.tokens);
             self.account(Fate::Superseded, held.tokens, Some(&held.checkpoint), None).await;
         }
     }
@@ -319,10 +256,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             (OutcomeKind::Prepared, Some(checkpoint)) => {
                 let mut state = self.state();
                 let p = &mut state.preparations;
-                p.stats.prepared += 1;
-                p.stats.tokens += driven.summarizer_tokens;
-                p.stats.held += 1;
-                p.stats.held_tokens += driven.summarizer_tokens;
+                p.stats.hold(driven.summarizer_tokens);
                 p.held = Some(Held { checkpoint, tokens: driven.summarizer_tokens });
             }
             (OutcomeKind::Skipped, _) => {}
@@ -349,31 +283,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         checkpoint: Option<&HistoryCompactCheckpoint>,
         detail: Option<String>,
     ) {
-        {
-            let mut state = self.state();
-            let stats = &mut state.preparations.stats;
-            match fate {
-                Fate::Used => {
-                    stats.used += 1;
-                    stats.used_tokens += tokens;
-                }
-                Fate::Superseded => {
-                    stats.superseded += 1;
-                    stats.wasted_tokens += tokens;
-                    if checkpoint.is_some() {
-                        stats.wasted += 1;
-                    }
-                }
-                Fate::Wasted => {
-                    stats.wasted += 1;
-                    stats.wasted_tokens += tokens;
-                }
-                Fate::Failed => {
-                    stats.failed += 1;
-                    stats.wasted_tokens += tokens;
-                }
-            }
-        }
+        self.state().preparations.stats.settle(fate, tokens, checkpoint.is_some());
         let now_ms = self.now_ms();
         let record = AgentRunRecord {
             event_id: format!("ar-prepare-{now_ms}-{}-{}", unique_tag(), fate.as_str()),

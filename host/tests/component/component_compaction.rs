@@ -47,7 +47,11 @@ fn request(checkpoint_id: &str, window: u64) -> CompactRequest {
         session_id: SESSION.into(),
         trigger: Trigger::Manual,
         current_turn: None,
-        model: ModelFacts { context_window: Some(window), fixed_overhead_tokens: 0 },
+        model: ModelFacts {
+            context_window: Some(window),
+            fixed_overhead_tokens: 0,
+            prepare_at_percent: None,
+        },
         provider: ProviderIdentity {
             provider: "openai".into(),
             connection_slug: "main".into(),
@@ -195,7 +199,11 @@ fn after_a_failed_compaction_the_request_projection_fails_open() {
         events: serde_json::to_string(&log(12)).expect("events"),
         current_turn: None,
         checkpoint: Some(checkpoint),
-        model: ModelFacts { context_window: Some(3_000), fixed_overhead_tokens: 0 },
+        model: ModelFacts {
+            context_window: Some(3_000),
+            fixed_overhead_tokens: 0,
+            prepare_at_percent: None,
+        },
         provider: None,
         fail_open: false,
         calibration_json: None,

@@ -38,7 +38,11 @@ fn request(events: String, checkpoint: Option<String>) -> ProjectRequest {
         events,
         current_turn: Some("t-live".into()),
         checkpoint,
-        model: ModelFacts { context_window: Some(200_000), fixed_overhead_tokens: 0 },
+        model: ModelFacts {
+            context_window: Some(200_000),
+            fixed_overhead_tokens: 0,
+            prepare_at_percent: None,
+        },
         provider: None,
         fail_open: false,
         calibration_json: None,

@@ -59,7 +59,11 @@ fn forge(plugin: &mut Plugin, checkpoint: &Value) -> (String, String) {
         session_id: SESSION.into(),
         trigger: Trigger::Manual,
         current_turn: None,
-        model: ModelFacts { context_window: Some(8_000), fixed_overhead_tokens: 0 },
+        model: ModelFacts {
+            context_window: Some(8_000),
+            fixed_overhead_tokens: 0,
+            prepare_at_percent: None,
+        },
         provider: ProviderIdentity {
             provider: "openai".into(),
             connection_slug: "c".into(),

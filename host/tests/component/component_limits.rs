@@ -68,7 +68,11 @@ fn a_panic_is_a_trap_and_a_loop_after_an_import_call_is_stopped() {
         session_id: "s".into(),
         trigger: Trigger::Manual,
         current_turn: None,
-        model: ModelFacts { context_window: Some(8_000), fixed_overhead_tokens: 0 },
+        model: ModelFacts {
+            context_window: Some(8_000),
+            fixed_overhead_tokens: 0,
+            prepare_at_percent: None,
+        },
         provider: ProviderIdentity {
             provider: "openai".into(),
             connection_slug: "c".into(),

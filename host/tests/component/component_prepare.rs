@@ -8,13 +8,15 @@
 use crate::component_support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use component_support::{ledger_with, runner};
 use contextfold_core::compaction::{
-    EXTRACTIVE_PRODUCER, NativeRequest, ProviderFailure, SummaryResponse,
+    EXTRACTIVE_PRODUCER, NativeRequest, ProviderFailure, ProviderFailureKind, SummaryResponse,
 };
-use contextfold_core::{HistoryCompactCheckpoint, LogBuilder, RuntimeEvent};
+use contextfold_core::{
+    CharEstimator, HistoryCompactCheckpoint, LogBuilder, RuntimeEvent, TokenEstimator,
+};
 use contextfold_host::component::bindings::contextfold::compaction::types::{
     CompactResult, CompactorKind, ModelFacts, OutcomeKind, ProviderIdentity, Trigger,
 };
@@ -27,26 +29,49 @@ use contextfold_host::component::{
 };
 use serde_json::{Value, json};
 
-const SESSION: &str = "prep";
-const TURN: &str = "t-now";
+pub(super) const SESSION: &str = "prep";
+pub(super) const TURN: &str = "t-now";
 const WINDOW: u64 = 8_000;
 
-/// The extractive provider, counting its summarize calls (clones share the count).
+/// The extractive provider, counting its summarize calls and their tokens as the native
+/// runtime counts them (each request's estimated input and its answer); failing every call
+/// while `failing` is set. Clones share the counts.
 #[derive(Debug, Clone, Default)]
-struct Counting {
+pub(super) struct Counting {
     calls: Arc<AtomicUsize>,
+    tokens: Arc<AtomicU64>,
+    failing: Arc<AtomicBool>,
 }
 
 impl Counting {
-    fn calls(&self) -> usize {
+    pub(super) fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
+    }
+
+    /// Summarizer tokens of every call so far.
+    pub(super) fn tokens(&self) -> u64 {
+        self.tokens.load(Ordering::SeqCst)
+    }
+
+    /// Makes every later call fail (`unavailable`) or succeed again.
+    pub(super) fn fail(&self, failing: bool) {
+        self.failing.store(failing, Ordering::SeqCst);
     }
 }
 
 impl Provider for Counting {
     fn summarize(&mut self, call: &SummarizeCall) -> Result<SummaryResponse, ProviderFailure> {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        ExtractiveProvider.summarize(call)
+        self.tokens.fetch_add(call.request.estimated_input_tokens, Ordering::SeqCst);
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(ProviderFailure {
+                kind: ProviderFailureKind::Unavailable,
+                message: "the provider is down".into(),
+            });
+        }
+        let answer = ExtractiveProvider.summarize(call)?;
+        self.tokens.fetch_add(CharEstimator.estimate_text(&answer.text), Ordering::SeqCst);
+        Ok(answer)
     }
 
     fn compact_natively(&mut self, request: &NativeRequest) -> Result<Vec<Value>, ProviderFailure> {
@@ -54,13 +79,13 @@ impl Provider for Counting {
     }
 }
 
-fn compactor(ledger: &MemoryLedger, provider: &Counting) -> Plugin {
+pub(super) fn compactor(ledger: &MemoryLedger, provider: &Counting) -> Plugin {
     runner("contextfold_compactor.wasm", RunnerLimits::default())
         .plugin(ledger.clone(), provider.clone())
 }
 
 /// Two completed turns with large tool results, then the active turn's task.
-fn history() -> Vec<RuntimeEvent> {
+pub(super) fn history() -> Vec<RuntimeEvent> {
     let mut log = LogBuilder::new(SESSION);
     for turn in 0..2 {
         log.turn(&format!("t{turn}")).user(&format!("fix the failing test number {turn}"));
@@ -82,7 +107,7 @@ fn history() -> Vec<RuntimeEvent> {
 }
 
 /// Appends one agent step of the active turn (a call and its `chars`-byte result).
-fn step(ledger: &MemoryLedger, n: usize, chars: usize) {
+pub(super) fn step(ledger: &MemoryLedger, n: usize, chars: usize) {
     let events = ledger.events(SESSION);
     let mut log = LogBuilder::extend(events);
     log.turn(TURN);
@@ -100,12 +125,16 @@ fn step(ledger: &MemoryLedger, n: usize, chars: usize) {
     ledger.set_events(SESSION, log.build());
 }
 
-fn request(trigger: Trigger, checkpoint_id: &str) -> CompactRequest {
+pub(super) fn request(trigger: Trigger, checkpoint_id: &str) -> CompactRequest {
     CompactRequest {
         session_id: SESSION.into(),
         trigger,
         current_turn: Some(TURN.into()),
-        model: ModelFacts { context_window: Some(WINDOW), fixed_overhead_tokens: 0 },
+        model: ModelFacts {
+            context_window: Some(WINDOW),
+            fixed_overhead_tokens: 0,
+            prepare_at_percent: None,
+        },
         provider: ProviderIdentity {
             provider: "local".into(),
             connection_slug: "c".into(),
@@ -121,11 +150,11 @@ fn request(trigger: Trigger, checkpoint_id: &str) -> CompactRequest {
     }
 }
 
-fn outcome(result: &CompactResult) -> Value {
+pub(super) fn outcome(result: &CompactResult) -> Value {
     serde_json::from_str(&result.outcome_json).expect("outcome JSON")
 }
 
-fn codes(result: &CompactResult) -> Vec<String> {
+pub(super) fn codes(result: &CompactResult) -> Vec<String> {
     outcome(result)["diagnostics"]
         .as_array()
         .expect("diagnostics")
@@ -145,7 +174,7 @@ fn diagnostic(result: &CompactResult, code: &str) -> Option<String> {
 
 /// Steps the active turn until a preparation builds a checkpoint (each mid-turn evaluation
 /// still below the budget); returns the next step's number and the preparation's result.
-fn until_prepared(plugin: &mut Plugin, ledger: &MemoryLedger) -> (usize, CompactResult) {
+pub(super) fn until_prepared(plugin: &mut Plugin, ledger: &MemoryLedger) -> (usize, CompactResult) {
     for n in 0..20 {
         step(ledger, n, 1_200);
         let below = plugin.compact(&request(Trigger::MidTurn, "cp-unused")).expect("evaluates");
@@ -165,7 +194,11 @@ fn until_prepared(plugin: &mut Plugin, ledger: &MemoryLedger) -> (usize, Compact
 }
 
 /// Steps until a mid-turn compaction is needed; returns its result.
-fn until_hard_trigger(plugin: &mut Plugin, ledger: &MemoryLedger, from: usize) -> CompactResult {
+pub(super) fn until_hard_trigger(
+    plugin: &mut Plugin,
+    ledger: &MemoryLedger,
+    from: usize,
+) -> CompactResult {
     for n in from..from + 40 {
         step(ledger, n, 1_200);
         let result = plugin.compact(&request(Trigger::MidTurn, "cp-foreground")).expect("runs");
@@ -176,7 +209,7 @@ fn until_hard_trigger(plugin: &mut Plugin, ledger: &MemoryLedger, from: usize) -
     panic!("the hard trigger never fired")
 }
 
-fn prepared_checkpoint(result: &CompactResult) -> HistoryCompactCheckpoint {
+pub(super) fn prepared_checkpoint(result: &CompactResult) -> HistoryCompactCheckpoint {
     HistoryCompactCheckpoint::from_value(outcome(result)["checkpoint"].clone())
         .expect("a prepared outcome carries its checkpoint")
 }

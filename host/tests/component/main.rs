@@ -16,3 +16,4 @@ mod component_event_log;
 mod component_forgery;
 mod component_limits;
 mod component_prepare;
+mod component_prepare_counts;

@@ -62,6 +62,7 @@ fn model(input: &Value) -> ModelFacts {
     ModelFacts {
         context_window: input["model"]["contextWindow"].as_u64(),
         fixed_overhead_tokens: input["model"]["fixedOverheadTokens"].as_u64().unwrap_or(0),
+        prepare_at_percent: input["model"]["prepareAtPercent"].as_u64(),
     }
 }
 

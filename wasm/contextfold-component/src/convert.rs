@@ -143,13 +143,17 @@ pub(crate) fn finished_error() -> CompactionError {
     ))
 }
 
-pub(crate) fn model_facts(model: &ModelFacts) -> CoreModelFacts {
-    CoreModelFacts {
-        context_window: model.context_window,
-        fixed_overhead_tokens: model.fixed_overhead_tokens,
-        // The WIT record (0.1.0) carries no shares: the core's defaults apply.
-        ..CoreModelFacts::default()
-    }
+/// The core's model facts. Read through the core's own JSON form, so a share it refuses
+/// (`prepare-at-percent` above 90) is refused here too: `invalid-input` with code
+/// `invalid_model_facts`.
+pub(crate) fn model_facts(model: &ModelFacts) -> Result<CoreModelFacts, CompactionError> {
+    let facts = serde_json::json!({
+        "contextWindow": model.context_window,
+        "fixedOverheadTokens": model.fixed_overhead_tokens,
+        "prepareAtPercent": model.prepare_at_percent,
+    });
+    serde_json::from_value(facts)
+        .map_err(|error| invalid_input("invalid_model_facts", format!("model-facts: {error}")))
 }
 
 pub(crate) fn provider_identity(provider: &ProviderIdentity) -> CoreProviderIdentity {

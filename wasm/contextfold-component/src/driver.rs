@@ -49,7 +49,7 @@ pub(crate) fn start(
         events: events.into(),
         current_turn_id: params.current_turn,
         checkpoint,
-        model: convert::model_facts(params.model),
+        model: convert::model_facts(params.model)?,
         provider,
         compactor: convert::compactor(params.compactor),
         new_checkpoint_id: params.checkpoint_id,

@@ -36,7 +36,7 @@ pub(crate) fn project_events(
     verifier: &mut dyn PrefixVerifier,
 ) -> Result<String, CompactionError> {
     let checkpoint = convert::parse_optional_checkpoint(request.checkpoint.as_deref())?;
-    let model = convert::model_facts(&request.model);
+    let model = convert::model_facts(&request.model)?;
     let provider = request.provider.as_ref().map(convert::provider_identity);
     let input = ProjectInput {
         events,
@@ -124,7 +124,7 @@ impl Guest for Component {
         let checkpoint = convert::parse_checkpoint(&request.checkpoint)?;
         let prior_end = split_current_turn(&events, request.current_turn.as_deref())
             .map_err(|e| convert::log_error(&e))?;
-        let budget = ContextBudget::from_model(&convert::model_facts(&request.model));
+        let budget = ContextBudget::from_model(&convert::model_facts(&request.model)?);
         let provider = request.provider.as_ref().map(convert::provider_identity);
         Ok(
             match evaluate_replay(
