@@ -42,6 +42,7 @@ use crate::projection::live_head::Remainder;
 use crate::projection::materialize::{REPLAY_LIMITATION, estimate_messages, materialize_events};
 use crate::projection::{ProjectInput, project};
 use crate::prune::ArchiveAddress;
+use crate::quality::gate::listed_artifact_tokens;
 use crate::recovery::is_valid_successor;
 use crate::replay::checkpoint_tokens;
 use crate::safe_prefix::Fold;
@@ -355,6 +356,14 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
         if self.input.circuit.is_open(&fingerprint) {
             let detail = "this exact summarizer input already failed as malformed; not dispatched";
             return self.fail_open(ReasonCode::MalformedSummaryCircuitOpen, detail.into());
+        }
+        if self.input.trigger == Trigger::Prepare {
+            let needed =
+                listed_artifact_tokens(&self.input.events[fold_start..end], &self.estimator);
+            let target = self.summary_target();
+            if needed > target {
+                return self.skip_preparation(needed, target);
+            }
         }
         self.phase =
             Phase::Ready(self.summarize_effect(request.clone(), &previous_summary, fold_start));
@@ -685,6 +694,23 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             None,
             after,
         );
+    }
+
+    /// Ends a preparation before its summarizer call: a summary within `target` tokens (the
+    /// share less the room for growth until adoption) cannot keep the `needed` tokens of the
+    /// fold's exact artifacts, so the foreground compaction at the hard trigger does better.
+    fn skip_preparation(&mut self, needed: u64, target: u64) {
+        let code = ReasonCode::PreparationTooSmall;
+        self.set_attempt_result(code);
+        self.diagnostics.push(Diagnostic::with_tokens(
+            code,
+            format!(
+                "not prepared: the fold's exact artifacts need {needed} tokens, a prepared \
+                 summary may take {target}; the hard trigger compacts in the foreground"
+            ),
+            self.sizes.figures(self.sizes.before),
+        ));
+        self.finish(OutcomeKind::Skipped, code, None, None, self.sizes.before);
     }
 
     /// Plans like [`Run::begin`], but with a prepared checkpoint that passed

@@ -165,6 +165,20 @@ pub(crate) fn gate_summary(
     GateOutcome { text, before, after, appended }
 }
 
+/// Tokens the exact artifacts of `fold` take, each listed once as the gate lists them: what a
+/// summary needs room for to keep them all verbatim.
+pub(crate) fn listed_artifact_tokens(fold: &[RuntimeEvent], estimator: &dyn TokenEstimator) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    extract_artifacts(fold)
+        .iter()
+        .filter(|artifact| seen.insert(artifact.text.as_str()))
+        .map(|artifact| {
+            estimator.estimate_text(&format!("\n- {}: {}", artifact.class.name(), artifact.text))
+                + 1
+        })
+        .sum()
+}
+
 /// `lost` in class priority order, newest first within a class.
 pub(crate) fn by_priority(lost: &[Artifact]) -> Vec<&Artifact> {
     let mut ordered: Vec<&Artifact> = lost.iter().collect();

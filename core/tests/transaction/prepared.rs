@@ -264,3 +264,53 @@ fn provider_state_prepared_for_another_model_is_not_replayed() {
     );
     assert_eq!(ledger[0].schema_version(), 2);
 }
+
+/// Appends completed turn `t<n>` whose tool result is `lines` distinct compiler errors, each
+/// with its own path: a fold full of exact artifacts.
+fn add_error_turn(log: &mut LogBuilder, n: usize, lines: usize) {
+    let body: String = (0..lines)
+        .map(|i| {
+            format!("error[E0432]: unresolved import `crate::m{n}_{i}` at src/m{n}/f{i}.rs:{i}\n")
+        })
+        .collect();
+    log.turn(&format!("t{n}"))
+        .user(&format!("turn {n}: please fix the build"))
+        .response(Some(&format!("resp-{n}-a")))
+        .tool_call(&format!("c{n}"), "shell", serde_json::json!({"cmd": "cargo build"}))
+        .response(None)
+        .tool_result(&format!("c{n}"), "shell", serde_json::json!(body))
+        .response(Some(&format!("resp-{n}-b")))
+        .assistant("Still failing; next.")
+        .response(None);
+}
+
+#[test]
+fn a_preparation_that_could_not_keep_its_folds_artifacts_is_left_to_the_foreground() {
+    let model = window(WINDOW);
+    let mut log = LogBuilder::new("s-artifacts");
+    let mut n = 1;
+    loop {
+        add_error_turn(&mut log, n, 20);
+        let (tokens, budget) = history(log.events(), None, &model);
+        if tokens * 100 >= budget * model.prepare_at_share() {
+            assert!(tokens < budget, "{tokens} of {budget}");
+            break;
+        }
+        n += 1;
+    }
+    let driven = drive(input(Trigger::Prepare, log.events(), None, None, model.clone()), vec![]);
+    assert_eq!(
+        (driven.outcome.outcome, driven.outcome.reason),
+        (OutcomeKind::Skipped, ReasonCode::PreparationTooSmall),
+        "{:?}",
+        codes(&driven.outcome)
+    );
+    assert!(driven.effects.is_empty(), "no summarizer call");
+    // The foreground compaction at the hard trigger, with the whole share, still runs.
+    while history(log.events(), None, &model).0 <= history(log.events(), None, &model).1 {
+        n += 1;
+        add_error_turn(&mut log, n, 20);
+    }
+    let driven = drive_extractive(input(Trigger::PreTurn, log.events(), None, None, model));
+    assert_eq!(driven.0.outcome, OutcomeKind::Recorded, "{:?}", codes(&driven.0));
+}
