@@ -61,9 +61,9 @@ reason_codes! {
     BelowHighWater = "below_high_water",
     /// A background preparation found the history below the model's soft threshold.
     BelowSoftThreshold = "below_soft_threshold",
-    /// A background preparation was not started: the room its summary leaves for growth until
-    /// its adoption cannot hold the exact artifacts of the events it would fold, so a
-    /// foreground compaction at the hard trigger, with the whole share, keeps more.
+    /// A background preparation ended before its summarizer call: its summary target cannot
+    /// hold the exact artifacts of the events it would fold, so the foreground compaction at
+    /// the hard trigger decides.
     PreparationTooSmall = "preparation_too_small",
     /// A background preparation built a checkpoint; it is recorded only when adopted.
     CheckpointPrepared = "checkpoint_prepared",

@@ -19,11 +19,10 @@ use crate::projection::materialize::{estimate_messages, materialize_events};
 use crate::replay::evaluate_replay;
 use crate::safe_prefix::safe_boundaries;
 
-/// Room a preparation leaves beyond the growth until the hard trigger, in percent of the
-/// history budget: the step that crosses the trigger overshoots it, and a prepared checkpoint
-/// that no longer fits is refused. Chosen by measurement (docs/performance.md, "Background
-/// preparation"): on the real long trajectories at 8k, 0% left 4 of 67 held preparations
-/// refused (the p95 of those steps a whole summarizer call), 5% none; 10% cost retention.
+/// How much more than the growth until the hard trigger a preparation's fold gives up of its
+/// raw tail, in percent of the history budget: the step that crosses the trigger overshoots
+/// it. Measured with the reserve in the summary target too (docs/performance.md, "Background
+/// preparation"), where at 8k 0% left 4 of 67 held preparations refused and 5% none.
 const PREPARE_MARGIN_PERCENT: u64 = 5;
 
 /// A checkpoint that matched the log and may seed a rolling update.
@@ -60,9 +59,11 @@ impl Sizes {
         TokenFigures { before: self.before, after, budget: self.budget.history_budget }
     }
 
-    /// Tokens the history may still grow by before the hard trigger fires, which a prepared
-    /// checkpoint must leave room for: it is adopted then, with everything appended since its
-    /// preparation raw after it. 0 for every trigger but [`Trigger::Prepare`].
+    /// Tokens the history may still grow by before the hard trigger fires (plus the margin):
+    /// a prepared checkpoint is adopted then, with everything appended since its preparation
+    /// raw after it, so its fold keeps raw only what that growth will not. Its summary target
+    /// is the foreground's: the budget above the after-compaction share is the room for the
+    /// growth. 0 for every trigger but [`Trigger::Prepare`].
     pub(crate) fn growth_reserve(&self, trigger: Trigger) -> u64 {
         match trigger {
             Trigger::Prepare => {

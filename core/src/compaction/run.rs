@@ -208,8 +208,9 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
     }
 
     /// The summary target of this step (see [`SummarizeEffect::target_tokens`]): what the
-    /// budget leaves beside the live head and the raw events after the fold (for a
-    /// preparation, also beside the growth until its adoption).
+    /// budget leaves beside the live head and the raw events after the fold. A preparation's
+    /// is the same: the growth until its adoption fits between the after-compaction share and
+    /// the budget, and a checkpoint that then does not fit is refused at adoption.
     fn summary_target(&self) -> u64 {
         let budget = self.sizes.budget.history_budget;
         let rest = replay_tokens(
@@ -219,7 +220,7 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             self.end,
             budget,
             &self.estimator,
-        ) + self.sizes.growth_reserve(self.input.trigger);
+        );
         let envelope = self.envelope();
         let room = budget.saturating_sub(rest).saturating_sub(envelope);
         let share_percent = self.input.model.after_compaction_share();
@@ -696,17 +697,18 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
         );
     }
 
-    /// Ends a preparation before its summarizer call: a summary within `target` tokens (the
-    /// share less the room for growth until adoption) cannot keep the `needed` tokens of the
-    /// fold's exact artifacts, so the foreground compaction at the hard trigger does better.
+    /// Ends a preparation before its summarizer call: a summary within `target` tokens cannot
+    /// keep the `needed` tokens of the fold's exact artifacts (it would lose some, or fail
+    /// validation: a wasted call), so the foreground compaction at the hard trigger, over
+    /// the log as it is then, decides.
     fn skip_preparation(&mut self, needed: u64, target: u64) {
         let code = ReasonCode::PreparationTooSmall;
         self.set_attempt_result(code);
         self.diagnostics.push(Diagnostic::with_tokens(
             code,
             format!(
-                "not prepared: the fold's exact artifacts need {needed} tokens, a prepared \
-                 summary may take {target}; the hard trigger compacts in the foreground"
+                "not prepared: the fold's exact artifacts need {needed} tokens, its summary may \
+                 take {target}; the hard trigger compacts in the foreground"
             ),
             self.sizes.figures(self.sizes.before),
         ));
