@@ -84,7 +84,8 @@ impl PgLedgerConfig {
         self
     }
 
-    /// The same server, another role (its password, if any, from the URL is dropped).
+    /// The same server, another role, logging in with `password` (`None`: an empty one, for
+    /// servers that trust the connection).
     pub fn with_user(mut self, user: &str, password: Option<&str>) -> Self {
         let mut pg = self.pg.clone();
         pg.user(user);

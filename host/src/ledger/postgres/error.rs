@@ -136,7 +136,8 @@ impl PgError {
     /// Classifies a client error by its SQLSTATE (or its lost connection).
     pub fn from_client(operation: &'static str, source: tokio_postgres::Error) -> Self {
         let Some(state) = source.code() else {
-            return if source.is_closed() || std::error::Error::source(&source).is_some() {
+            let io = std::error::Error::source(&source).is_some_and(|s| s.is::<std::io::Error>());
+            return if source.is_closed() || io {
                 PgError::ConnectionLost { operation, source }
             } else {
                 PgError::Query { operation, source }
