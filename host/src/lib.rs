@@ -5,6 +5,7 @@
 //!
 //! - [`storage`]: the SQLite ledgers (canonical RuntimeEvents, AgentRun checkpoint events, the
 //!   bounded checkpoint projection) and the tool-result archive;
+//! - [`ledger`]: the [`ledger::Ledger`] trait over the SQLite store and the PostgreSQL ledger;
 //! - [`providers`]: OpenAI Chat Completions, OpenAI Responses (Codex remote compaction v2) and
 //!   Anthropic Messages clients, plus the offline extractive summarizer;
 //! - [`runtime`]: the session runtime that turns the four triggers into one Compact command;
@@ -19,6 +20,7 @@
 pub mod cli;
 pub mod component;
 pub mod hashing;
+pub mod ledger;
 pub mod preparation;
 pub mod providers;
 pub mod runtime;

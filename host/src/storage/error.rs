@@ -97,6 +97,13 @@ pub enum StoreError {
         /// The kind.
         kind: String,
     },
+    /// The blocking task that ran a SQLite call was cancelled (the async runtime is shutting
+    /// down); whether the call ran is unknown, as for a lost connection.
+    #[error("the storage call was cancelled before it reported")]
+    Cancelled,
+    /// The PostgreSQL ledger failed (its own reason codes: `crate::ledger::postgres::PgError`).
+    #[error(transparent)]
+    Postgres(#[from] crate::ledger::postgres::PgError),
 }
 
 impl StoreError {
@@ -114,7 +121,15 @@ impl StoreError {
             StoreError::AttachmentNotArchived { .. } => "attachment_not_archived",
             StoreError::SessionExists { .. } => "session_exists",
             StoreError::ReservedAgentRunKind { .. } => "reserved_agent_run_kind",
+            StoreError::Cancelled => "storage_cancelled",
+            StoreError::Postgres(error) => error.code(),
         }
+    }
+
+    /// Whether the same call may succeed when repeated (a lost connection, a serialization
+    /// failure, a pool that had no connection); SQLite's busy waits are already retried inside.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, StoreError::Postgres(error) if error.is_retryable())
     }
 
     pub(crate) fn sqlite(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {

@@ -14,6 +14,7 @@ mod covered;
 mod derived;
 mod error;
 mod events;
+mod rows;
 mod schema;
 mod stream;
 mod sweep;

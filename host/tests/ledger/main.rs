@@ -1,0 +1,11 @@
+//! The ledger trait's guarantees, on both backends: SQLite on a temp file always; PostgreSQL
+//! when `CONTEXTFOLD_PG_URL` names a server (`bash scripts/with-postgres.sh cargo test -p
+//! contextfold-host --test ledger`), each test in a database of its own. Without the variable
+//! the PostgreSQL half of every test is skipped, and says so on stderr.
+
+mod append_only;
+mod checkpoint_cas;
+mod concurrency;
+mod faults;
+mod round_trip;
+mod support;
