@@ -11,8 +11,9 @@
 // BENCH_MODEL_LATENCY_MS (default 2500; a `setTimeout`). The summarizer answers the extractive
 // summary (the offline one bench/quality.mjs uses, `extractiveSummary` of the request's events)
 // BENCH_SUMMARIZER_LATENCY_MS (default 2000) after it is called. Each step reports the previous
-// request's usage as exactly its estimate, so the calibration stays neutral, as in the native
-// bench. A step's added latency: the wall-clock time (`performance.now()`) its `prepareStep`
+// request's usage as the provider would if the estimator counted exactly (its `uncalibratedTokens`;
+// reporting the calibrated estimate instead would feed the calibration its own margin back, a
+// ratio rising every step), so the calibration settles at its margin over 1.0. A step's added latency: the wall-clock time (`performance.now()`) its `prepareStep`
 // took, for the steps at which a compaction was needed; tagged `h` when a finished preparation
 // was held as the step began, `f` when one was in flight, `n` when none. BENCH_PREPARE_AT_PERCENT
 // sets the soft threshold (default: the core's).
@@ -159,7 +160,7 @@ async function runOne(file, window, mode) {
     const started = performance.now();
     await folding.prepareStep(options);
     const ms = performance.now() - started;
-    const inputTokens = folding.lastProjection.estimatedTokens;
+    const inputTokens = folding.lastProjection.uncalibratedTokens;
     stepResults.push({ stepNumber, usage: { inputTokens, outputTokens: 0, totalTokens: inputTokens } });
     if (!compaction) return null;
     foregroundTokens += compaction.info.summarizerTokens;
