@@ -151,6 +151,8 @@ async function runOne(file, window, mode) {
   const model = new MockLanguageModelV3({ provider: 'replay', modelId: 'trajectory' });
   const stepResults = [];
   let foregroundTokens = 0;
+  /** Why prepared checkpoints were refused when needed (`prepared_checkpoint_rejected`), counted. */
+  const refused = new Map();
 
   /** One `prepareStep`, timed; `{ ms, tag }` when it compacted, else null. */
   const step = async (stepNumber) => {
@@ -164,6 +166,11 @@ async function runOne(file, window, mode) {
     stepResults.push({ stepNumber, usage: { inputTokens, outputTokens: 0, totalTokens: inputTokens } });
     if (!compaction) return null;
     foregroundTokens += compaction.info.summarizerTokens;
+    const rejection = compaction.outcome.diagnostics?.find((d) => d.code === 'prepared_checkpoint_rejected');
+    if (rejection) {
+      const why = String(rejection.detail ?? 'unknown').replace(/[\s,=]+/g, '_');
+      refused.set(why, (refused.get(why) ?? 0) + 1);
+    }
     const state = compaction.info.preparation;
     const tag = state === 'held' && heldAtStart ? 'h' : state === 'none' ? 'n' : 'f';
     return { ms, tag };
@@ -197,6 +204,7 @@ async function runOne(file, window, mode) {
     preparation_tokens: p.tokens,
     wasted_tokens: p.wastedTokens + p.heldTokens,
     foreground_tokens: foregroundTokens,
+    refused: refused.size ? [...refused].map(([why, n]) => `${why}:${n}`).join(',') : '-',
     call_start: callStart ? `${callStart.ms.toFixed(1)}${callStart.tag}` : '-',
     waited: waited.length ? waited.join(',') : '-',
   };
