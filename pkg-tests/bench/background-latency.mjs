@@ -151,7 +151,7 @@ async function runOne(file, window, mode) {
   const model = new MockLanguageModelV3({ provider: 'replay', modelId: 'trajectory' });
   const stepResults = [];
   let foregroundTokens = 0;
-  /** Why prepared checkpoints were refused when needed (`prepared_checkpoint_rejected`), counted. */
+  /** Why prepared checkpoints were refused when needed (`prepared_checkpoint_rejected`), by reason code. */
   const refused = new Map();
 
   /** One `prepareStep`, timed; `{ ms, tag }` when it compacted, else null. */
@@ -168,7 +168,8 @@ async function runOne(file, window, mode) {
     foregroundTokens += compaction.info.summarizerTokens;
     const rejection = compaction.outcome.diagnostics?.find((d) => d.code === 'prepared_checkpoint_rejected');
     if (rejection) {
-      const why = String(rejection.detail ?? 'unknown').replace(/[\s,=]+/g, '_');
+      // The detail ends with the core's reason code in parentheses: `(checkpoint_over_budget)`.
+      const why = /\(([a-z_]+)\)\s*$/.exec(String(rejection.detail ?? ''))?.[1] ?? 'other';
       refused.set(why, (refused.get(why) ?? 0) + 1);
     }
     const state = compaction.info.preparation;
@@ -245,8 +246,8 @@ function parseLatency(text) {
 function summarize(lines) {
   const ms = (value) => (value === null ? '-' : value.toFixed(0));
   const rows = [];
-  console.log('\n| window | mode | steps | steps needing a compaction | p50 ms | p95 ms | max ms | with a finished preparation | their p50 ms | their p95 ms | their max ms | prepared | used | superseded | wasted | failed | wasted share of summarizer tokens |');
-  console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('\n| window | mode | steps | steps needing a compaction | p50 ms | p95 ms | max ms | with a finished preparation | their p50 ms | their p95 ms | their max ms | prepared | used | superseded | wasted | failed | wasted share of summarizer tokens | refused when needed |');
+  console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const window of [...new Set(lines.map((f) => Number(f.window)))].sort((a, b) => a - b)) {
     for (const mode of ['foreground', 'background']) {
       const fs = lines.filter((f) => Number(f.window) === window && f.mode === mode);
@@ -258,7 +259,12 @@ function summarize(lines) {
       const spent = total('preparation_tokens') + total('foreground_tokens');
       const share = spent ? (100 * total('wasted_tokens')) / spent : null;
       const maxOf = (values) => (values.length ? Math.max(...values) : null);
-      console.log(`| ${window} | ${mode} | ${total('steps')} | ${every.length} | ${ms(rank(every, 50))} | ${ms(rank(every, 95))} | ${ms(maxOf(every))} | ${held.length} | ${ms(rank(held, 50))} | ${ms(rank(held, 95))} | ${ms(maxOf(held))} | ${total('prepared')} | ${total('used')} | ${total('superseded')} | ${total('wasted')} | ${total('failed')} | ${share === null ? '-' : `${share.toFixed(1)}%`} |`);
+      const reasons = new Map();
+      for (const [why, n] of fs.flatMap((f) => (f.refused && f.refused !== '-' ? f.refused.split(',') : [])).map((r) => r.split(':'))) {
+        reasons.set(why, (reasons.get(why) ?? 0) + Number(n));
+      }
+      const refused = reasons.size ? [...reasons].map(([why, n]) => `${n} ${why}`).join(', ') : '-';
+      console.log(`| ${window} | ${mode} | ${total('steps')} | ${every.length} | ${ms(rank(every, 50))} | ${ms(rank(every, 95))} | ${ms(maxOf(every))} | ${held.length} | ${ms(rank(held, 50))} | ${ms(rank(held, 95))} | ${ms(maxOf(held))} | ${total('prepared')} | ${total('used')} | ${total('superseded')} | ${total('wasted')} | ${total('failed')} | ${share === null ? '-' : `${share.toFixed(1)}%`} | ${refused} |`);
       rows.push({ window, mode, heldP95: rank(held, 95), held: held.length, share });
     }
   }
