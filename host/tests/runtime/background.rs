@@ -27,11 +27,18 @@ struct Slow {
     delay: Duration,
     calls: Arc<AtomicUsize>,
     fail: bool,
+    /// Answers an error message instead of a summary (a malformed summary).
+    malformed: bool,
 }
 
 impl Slow {
     fn new(delay_ms: u64) -> Self {
-        Self { delay: Duration::from_millis(delay_ms), calls: Arc::default(), fail: false }
+        Self {
+            delay: Duration::from_millis(delay_ms),
+            calls: Arc::default(),
+            fail: false,
+            malformed: false,
+        }
     }
 
     fn calls(&self) -> usize {
@@ -56,6 +63,12 @@ impl Summarizer for Slow {
             return Err(ProviderFailure {
                 kind: contextfold_core::compaction::ProviderFailureKind::Unavailable,
                 message: "503 from the summarizer".into(),
+            });
+        }
+        if self.malformed {
+            return Ok(SummaryResponse {
+                text: "Error: the model is overloaded. Please try again later.".into(),
+                finish_reason: contextfold_core::compaction::FinishReason::Stop,
             });
         }
         ExtractiveSummarizer.summarize(request, effect, events).await
@@ -286,6 +299,23 @@ async fn a_preparation_that_fails_is_never_seen_by_the_agent() {
         .map(|r| (r.payload["trigger"].to_string(), r.payload["reason"].to_string()))
         .collect();
     assert_eq!(outcomes, [("\"prepare\"".to_owned(), "\"provider_unavailable\"".to_owned())]);
+    assert!(store.recorded_checkpoints("s").expect("records").is_empty());
+}
+
+#[tokio::test]
+async fn a_malformed_summary_in_the_background_still_arms_the_circuit() {
+    let mut summarizer = Slow::new(10);
+    summarizer.malformed = true;
+    let (_dir, store, runtime) = fresh(summarizer.clone());
+    let next = at_soft_threshold(&runtime, &store).await;
+    until_settled(&runtime).await;
+    step(&runtime, &store, "t-now", next, 100).await;
+    assert!(runtime.evaluate_mid_turn().await.expect("the failure is not the agent's").is_none());
+    assert_eq!(runtime.preparations().failed, 1);
+    // The malformed input is remembered where the next process reads it: a foreground
+    // compaction of the same input will not send it again.
+    let circuit = store.latest_circuit("s").expect("ledger").expect("a recorded circuit");
+    assert_eq!(circuit.len(), 1, "the preparation's malformed input is in the circuit");
     assert!(store.recorded_checkpoints("s").expect("records").is_empty());
 }
 
