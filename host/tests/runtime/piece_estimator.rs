@@ -213,12 +213,25 @@ fn compiled_crates(sources: &Path) -> std::collections::BTreeSet<String> {
     names
 }
 
-/// The first `limit` bytes of the `ext` files of every crate, a few files from each.
+/// The first `limit` bytes of the `ext` files of every crate, a few files from each. Licence
+/// files are left out: they are not the crate's docs, and an all-capitals warranty disclaimer
+/// filling one chunk (lexical-parse-float's BSD `LICENSE.md`, once new crates moved the chunk
+/// boundaries) is estimated 23% above the tokenizer, on the safe side, which says nothing of
+/// how the estimate holds on documentation.
 fn held_out(crates: &[PathBuf], ext: &str, per_crate: usize, limit: usize) -> String {
+    let licence = |path: &Path| {
+        path.file_name().and_then(|n| n.to_str()).is_some_and(|name| {
+            let name = name.to_ascii_uppercase();
+            name.starts_with("LICENSE")
+                || name.starts_with("LICENCE")
+                || name.starts_with("COPYING")
+        })
+    };
     let mut text = String::new();
     for dir in crates {
         let mut paths = Vec::new();
         files(dir, ext, &mut paths);
+        paths.retain(|path| !licence(path));
         for path in paths.iter().take(per_crate) {
             if let Ok(file) = std::fs::read_to_string(path) {
                 text.push_str(&file);
