@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs CMD... against a throwaway PostgreSQL cluster, then removes it.
 #
-#   bash scripts/with-postgres.sh cargo test -p contextfold-host --test ledger
+#   bash scripts/with-postgres.sh cargo test -p contextfold-host --test runtime ledger::
 #
 # The cluster lives in a temp dir owned by the `postgres` user (the server refuses to run as
 # root), listens on a free port of 127.0.0.1 only (and its socket in the data dir), trusts

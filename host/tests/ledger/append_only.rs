@@ -5,7 +5,7 @@
 use contextfold_host::ledger::postgres::{PgError, PgLedger};
 use contextfold_host::storage::StoreError;
 
-use crate::support::{TestLedger, backends, checkpoint, log};
+use super::support::{TestLedger, backends, checkpoint, log};
 
 /// Statements that would change history; each must be refused.
 const REWRITES: [&str; 7] = [
@@ -66,7 +66,7 @@ async fn the_triggers_refuse_every_rewrite_of_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_insert_and_select_role_writes_but_cannot_rewrite() {
-    let Some(backend) = crate::support::postgres("privileges").await else { return };
+    let Some(backend) = super::support::postgres("privileges").await else { return };
     let pg = backend.pg.as_ref().expect("postgres");
     let role = format!("cf_writer_{}", std::process::id());
     let admin = pg.client(None).await;

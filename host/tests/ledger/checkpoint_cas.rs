@@ -4,7 +4,7 @@
 
 use contextfold_host::storage::{LookupSource, agent_run_kind};
 
-use crate::support::{backends, checkpoint, log};
+use super::support::{backends, checkpoint, log};
 
 const ROUNDS: usize = 20;
 

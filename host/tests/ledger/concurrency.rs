@@ -11,7 +11,7 @@ use contextfold_core::RuntimeEvent;
 use contextfold_host::ledger::Ledger;
 use contextfold_host::storage::StoreError;
 
-use crate::support::{backends, event_at};
+use super::support::{backends, event_at};
 
 const WRITERS: usize = 8;
 const APPENDS_PER_WRITER: usize = 25;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use contextfold_host::ledger::postgres::{PgError, PgLedger};
 use contextfold_host::storage::StoreError;
 
-use crate::support::{checkpoint, log, postgres};
+use super::support::{checkpoint, log, postgres};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_is_a_typed_error_and_loses_nothing() {

@@ -5,7 +5,7 @@ use contextfold_core::checkpoint::coverage_of;
 use contextfold_core::digest::PrefixHasher;
 use contextfold_host::ledger::StoredRow;
 
-use crate::support::{backends, log};
+use super::support::{backends, log};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_round_trip_with_the_same_stored_bytes_on_both_backends() {

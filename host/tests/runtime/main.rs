@@ -1,7 +1,10 @@
 //! The session runtime and the SQLite store: runs, the log cache, providers through the
 //! runtime, covered projections, the piece estimator, pipelined hashing, schema migration,
-//! `verify`, long agent turns and the host simulator.
+//! `verify`, long agent turns, the host simulator, and the ledger trait on SQLite and
+//! PostgreSQL (`ledger`).
 
+#[path = "../ledger/mod.rs"]
+mod ledger;
 #[path = "../providers/mod.rs"]
 mod providers;
 #[path = "../reliability_support/mod.rs"]

@@ -1,6 +1,7 @@
 //! The ledger trait's guarantees, on both backends: SQLite on a temp file always; PostgreSQL
 //! when `CONTEXTFOLD_PG_URL` names a server (`bash scripts/with-postgres.sh cargo test -p
-//! contextfold-host --test ledger`), each test in a database of its own. Without the variable
+//! contextfold-host --test runtime ledger::`), each test in a database of its own. A module
+//! of the `runtime` test binary (one binary per area: the host's storage is tested there). Without the variable
 //! the PostgreSQL half of every test is skipped, and says so on stderr.
 
 mod append_only;
