@@ -167,17 +167,7 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// Every usage fact of `session_id`, in record order; one that does not parse is
     /// `ledger_unreadable`.
     async fn usage_facts(&self, session_id: &str) -> Result<Vec<UsageFact>, StoreError> {
-        self.agent_run_events(session_id)
-            .await?
-            .into_iter()
-            .filter(|record| record.kind == agent_run_kind::USAGE_RECORDED)
-            .map(|record| {
-                serde_json::from_value(record.payload).map_err(|e| StoreError::LedgerUnreadable {
-                    session_id: session_id.to_owned(),
-                    detail: format!("usage fact {} does not parse: {e}", record.event_id),
-                })
-            })
-            .collect()
+        crate::storage::usage::usage_facts_of(session_id, self.agent_run_events(session_id).await?)
     }
 
     /// The calibration the session's usage facts teach, in ledger order.

@@ -221,24 +221,10 @@ fn read_projection(conn: &Connection, session_id: &str) -> ProjectionRow {
         Ok(None) => return ProjectionRow::Missing,
         Err(error) => return ProjectionRow::Damaged("projection_unreadable", error.to_string()),
     };
-    let checkpoint = match HistoryCompactCheckpoint::from_json(&json) {
+    let checkpoint = match checkpoint_of_row(session_id, &checkpoint_id, event_count, &json) {
         Ok(checkpoint) => checkpoint,
-        Err(error) => {
-            return ProjectionRow::Damaged(
-                "projection_invalid",
-                format!("checkpoint JSON does not parse: {error} ({})", error.code()),
-            );
-        }
+        Err(detail) => return ProjectionRow::Damaged("projection_invalid", detail),
     };
-    if checkpoint.session_id != session_id
-        || checkpoint.checkpoint_id != checkpoint_id
-        || checkpoint.coverage.event_count as i64 != event_count
-    {
-        return ProjectionRow::Damaged(
-            "projection_invalid",
-            "the row's columns disagree with its checkpoint JSON".into(),
-        );
-    }
     // The row may never describe a fact absent from the canonical ledger.
     let recorded = conn
         .query_row(
@@ -314,4 +300,23 @@ fn repair_note(result: Result<(), StoreError>, checkpoint_id: &str) -> LookupNot
             ),
         },
     }
+}
+
+/// The checkpoint a projection row stores, checked against the row's own columns (every
+/// backend reads the row alike); the error says why the row is damaged.
+pub(crate) fn checkpoint_of_row(
+    session_id: &str,
+    checkpoint_id: &str,
+    event_count: i64,
+    json: &str,
+) -> Result<HistoryCompactCheckpoint, String> {
+    let checkpoint = HistoryCompactCheckpoint::from_json(json)
+        .map_err(|error| format!("checkpoint JSON does not parse: {error} ({})", error.code()))?;
+    if checkpoint.session_id != session_id
+        || checkpoint.checkpoint_id != checkpoint_id
+        || checkpoint.coverage.event_count as i64 != event_count
+    {
+        return Err("the row's columns disagree with its checkpoint JSON".into());
+    }
+    Ok(checkpoint)
 }

@@ -18,7 +18,7 @@ mod rows;
 mod schema;
 mod stream;
 mod sweep;
-mod usage;
+pub(crate) mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -27,6 +27,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 pub use attachments::INLINE_ATTACHMENT_MAX_BYTES;
+pub(crate) use checkpoints::checkpoint_of_row;
 pub use checkpoints::{CheckpointLookup, LookupNote, LookupSource};
 pub use circuit::CIRCUIT_KEY;
 pub(crate) use covered::CoveredPrefix;

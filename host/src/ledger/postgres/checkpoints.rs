@@ -192,24 +192,11 @@ async fn read_projection(client: &impl GenericClient, session_id: &str) -> Proje
         String,
         Option<String>,
     ) = (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
-    let checkpoint = match HistoryCompactCheckpoint::from_json(&json) {
-        Ok(checkpoint) => checkpoint,
-        Err(error) => {
-            return ProjectionRow::Damaged(
-                "projection_invalid",
-                format!("checkpoint JSON does not parse: {error} ({})", error.code()),
-            );
-        }
-    };
-    if checkpoint.session_id != session_id
-        || checkpoint.checkpoint_id != checkpoint_id
-        || checkpoint.coverage.event_count as i64 != event_count
-    {
-        return ProjectionRow::Damaged(
-            "projection_invalid",
-            "the row's columns disagree with its checkpoint JSON".into(),
-        );
-    }
+    let checkpoint =
+        match crate::storage::checkpoint_of_row(session_id, &checkpoint_id, event_count, &json) {
+            Ok(checkpoint) => checkpoint,
+            Err(detail) => return ProjectionRow::Damaged("projection_invalid", detail),
+        };
     // The row may never describe a fact absent from the canonical ledger.
     let recorded_id = recorded
         .and_then(|payload| serde_json::from_str::<serde_json::Value>(&payload).ok())
