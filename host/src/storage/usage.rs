@@ -55,6 +55,24 @@ impl Store {
     }
 }
 
+/// The usage facts of `session_id` among its AgentRun `records` (every backend reads them
+/// alike): one that does not parse is [`StoreError::LedgerUnreadable`], never skipped.
+pub(crate) fn usage_facts_of(
+    session_id: &str,
+    records: Vec<super::AgentRunRecord>,
+) -> Result<Vec<UsageFact>, StoreError> {
+    records
+        .into_iter()
+        .filter(|record| record.kind == super::agent_run_kind::USAGE_RECORDED)
+        .map(|record| {
+            serde_json::from_value(record.payload).map_err(|e| StoreError::LedgerUnreadable {
+                session_id: session_id.to_owned(),
+                detail: format!("usage fact {} does not parse: {e}", record.event_id),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use contextfold_core::budget::UsageReport;
@@ -93,22 +111,4 @@ mod tests {
         assert!(store.usage_facts("none")?.is_empty());
         Ok(())
     }
-}
-
-/// The usage facts of `session_id` among its AgentRun `records` (every backend reads them
-/// alike): one that does not parse is [`StoreError::LedgerUnreadable`], never skipped.
-pub(crate) fn usage_facts_of(
-    session_id: &str,
-    records: Vec<super::AgentRunRecord>,
-) -> Result<Vec<UsageFact>, StoreError> {
-    records
-        .into_iter()
-        .filter(|record| record.kind == super::agent_run_kind::USAGE_RECORDED)
-        .map(|record| {
-            serde_json::from_value(record.payload).map_err(|e| StoreError::LedgerUnreadable {
-                session_id: session_id.to_owned(),
-                detail: format!("usage fact {} does not parse: {e}", record.event_id),
-            })
-        })
-        .collect()
 }
