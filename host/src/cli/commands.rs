@@ -1,7 +1,6 @@
 //! `import`, `project` and `provider-sim`.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use contextfold_core::compaction::{Compactor, ProviderIdentity};
 use contextfold_core::projection::{ImportContext, Message, OutputFormat, import_openai_chat};
@@ -16,18 +15,17 @@ use crate::runtime::{
     ExtractiveSummarizer, NativeCompactor, NoNativeCompactor, SessionConfig, SessionRuntime,
     Summarizer,
 };
-use crate::storage::Store;
 
 /// `import`: parses the whole file first, then appends every event in one transaction.
-pub(crate) fn import(
+pub(crate) async fn import(
     target: &Target,
     format: ImportFormat,
     file: &Path,
 ) -> Result<Output, CliError> {
     let text = std::fs::read_to_string(file)
         .map_err(|source| CliError::ReadInput { path: file.to_owned(), source })?;
-    let store = Store::open(&target.db)?;
-    let existing = store.load_events(&target.session)?;
+    let ledger = target.open_or_create().await?;
+    let existing = ledger.load_events(&target.session).await?;
     let first_seq = existing.last().map_or(1, |e| e.seq + 1);
     let first_turn = contextfold_core::checkpoint::turn_count(&existing);
     let events = parse_import(format, &text, file, &target.session, first_seq, first_turn)?;
@@ -37,20 +35,20 @@ pub(crate) fn import(
             detail: "the file holds no events".into(),
         });
     }
-    store.append_events(&target.session, &events)?;
-    let total = existing.len() + events.len();
+    let (imported, first_seq, last_seq) =
+        (events.len(), events.first().map(|e| e.seq), events.last().map(|e| e.seq));
+    ledger.append_events(&target.session, events).await?;
+    let total = existing.len() + imported;
     let json = json!({
         "session": target.session,
-        "imported": events.len(),
-        "firstSeq": events.first().map(|e| e.seq),
-        "lastSeq": events.last().map(|e| e.seq),
+        "imported": imported,
+        "firstSeq": first_seq,
+        "lastSeq": last_seq,
         "totalEvents": total,
     });
     let text = format!(
         "imported {} events into session {} ({} in total)\n",
-        events.len(),
-        target.session,
-        total
+        imported, target.session, total
     );
     Ok(Output { json, text, exit: 0 })
 }
@@ -102,7 +100,7 @@ fn parse_import(
     }
 }
 
-pub(crate) fn open_runtime<S: Summarizer, N: NativeCompactor>(
+pub(crate) async fn open_runtime<S: Summarizer, N: NativeCompactor>(
     target: &Target,
     context_window: u64,
     provider: ProviderIdentity,
@@ -110,20 +108,14 @@ pub(crate) fn open_runtime<S: Summarizer, N: NativeCompactor>(
     summarizer: S,
     native: N,
 ) -> Result<SessionRuntime<S, N>, CliError> {
-    let store = Arc::new(Store::open_existing(&target.db)?);
-    if store.event_count(&target.session)? == 0 {
-        return Err(crate::storage::StoreError::UnknownSession {
-            session_id: target.session.clone(),
-        }
-        .into());
-    }
+    let ledger = target.open_session().await?;
     let config = SessionConfig {
         session_id: target.session.clone(),
         model: ModelFacts { context_window: Some(context_window), ..Default::default() },
         provider,
         compactor,
     };
-    Ok(SessionRuntime::new(store, config, summarizer, native))
+    Ok(SessionRuntime::new(ledger, config, summarizer, native))
 }
 
 /// `project`.
@@ -140,7 +132,8 @@ pub(crate) async fn project(
         Compactor::TextSummary,
         ExtractiveSummarizer,
         NoNativeCompactor,
-    )?;
+    )
+    .await?;
     let report = runtime.project_for_request().await?;
     let projection = &report.projection;
     let (name, messages) = map_messages(format, &projection.messages)?;

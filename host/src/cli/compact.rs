@@ -105,7 +105,8 @@ async fn run<S: Summarizer, N: NativeCompactor>(
     name: &'static str,
     (identity, compactor, summarizer, native): (ProviderIdentity, Compactor, S, N),
 ) -> Result<Output, CliError> {
-    let runtime = open_runtime(target, context_window, identity, compactor, summarizer, native)?;
+    let runtime =
+        open_runtime(target, context_window, identity, compactor, summarizer, native).await?;
     let stop = StopSignal::new();
     let watcher = {
         let stop = stop.clone();

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::{CliError, Output, Target};
 use crate::storage::{LookupSource, Store, StoreError};
 
-fn open_session(target: &Target) -> Result<Store, CliError> {
-    let store = Store::open_existing(&target.db)?;
+fn open_session(target: &Target, command: &'static str) -> Result<Store, CliError> {
+    let store = Store::open_existing(target.sqlite_file(command)?)?;
     if store.event_count(&target.session)? == 0 {
         return Err(StoreError::UnknownSession { session_id: target.session.clone() }.into());
     }
@@ -17,7 +17,7 @@ fn open_session(target: &Target) -> Result<Store, CliError> {
 
 /// `checkpoints`: every recorded checkpoint event, and which one is current.
 pub(crate) fn checkpoints(target: &Target) -> Result<Output, CliError> {
-    let store = open_session(target)?;
+    let store = open_session(target, "checkpoints")?;
     let lookup = store.current_checkpoint(&target.session)?;
     let current = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
     let mut rows = Vec::new();
@@ -75,7 +75,7 @@ pub(crate) fn checkpoints(target: &Target) -> Result<Output, CliError> {
 /// `verify`: each recorded checkpoint against the canonical ledger (prefix, boundary, turns,
 /// digest), and the projection row against ledger recovery.
 pub(crate) fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
-    let store = open_session(target)?;
+    let store = open_session(target, "verify")?;
     let records = store.recorded_checkpoints(&target.session)?;
     let mut results: Vec<Option<Value>> = Vec::new();
     let mut parsed = Vec::new();
@@ -158,7 +158,7 @@ fn select_tip(store: &Store, session: &str) -> Result<Option<String>, CliError> 
 
 /// `recover`: rebuilds the projection row from the AgentRun ledger.
 pub(crate) fn recover(target: &Target) -> Result<Output, CliError> {
-    let store = open_session(target)?;
+    let store = open_session(target, "recover")?;
     let lookup = store.rebuild_projection(&target.session)?;
     let rebuilt = store.rebuild_derived(&target.session)?;
     let id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
@@ -174,10 +174,10 @@ pub(crate) fn recover(target: &Target) -> Result<Output, CliError> {
 
 /// `export`: the canonical events (JSON Lines; with `--json`, one document with the events and
 /// the AgentRun ledger).
-pub(crate) fn export(target: &Target) -> Result<Output, CliError> {
-    let store = open_session(target)?;
-    let events = store.load_events(&target.session)?;
-    let agent_run = store.agent_run_events(&target.session)?;
+pub(crate) async fn export(target: &Target) -> Result<Output, CliError> {
+    let ledger = target.open_session().await?;
+    let events = ledger.load_events(&target.session).await?;
+    let agent_run = ledger.agent_run_events(&target.session).await?;
     let mut text = String::new();
     for event in &events {
         text.push_str(&serde_json::to_string(event).unwrap_or_default());

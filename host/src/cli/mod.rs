@@ -10,6 +10,7 @@ mod demo_session;
 mod error;
 pub mod formats;
 mod inspect;
+mod target;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 
 pub use compact::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_CODEX_MODEL, DEFAULT_OPENAI_CHAT_MODEL};
 pub use error::CliError;
+pub use target::{Db, Target};
 
 /// contextfold: LLM context compaction as a projection of an append-only event log.
 #[derive(Debug, Parser)]
@@ -66,17 +68,6 @@ pub enum SummarizerChoice {
     OpenaiCodex,
     /// Anthropic Messages (ANTHROPIC_API_KEY).
     Anthropic,
-}
-
-/// Where a command reads and writes.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Target {
-    /// The SQLite file.
-    #[arg(long)]
-    pub db: PathBuf,
-    /// The session id.
-    #[arg(long)]
-    pub session: String,
 }
 
 /// The commands.
@@ -270,7 +261,7 @@ pub fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<Output, CliError> {
     match cli.command {
-        Command::Import { target, format, file } => commands::import(&target, format, &file),
+        Command::Import { target, format, file } => commands::import(&target, format, &file).await,
         Command::Project { target, context_window, format, provider, connection, model } => {
             let identity = contextfold_core::compaction::ProviderIdentity {
                 provider,
@@ -286,7 +277,7 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
         Command::Checkpoints { target } => inspect::checkpoints(&target),
         Command::Verify { target, deep } => inspect::verify(&target, deep),
         Command::Recover { target } => inspect::recover(&target),
-        Command::Export { target } => inspect::export(&target),
+        Command::Export { target } => inspect::export(&target).await,
         Command::ProviderSim {
             listen,
             context_window,

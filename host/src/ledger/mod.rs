@@ -29,7 +29,7 @@ pub mod postgres;
 mod sqlite;
 
 use async_trait::async_trait;
-use contextfold_core::budget::{Calibration, UsageFact};
+use contextfold_core::budget::{Calibration, TokenEstimator, UsageFact};
 use contextfold_core::compaction::MalformedInputCircuit;
 use contextfold_core::projection::{ArchiveAddress, Message};
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
@@ -37,9 +37,52 @@ use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 pub use sqlite::SqliteLedger;
 
 use crate::storage::{
-    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, StoreError,
-    agent_run_kind,
+    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, CoveredLog, Store,
+    StoreError, agent_run_kind,
 };
+
+/// A token estimator a ledger may measure with on another thread.
+pub type SharedEstimator = std::sync::Arc<dyn TokenEstimator + Send + Sync>;
+
+/// A ledger shared by the tasks of a process, whichever backend it is.
+pub type SharedLedger = std::sync::Arc<dyn Ledger>;
+
+/// What a session runtime can be built over: a [`SharedLedger`], either backend by value, or
+/// the SQLite [`Store`] itself.
+pub trait IntoLedger {
+    /// The ledger, shared.
+    fn into_ledger(self) -> SharedLedger;
+}
+
+impl IntoLedger for SharedLedger {
+    fn into_ledger(self) -> SharedLedger {
+        self
+    }
+}
+
+impl IntoLedger for std::sync::Arc<Store> {
+    fn into_ledger(self) -> SharedLedger {
+        std::sync::Arc::new(SqliteLedger::new(self))
+    }
+}
+
+impl IntoLedger for Store {
+    fn into_ledger(self) -> SharedLedger {
+        std::sync::Arc::new(SqliteLedger::new(std::sync::Arc::new(self)))
+    }
+}
+
+impl IntoLedger for SqliteLedger {
+    fn into_ledger(self) -> SharedLedger {
+        std::sync::Arc::new(self)
+    }
+}
+
+impl IntoLedger for postgres::PgLedger {
+    fn into_ledger(self) -> SharedLedger {
+        std::sync::Arc::new(self)
+    }
+}
 
 /// Which backend a ledger is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -112,6 +155,17 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<StoredRow>, StoreError>;
+
+    /// Proves `checkpoint`'s coverage of `session_id` from the stored rows in one streamed
+    /// pass (`storage/covered.rs`), measuring with `estimator`'s base: the covered events are
+    /// hashed, never held. `None` when the rows do not match the checkpoint (the caller
+    /// projects the whole log, whose diagnostics are the core's).
+    async fn read_covered(
+        &self,
+        session_id: &str,
+        checkpoint: HistoryCompactCheckpoint,
+        estimator: SharedEstimator,
+    ) -> Result<Option<CoveredLog>, StoreError>;
 
     /// The current checkpoint: the projection row when valid, else recovered from the
     /// AgentRun ledger (and the row repaired best-effort).
@@ -234,6 +288,14 @@ impl Ledger for postgres::PgLedger {
         limit: usize,
     ) -> Result<Vec<StoredRow>, StoreError> {
         postgres::PgLedger::stored_rows(self, session_id, after, limit).await
+    }
+    async fn read_covered(
+        &self,
+        session_id: &str,
+        checkpoint: HistoryCompactCheckpoint,
+        estimator: SharedEstimator,
+    ) -> Result<Option<CoveredLog>, StoreError> {
+        postgres::PgLedger::read_covered(self, session_id, &checkpoint, &*estimator).await
     }
     async fn current_checkpoint(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
         postgres::PgLedger::current_checkpoint(self, session_id).await

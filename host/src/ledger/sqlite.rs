@@ -11,9 +11,10 @@ use contextfold_core::compaction::MalformedInputCircuit;
 use contextfold_core::projection::{ArchiveAddress, Message};
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 
-use super::{Backend, Ledger, StoredRow};
+use super::{Backend, Ledger, SharedEstimator, StoredRow};
 use crate::storage::{
-    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, Store, StoreError,
+    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, CoveredLog, Store,
+    StoreError,
 };
 
 /// The SQLite store as a [`Ledger`].
@@ -108,6 +109,15 @@ impl Ledger for SqliteLedger {
     ) -> Result<Vec<StoredRow>, StoreError> {
         let session = session_id.to_owned();
         self.with(move |store| store.stored_rows(&session, after, limit)).await
+    }
+    async fn read_covered(
+        &self,
+        session_id: &str,
+        checkpoint: HistoryCompactCheckpoint,
+        estimator: SharedEstimator,
+    ) -> Result<Option<CoveredLog>, StoreError> {
+        let session = session_id.to_owned();
+        self.with(move |store| store.read_covered(&session, &checkpoint, &*estimator)).await
     }
     async fn current_checkpoint(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
         let session = session_id.to_owned();

@@ -2,16 +2,18 @@
 //! before each agent step reads and verifies only the events appended since.
 //!
 //! On the first projection the cache loads the whole ledger and the core verifies the
-//! checkpoint's prefix from scratch; afterwards it asks the store only for rows after the last
+//! checkpoint's prefix from scratch; afterwards it asks the ledger only for rows after the last
 //! one it holds (`seq > last`), after checking that that last row is still in the ledger with
-//! the same id (a replaced or truncated file starts the cache over), and the core's
-//! [`VerifiedPrefix`] hashes only the events it has not seen. The store's ledger is append-only
-//! (SQL triggers refuse every UPDATE and DELETE of its rows), so rows before the last one cannot
-//! change under a live cache except by a writer that bypasses SQLite's rules; such a change is
-//! caught by the next process that opens the file, and by `contextfold verify`.
+//! the same id (a replaced or truncated ledger starts the cache over), and the core's
+//! [`VerifiedPrefix`] hashes only the events it has not seen. Both backends keep the ledger
+//! append-only (triggers refuse every UPDATE and DELETE of its rows), so rows before the last
+//! one cannot change under a live cache except by a writer that bypasses the database's rules;
+//! such a change is caught by the next process that opens the ledger, and by
+//! `contextfold verify`.
 //!
-//! A cold cache with a text checkpoint (V2) does not load the ledger: the store proves the
-//! checkpoint's coverage from the stored rows (`storage/covered.rs`), and the cache holds only
+//! A cold cache with a text checkpoint (V2) does not load the ledger: the ledger proves the
+//! checkpoint's coverage from the stored rows in one streamed pass (`storage/covered.rs`, on
+//! either backend: [`Ledger::read_covered`]), and the cache holds only
 //! the live head and the tail after it, so `contextfold project` and the first step of an agent
 //! resumed on a long session take time close to hashing the ledger and memory independent of its
 //! size. It stays in that mode while the same checkpoint is current and the same base estimator
@@ -26,13 +28,13 @@
 use std::sync::Arc;
 
 use contextfold_core::RuntimeEvent;
-use contextfold_core::budget::TokenEstimator;
 use contextfold_core::checkpoint::VerifiedPrefix;
 use contextfold_core::event::LogError;
 use contextfold_core::projection::{ProjectInput, Projection, project_with};
 
 use crate::hashing::PipelinedSha256;
-use crate::storage::{CoveredPrefix, Store, StoreError, project_covered};
+use crate::ledger::{Ledger, SharedEstimator};
+use crate::storage::{CoveredPrefix, StoreError, project_covered};
 
 use super::session::BaseEstimator;
 
@@ -85,15 +87,15 @@ pub(crate) struct CachedProjection {
 impl LogCache {
     /// Projects the session's next request: `input` gives every field but the events, and its
     /// checkpoint; `estimator` measures (its base must be `key`'s).
-    pub(crate) fn project(
+    pub(crate) async fn project(
         &mut self,
-        store: &Store,
+        ledger: &dyn Ledger,
         session_id: &str,
         key: EstimatorKey,
         input: &ProjectInput<'_>,
-        estimator: &dyn TokenEstimator,
+        estimator: &SharedEstimator,
     ) -> Result<CachedProjection, StoreError> {
-        // Taken out while the store is read: an error leaves an empty (cold) cache, never a
+        // Taken out while the ledger is read: an error leaves an empty (cold) cache, never a
         // head and tail taken for the whole log.
         if let Some((prefix, head)) = self.covered.take() {
             let mut events = std::mem::take(&mut self.events);
@@ -103,12 +105,14 @@ impl LogCache {
                 Some(event) => (event.seq, event.runtime_event_id.clone()),
                 None => prefix.last.clone(),
             };
-            if same && store.event_id_at(session_id, last.0)?.as_deref() == Some(last.1.as_str()) {
-                let new = store.load_events_after(session_id, last.0)?;
+            if same
+                && ledger.event_id_at(session_id, last.0).await?.as_deref() == Some(last.1.as_str())
+            {
+                let new = ledger.load_events_after(session_id, last.0).await?;
                 let events_read = new.len();
                 events.extend(new);
                 if let Some(projection) =
-                    project_covered(&prefix, head, &with_events(input, &events), estimator)
+                    project_covered(&prefix, head, &with_events(input, &events), &**estimator)
                 {
                     let proven_from_rows = prefix.covered;
                     self.events = events;
@@ -125,13 +129,14 @@ impl LogCache {
         if self.events.is_empty()
             && let Some(checkpoint) = input.checkpoint
             && checkpoint.provider_state().is_none()
-            && let Some(log) = store.read_covered(session_id, checkpoint, estimator)?
+            && let Some(log) =
+                ledger.read_covered(session_id, checkpoint.clone(), Arc::clone(estimator)).await?
         {
             let head = log.head.len();
             let mut events = log.head;
             events.extend(log.tail);
             if let Some(projection) =
-                project_covered(&log.prefix, head, &with_events(input, &events), estimator)
+                project_covered(&log.prefix, head, &with_events(input, &events), &**estimator)
             {
                 let proven_from_rows = log.prefix.covered;
                 let events_read = (events.len() - head)
@@ -149,33 +154,34 @@ impl LogCache {
                 });
             }
         }
-        let events_read = self.refresh(store, session_id)?;
+        let events_read = self.refresh(ledger, session_id).await?;
         let (events, verifier) = self.view(key);
-        let projection = project_with(&with_events(input, events), estimator, verifier);
+        let projection = project_with(&with_events(input, events), &**estimator, verifier);
         Ok(CachedProjection { projection, events_read, proven_from_rows: 0 })
     }
 
     /// Brings the cached events up to date with the whole ledger of `session_id`: only rows
     /// after the last cached one are read (after a projection from the rows, the whole ledger).
     /// Returns how many events were read.
-    pub(crate) fn refresh(&mut self, store: &Store, session_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn refresh(
+        &mut self,
+        ledger: &dyn Ledger,
+        session_id: &str,
+    ) -> Result<usize, StoreError> {
         if self.covered.is_some() {
             *self = Self::default();
         }
-        let last = self.events.last().map(|e| (e.seq, e.runtime_event_id.as_str()));
-        match last {
-            Some((seq, id)) if store.event_id_at(session_id, seq)?.as_deref() == Some(id) => {
-                let new = store.load_events_after(session_id, seq)?;
-                let read = new.len();
-                self.events.extend(new);
-                Ok(read)
-            }
-            _ => {
-                *self = Self::default();
-                self.events = store.load_events(session_id)?;
-                Ok(self.events.len())
-            }
+        if let Some((seq, id)) = self.events.last().map(|e| (e.seq, e.runtime_event_id.clone()))
+            && ledger.event_id_at(session_id, seq).await?.as_deref() == Some(id.as_str())
+        {
+            let new = ledger.load_events_after(session_id, seq).await?;
+            let read = new.len();
+            self.events.extend(new);
+            return Ok(read);
         }
+        *self = Self::default();
+        self.events = ledger.load_events(session_id).await?;
+        Ok(self.events.len())
     }
 
     /// The cached events and the verified prefix over them, measured with `key`'s estimator

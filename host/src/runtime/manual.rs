@@ -12,15 +12,13 @@
 //! - Stoppable: a raised [`StopSignal`] cancels the transaction before its durable append;
 //!   nothing but the Run's lifecycle events is persisted, and the next turn starts normally.
 
-use std::sync::Arc;
-
 use contextfold_core::RuntimeEvent;
 use contextfold_core::compaction::{OutcomeKind, Trigger};
 use serde_json::json;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{ActiveRun, SessionRuntime, blocking, unique_tag};
+use super::session::{ActiveRun, SessionRuntime, unique_tag};
 use super::stop::StopSignal;
 use super::transaction::{CompactionReport, Request};
 use crate::storage::{AgentRunRecord, agent_run_kind};
@@ -32,8 +30,7 @@ pub(crate) async fn run_manual<S: Summarizer, N: NativeCompactor>(
     // An unreadable ledger stops here, before the Run writes anything.
     runtime.load().await?;
     let session = runtime.config.session_id.clone();
-    let store = Arc::clone(&runtime.store);
-    let count = blocking(move || Ok(store.agent_run_events(&session)?.len())).await?;
+    let count = runtime.ledger.agent_run_events(&session).await?.len();
     let run_id = format!("run-compact-{:05}-{}-{}", count + 1, runtime.now_ms(), unique_tag());
     {
         let mut state = runtime.state();
@@ -125,6 +122,5 @@ async fn lifecycle<S: Summarizer, N: NativeCompactor>(
         recorded_at_ms: runtime.now_ms(),
         payload,
     };
-    let store = Arc::clone(&runtime.store);
-    blocking(move || store.append_agent_run_event(&record)).await
+    Ok(runtime.ledger.append_agent_run_event(record).await?)
 }

@@ -33,10 +33,11 @@ use serde_json::json;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{BaseEstimator, SessionRuntime, blocking, unique_tag};
+use super::session::{BaseEstimator, SessionRuntime, unique_tag};
 use super::transaction::{Answerers, Driven, PreparationState, drive};
+use crate::ledger::SharedLedger;
 use crate::preparation::{Fate, Held, PreparationStats};
-use crate::storage::{AgentRunRecord, Store, agent_run_kind};
+use crate::storage::{AgentRunRecord, agent_run_kind};
 
 /// The task of one preparation.
 type Task = tokio::task::JoinHandle<Result<Driven, RuntimeError>>;
@@ -57,12 +58,12 @@ impl Job {
         self,
         summarizer: &S,
         native: &N,
-        store: &Arc<Store>,
+        ledger: &SharedLedger,
     ) -> Result<Driven, RuntimeError> {
         let Job { events, input, estimator } = self;
         let input = CompactInput { events: events.as_slice().into(), ..input };
         let tx = Compaction::start_with_estimator(input, estimator.clone())?;
-        let answerers = Answerers { summarizer, native, store, estimator: &estimator };
+        let answerers = Answerers { summarizer, native, ledger, estimator: &estimator };
         drive(tx, &events, answerers, None, None).await
     }
 }
@@ -96,12 +97,12 @@ where
     /// threshold is the model's (`ModelFacts::prepare_at_percent`, default
     /// [`contextfold_core::compaction::PREPARE_AT_PERCENT`]). Needs a tokio runtime.
     pub fn with_background_preparation(self) -> Self {
-        let (summarizer, native, store) =
-            (Arc::clone(&self.summarizer), Arc::clone(&self.native), Arc::clone(&self.store));
+        let (summarizer, native, ledger) =
+            (Arc::clone(&self.summarizer), Arc::clone(&self.native), Arc::clone(&self.ledger));
         let spawner: Spawner = Arc::new(move |job: Job| {
-            let (summarizer, native, store) =
-                (Arc::clone(&summarizer), Arc::clone(&native), Arc::clone(&store));
-            tokio::spawn(async move { job.run(&*summarizer, &*native, &store).await })
+            let (summarizer, native, ledger) =
+                (Arc::clone(&summarizer), Arc::clone(&native), Arc::clone(&ledger));
+            tokio::spawn(async move { job.run(&*summarizer, &*native, &ledger).await })
         });
         self.state().preparations.spawner = Some(spawner);
         self
@@ -139,8 +140,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         };
         let Some(spawner) = spawner.filter(|_| !busy) else { return Ok(()) };
         if self.state().preparations.held.is_some() {
-            let (store, session) = (Arc::clone(&self.store), self.config.session_id.clone());
-            let tip = blocking(move || store.current_checkpoint(&session)).await?.checkpoint;
+            let tip = self.ledger.current_checkpoint(&self.config.session_id).await?.checkpoint;
             let held_for_tip = self.state().preparations.held.as_ref().is_some_and(|held| {
                 held.checkpoint.previous_checkpoint_id.as_deref()
                     == tip.as_ref().map(|c| c.checkpoint_id.as_str())
@@ -298,9 +298,8 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
                 "detail": detail,
             }),
         };
-        let store = Arc::clone(&self.store);
         // Best effort: the counts above stand even when the ledger cannot take the event.
-        let _ = blocking(move || store.append_agent_run_event(&record)).await;
+        let _ = self.ledger.append_agent_run_event(record).await;
     }
 }
 

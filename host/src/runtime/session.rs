@@ -1,6 +1,9 @@
-//! [`SessionRuntime`]: one session's turns, projections and compactions over a [`Store`].
+//! [`SessionRuntime`]: one session's turns, projections and compactions over a [`Ledger`]
+//! (a SQLite file or a PostgreSQL database).
 
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Mutex as AsyncMutex;
 
 use contextfold_core::budget::{Calibration, TokenEstimator};
 use contextfold_core::compaction::{
@@ -15,7 +18,8 @@ use super::error::RuntimeError;
 use super::log_cache::{EstimatorKey, LogCache};
 use super::stop::StopSignal;
 use super::transaction::{CompactionReport, Request};
-use crate::storage::{CheckpointLookup, LookupNote, Store};
+use crate::ledger::{IntoLedger, SharedEstimator, SharedLedger};
+use crate::storage::{CheckpointLookup, LookupNote};
 
 /// What the runtime needs to know about a session's model and provider.
 #[derive(Debug, Clone)]
@@ -82,11 +86,11 @@ pub struct ProjectionReport {
 /// from provider overflow, and runs manual compaction as its own Run. Every trigger enters the
 /// same core transaction ([`contextfold_core::compaction::Compaction`]).
 ///
-/// The store is synchronous; every call into it runs on `tokio::task::spawn_blocking`.
-/// "Active turn" state is per runtime (one process); across processes the store's
-/// compare-and-swap keeps checkpoint writes serialized.
+/// Every ledger call is awaited through the [`Ledger`] trait (the SQLite backend runs its calls
+/// on tokio's blocking pool). "Active turn" state is per runtime (one process); across
+/// processes and machines the ledger's compare-and-swap keeps checkpoint writes serialized.
 pub struct SessionRuntime<S, N> {
-    pub(crate) store: Arc<Store>,
+    pub(crate) ledger: SharedLedger,
     pub(crate) config: SessionConfig,
     pub(crate) summarizer: Arc<S>,
     pub(crate) native: Arc<N>,
@@ -94,7 +98,7 @@ pub struct SessionRuntime<S, N> {
     pub(crate) clock: Clock,
     pub(crate) base_estimator: BaseEstimator,
     /// The log as last read, with its verified prefix ([`LogCache`]).
-    pub(crate) log: Arc<Mutex<LogCache>>,
+    pub(crate) log: AsyncMutex<LogCache>,
 }
 
 impl<S, N> std::fmt::Debug for SessionRuntime<S, N> {
@@ -104,19 +108,20 @@ impl<S, N> std::fmt::Debug for SessionRuntime<S, N> {
 }
 
 impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
-    /// A runtime for `config.session_id` over `store`, using the system clock.
-    pub fn new(store: Arc<Store>, config: SessionConfig, summarizer: S, native: N) -> Self {
+    /// A runtime for `config.session_id` over `ledger` (a [`crate::storage::Store`], either
+    /// backend, or a [`SharedLedger`]), using the system clock.
+    pub fn new(ledger: impl IntoLedger, config: SessionConfig, summarizer: S, native: N) -> Self {
         let clock: Clock = Arc::new(system_now_ms);
         let base_estimator = super::usage::base_estimator_for(&config.provider);
         Self {
-            store,
+            ledger: ledger.into_ledger(),
             config,
             summarizer: Arc::new(summarizer),
             native: Arc::new(native),
             state: Mutex::default(),
             clock,
             base_estimator,
-            log: Arc::default(),
+            log: AsyncMutex::default(),
         }
     }
 
@@ -153,9 +158,9 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         self.config.model = model;
     }
 
-    /// The store.
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
+    /// The ledger.
+    pub fn ledger(&self) -> &SharedLedger {
+        &self.ledger
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, RuntimeState> {
@@ -209,25 +214,18 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
 
     /// Appends canonical events to the session ledger.
     pub async fn append(&self, events: Vec<RuntimeEvent>) -> Result<(), RuntimeError> {
-        let store = Arc::clone(&self.store);
-        let session = self.config.session_id.clone();
-        blocking(move || store.append_events(&session, &events)).await
+        Ok(self.ledger.append_events(&self.config.session_id, events).await?)
     }
 
     /// Loads the log and the current checkpoint (projection first, ledger recovery otherwise).
     /// Only the events appended since this runtime last read the ledger are read
     /// (the runtime's log cache, `host/src/runtime/log_cache.rs`).
     pub async fn load(&self) -> Result<(Vec<RuntimeEvent>, CheckpointLookup), RuntimeError> {
-        let store = Arc::clone(&self.store);
-        let session = self.config.session_id.clone();
-        let log = Arc::clone(&self.log);
-        blocking(move || {
-            let lookup = store.current_checkpoint(&session)?;
-            let mut cache = lock(&log);
-            cache.refresh(&store, &session)?;
-            Ok((cache.events().to_vec(), lookup))
-        })
-        .await
+        let session = &self.config.session_id;
+        let lookup = self.ledger.current_checkpoint(session).await?;
+        let mut cache = self.log.lock().await;
+        cache.refresh(&*self.ledger, session).await?;
+        Ok((cache.events().to_vec(), lookup))
     }
 
     /// Projects the next request's history (the active turn, if any, is the current turn).
@@ -238,26 +236,20 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let estimator = self.estimator().await?;
         let key = EstimatorKey::new(&estimator.base);
         let current = self.active_turn();
-        let store = Arc::clone(&self.store);
-        let session = self.config.session_id.clone();
-        let log = Arc::clone(&self.log);
-        let (model, provider) = (self.config.model.clone(), self.config.provider.clone());
-        let measure = estimator.clone();
-        let (cached, lookup) = blocking(move || {
-            let lookup = store.current_checkpoint(&session)?;
-            let mut cache = lock(&log);
-            let input = ProjectInput {
-                events: &[],
-                current_turn_id: current.as_deref(),
-                checkpoint: lookup.checkpoint.as_ref(),
-                model: &model,
-                provider: Some(&provider),
-                fail_open,
-            };
-            let cached = cache.project(&store, &session, key, &input, &measure)?;
-            Ok((cached, lookup))
-        })
-        .await?;
+        let session = &self.config.session_id;
+        let measure: SharedEstimator = Arc::new(estimator.clone());
+        let lookup = self.ledger.current_checkpoint(session).await?;
+        let input = ProjectInput {
+            events: &[],
+            current_turn_id: current.as_deref(),
+            checkpoint: lookup.checkpoint.as_ref(),
+            model: &self.config.model,
+            provider: Some(&self.config.provider),
+            fail_open,
+        };
+        let mut cache = self.log.lock().await;
+        let cached = cache.project(&*self.ledger, session, key, &input, &measure).await?;
+        drop(cache);
         let (ledger_events_read, proven_from_rows) = (cached.events_read, cached.proven_from_rows);
         let CalibratedProjection { projection, uncalibrated_tokens, ratio_permille } =
             CalibratedProjection::measured(
@@ -284,15 +276,9 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     pub async fn project_for_request(&self) -> Result<ProjectionReport, RuntimeError> {
         // A projection that fits is the same in both modes (see `ProjectInput::fail_open`).
         let mut report = self.project(true).await?;
-        let store = Arc::clone(&self.store);
-        let session = self.config.session_id.clone();
-        let mut messages = std::mem::take(&mut report.projection.messages);
-        let messages = blocking(move || {
-            store.hydrate_attachments(&session, &mut messages)?;
-            Ok(messages)
-        })
-        .await?;
-        report.projection.messages = messages;
+        let messages = std::mem::take(&mut report.projection.messages);
+        report.projection.messages =
+            self.ledger.hydrate_attachments(&self.config.session_id, messages).await?;
         Ok(report)
     }
 
@@ -376,23 +362,6 @@ pub(crate) fn unique_tag() -> String {
 /// Run id of an ordinary turn's events when the runtime writes on its behalf.
 fn run_of(turn_id: &str) -> String {
     format!("run-{turn_id}")
-}
-
-/// Runs a store call on the blocking pool.
-/// Locks `log`, recovering it from a panicked holder (the cache is rebuilt if in doubt: a
-/// poisoned cache is simply reloaded on its next refresh mismatch, and its contents are only
-/// ever rows read from the ledger).
-fn lock(log: &Mutex<LogCache>) -> MutexGuard<'_, LogCache> {
-    log.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub(crate) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, crate::storage::StoreError> + Send + 'static,
-) -> Result<T, RuntimeError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| RuntimeError::TaskFailed(e.to_string()))?
-        .map_err(RuntimeError::from)
 }
 
 fn system_now_ms() -> u64 {

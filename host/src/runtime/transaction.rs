@@ -14,9 +14,10 @@ use serde_json::Value;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{Clock, SessionRuntime, blocking, unique_tag};
+use super::session::{Clock, SessionRuntime, unique_tag};
 use super::stop::StopSignal;
-use crate::storage::{AgentRunRecord, CIRCUIT_KEY, LookupNote, Store, agent_run_kind};
+use crate::ledger::SharedLedger;
+use crate::storage::{AgentRunRecord, CIRCUIT_KEY, LookupNote, agent_run_kind};
 
 /// One Compact command.
 #[derive(Debug, Clone)]
@@ -73,12 +74,9 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         prepared: Option<HistoryCompactCheckpoint>,
     ) -> Result<CompactionReport, RuntimeError> {
         let (events, lookup) = self.load().await?;
-        let store = Arc::clone(&self.store);
-        let session = self.config.session_id.clone();
-        let (ordinal, remembered) = blocking(move || {
-            Ok((store.agent_run_events(&session)?.len() + 1, store.latest_circuit(&session)?))
-        })
-        .await?;
+        let session = &self.config.session_id;
+        let ordinal = self.ledger.agent_run_events(session).await?.len() + 1;
+        let remembered = self.ledger.latest_circuit(session).await?;
         // The circuit the ledger remembers (a failed input of an earlier process) wins over
         // this process's, which is only newer when its outcome could not be recorded.
         let circuit = remembered.unwrap_or_else(|| self.state().circuit.clone());
@@ -111,7 +109,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         let answerers = Answerers {
             summarizer: &*self.summarizer,
             native: &*self.native,
-            store: &self.store,
+            ledger: &self.ledger,
             estimator: &estimator,
         };
         let driven = drive(tx, &events, answerers, Some(&appender), stop).await?;
@@ -158,8 +156,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
             recorded_at_ms: self.now_ms(),
             payload,
         };
-        let store = Arc::clone(&self.store);
-        blocking(move || store.append_agent_run_event(&record)).await
+        Ok(self.ledger.append_agent_run_event(record).await?)
     }
 }
 
@@ -167,7 +164,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
 pub(crate) struct Answerers<'r, S, N> {
     pub(crate) summarizer: &'r S,
     pub(crate) native: &'r N,
-    pub(crate) store: &'r Arc<Store>,
+    pub(crate) ledger: &'r SharedLedger,
     /// Measures the summarizer's answers for the preparation accounts.
     pub(crate) estimator: &'r (dyn TokenEstimator + Sync),
 }
@@ -207,7 +204,7 @@ pub(crate) async fn drive<S: Summarizer, N: NativeCompactor, E: TokenEstimator>(
         }
         match tx.poll()? {
             Step::Effect(Effect::Summarize(effect)) => {
-                if let Err(failure) = archive_omitted(answerers.store, &effect, events).await {
+                if let Err(failure) = archive_omitted(answerers.ledger, &effect, events).await {
                     tx.handle_summary(Err(failure))?;
                     continue;
                 }
@@ -236,7 +233,7 @@ pub(crate) async fn drive<S: Summarizer, N: NativeCompactor, E: TokenEstimator>(
             }
             Step::Effect(Effect::AppendCheckpoint(checkpoint)) => {
                 let result = match appender {
-                    Some(appender) => append(answerers.store, appender, *checkpoint).await?,
+                    Some(appender) => append(answerers.ledger, appender, *checkpoint).await,
                     None => Err(AppendFailure {
                         conflict: false,
                         message: "a background preparation records nothing".into(),
@@ -253,31 +250,25 @@ pub(crate) async fn drive<S: Summarizer, N: NativeCompactor, E: TokenEstimator>(
 /// Appends one step's checkpoint with its AgentRun event (one per rolling step: the core names
 /// each step's checkpoint `<id>`, then `<id>.<n>`, and so does the event id).
 async fn append(
-    store: &Arc<Store>,
+    ledger: &SharedLedger,
     appender: &Appender,
     checkpoint: HistoryCompactCheckpoint,
-) -> Result<Result<(), AppendFailure>, RuntimeError> {
-    let store = Arc::clone(store);
-    let run_id = appender.run_id.clone();
+) -> Result<(), AppendFailure> {
     let step = checkpoint.checkpoint_id.strip_prefix(&appender.new_checkpoint_id);
     let event_id = format!("{}{}", appender.event_id_prefix, step.unwrap_or_default());
     let recorded_at = (appender.clock)();
-    let result = tokio::task::spawn_blocking(move || {
-        store.append_checkpoint(&event_id, &run_id, recorded_at, &checkpoint)
-    })
-    .await
-    .map_err(|e| RuntimeError::TaskFailed(e.to_string()))?;
-    Ok(result.map_err(|error| AppendFailure {
+    let result = ledger.append_checkpoint(&event_id, &appender.run_id, recorded_at, checkpoint);
+    result.await.map_err(|error| AppendFailure {
         conflict: error.is_conflict(),
         message: format!("{error} ({})", error.code()),
-    }))
+    })
 }
 
 /// Archives every payload the summarizer request sent as a marker (one event larger than
 /// the window), so the address the marker names resolves through `archive_read`. A failed
 /// archive write fails the summarize step (retryable class): no marker points nowhere.
 async fn archive_omitted(
-    store: &Arc<Store>,
+    ledger: &SharedLedger,
     effect: &SummarizeEffect,
     events: &[RuntimeEvent],
 ) -> Result<(), ProviderFailure> {
@@ -292,20 +283,13 @@ async fn archive_omitted(
             bodies.push((event.map(|e| e.session_id.clone()).unwrap_or_default(), payload));
         }
     }
-    let store = Arc::clone(store);
-    let stored = tokio::task::spawn_blocking(move || {
-        for (session, body) in &bodies {
-            store.archive_put(session, body.as_bytes()).map_err(|e| e.to_string())?;
-        }
-        Ok::<(), String>(())
-    })
-    .await
-    .map_err(|e| e.to_string())
-    .and_then(|stored| stored);
-    stored.map_err(|error| ProviderFailure {
-        kind: ProviderFailureKind::Unavailable,
-        message: format!("archiving an omitted payload failed: {error}"),
-    })
+    for (session, body) in bodies {
+        ledger.archive_put(&session, body.into_bytes()).await.map_err(|error| ProviderFailure {
+            kind: ProviderFailureKind::Unavailable,
+            message: format!("archiving an omitted payload failed: {error}"),
+        })?;
+    }
+    Ok(())
 }
 
 /// The outcome as a runtime fact: the core's outcome JSON with the checkpoint body replaced by

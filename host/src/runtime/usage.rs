@@ -16,7 +16,7 @@ use contextfold_core::projection::calibrated_estimator;
 
 use super::compactors::{NativeCompactor, Summarizer};
 use super::error::RuntimeError;
-use super::session::{BaseEstimator, ProjectionReport, SessionRuntime, blocking, unique_tag};
+use super::session::{BaseEstimator, ProjectionReport, SessionRuntime, unique_tag};
 use crate::tokenizer::OpenAiTokenizer;
 
 /// The uncalibrated estimator a runtime starts from: the [`PieceEstimator`] (its ratio to a
@@ -39,9 +39,7 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
         if let Some(calibration) = &self.state().calibration {
             return Ok(calibration.clone());
         }
-        let store = Arc::clone(&self.store);
-        let session = self.config.session_id.clone();
-        let loaded = blocking(move || store.calibration(&session)).await?;
+        let loaded = self.ledger.calibration(&self.config.session_id).await?;
         Ok(self.state().calibration.get_or_insert(loaded).clone())
     }
 
@@ -60,14 +58,12 @@ impl<S: Summarizer, N: NativeCompactor> SessionRuntime<S, N> {
     pub async fn record_usage(&self, fact: UsageFact) -> Result<u32, RuntimeError> {
         fact.validate()?;
         self.calibration().await?;
-        let store = Arc::clone(&self.store);
-        let session = self.config.session_id.clone();
         let run_id = self.active_run_id().unwrap_or_else(|| "usage".to_owned());
         let now_ms = self.now_ms();
         let event_id = format!("usage-{now_ms}-{}", unique_tag());
         let recorded = fact.clone();
-        blocking(move || store.append_usage_fact(&session, &run_id, &event_id, now_ms, &recorded))
-            .await?;
+        let session = &self.config.session_id;
+        self.ledger.append_usage_fact(session, &run_id, &event_id, now_ms, recorded).await?;
         let mut state = self.state();
         Ok(state.calibration.get_or_insert_with(Calibration::default).observe(&fact))
     }

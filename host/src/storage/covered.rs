@@ -23,7 +23,6 @@ use rusqlite::params;
 use crate::hashing::PipelinedSha256;
 
 use super::derived::{TOKENS_ESTIMATOR, TOKENS_ESTIMATOR_KEY};
-use super::stream::read_event_row;
 use super::{Store, StoreError};
 
 /// What the stream proved about a checkpoint's covered prefix.
@@ -58,15 +57,195 @@ impl CoveredPrefix {
     }
 }
 
-/// A covered prefix with the events a projection replays around it.
+/// A checkpoint's covered prefix proven from the stored rows, with the events a projection
+/// replays around it (the live head and the tail); what [`crate::ledger::Ledger::read_covered`]
+/// answers.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct CoveredLog {
+pub struct CoveredLog {
     /// What was proven.
     pub(crate) prefix: CoveredPrefix,
     /// The live-head events of the covered final run of [`CoveredPrefix::final_turn`].
     pub(crate) head: Vec<RuntimeEvent>,
     /// Every event after the coverage.
     pub(crate) tail: Vec<RuntimeEvent>,
+}
+
+/// One stored `runtime_events` row as a backend reads it, borrowed from its driver's row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowView<'r> {
+    /// `seq`.
+    pub(crate) seq: u64,
+    /// `runtime_event_id`.
+    pub(crate) id: &'r str,
+    /// `event_json` as stored (bytes: a canonical row is hashed without a UTF-8 check).
+    pub(crate) json: &'r [u8],
+    /// `canonical`.
+    pub(crate) canonical: bool,
+    /// `turn_id`.
+    pub(crate) turn: &'r str,
+    /// `run_id`.
+    pub(crate) run: &'r str,
+    /// `live_head`.
+    pub(crate) live_head: bool,
+    /// `tokens`.
+    pub(crate) tokens: Option<u64>,
+}
+
+impl RowView<'_> {
+    /// The row's event, checked against its key columns.
+    pub(crate) fn event(&self, session_id: &str) -> Result<RuntimeEvent, StoreError> {
+        event_of_row(self.seq, self.id, self.json, session_id)
+    }
+}
+
+/// Parses a stored event, checking it against its key columns (`seq`, `runtime_event_id`,
+/// `session_id`); any failure is [`StoreError::LedgerUnreadable`].
+pub(crate) fn event_of_row(
+    seq: u64,
+    id: &str,
+    json: &[u8],
+    session_id: &str,
+) -> Result<RuntimeEvent, StoreError> {
+    let unreadable = |detail: String| StoreError::LedgerUnreadable {
+        session_id: session_id.to_owned(),
+        detail: format!("row seq {seq}: {detail}"),
+    };
+    let text = std::str::from_utf8(json).map_err(|e| unreadable(format!("cannot read it: {e}")))?;
+    let event =
+        RuntimeEvent::from_json(text).map_err(|e| unreadable(format!("{e} ({})", e.code())))?;
+    if event.seq != seq || event.runtime_event_id != id || event.session_id != session_id {
+        return Err(unreadable("the event JSON disagrees with its key columns".into()));
+    }
+    Ok(event)
+}
+
+/// The one-pass proof of a checkpoint's coverage, fed the session's rows in `seq` order by any
+/// backend ([`Store::read_covered`], the PostgreSQL ledger's `read_covered`).
+pub(crate) struct CoveredReader<'c, E: TokenEstimator + ?Sized> {
+    session_id: &'c str,
+    checkpoint: &'c HistoryCompactCheckpoint,
+    /// The caller's estimator (its base measures: [`TokenEstimator::tally_base`]).
+    estimator: &'c E,
+    /// Whether the `tokens` column is in `base`'s units.
+    stored_tokens: bool,
+    hasher: PrefixHasher<PipelinedSha256>,
+    walk: CoveredWalk,
+    head: Vec<HeadRow>,
+    tail: Vec<RuntimeEvent>,
+}
+
+impl<'c, E: TokenEstimator + ?Sized> CoveredReader<'c, E> {
+    /// A reader proving `checkpoint` over `session_id`'s rows, measuring with `estimator`'s
+    /// base; `ledger_estimator` is the estimator the ledger's `tokens` column records (its
+    /// `ledger_meta` row). `None` when there is nothing to prove (no coverage, another session).
+    pub(crate) fn new(
+        session_id: &'c str,
+        checkpoint: &'c HistoryCompactCheckpoint,
+        estimator: &'c E,
+        ledger_estimator: Option<&str>,
+    ) -> Option<Self> {
+        if checkpoint.coverage.event_count == 0 || checkpoint.session_id != session_id {
+            return None;
+        }
+        let stored_tokens = base_of(&estimator).stored_name() == Some(TOKENS_ESTIMATOR)
+            && ledger_estimator == Some(TOKENS_ESTIMATOR);
+        Some(Self {
+            session_id,
+            checkpoint,
+            estimator,
+            stored_tokens,
+            hasher: PrefixHasher::with_engine(PipelinedSha256::default()),
+            walk: CoveredWalk::default(),
+            head: Vec::new(),
+            tail: Vec::new(),
+        })
+    }
+
+    /// Reads the next row. `Ok(false)`: the rows do not match the checkpoint, stop reading
+    /// (the caller falls back to the full projection). A row that does not parse is
+    /// [`StoreError::LedgerUnreadable`].
+    pub(crate) fn push(&mut self, row: RowView<'_>) -> Result<bool, StoreError> {
+        let covered = self.checkpoint.coverage.event_count;
+        if self.walk.seen >= covered {
+            self.tail.push(row.event(self.session_id)?);
+            return Ok(true);
+        }
+        let parsed = if row.canonical { None } else { Some(row.event(self.session_id)?) };
+        let (seq, id, turn, run) = match &parsed {
+            Some(e) => (e.seq, e.runtime_event_id.as_str(), e.turn_id.as_str(), e.run_id.as_str()),
+            None => (row.seq, row.id, row.turn, row.run),
+        };
+        match &parsed {
+            Some(event) => self.hasher.push(event),
+            None => self.hasher.push_canonical(row.json),
+        }
+        let stored = row.tokens.filter(|_| self.stored_tokens);
+        self.walk.base_tokens += match (stored, &parsed) {
+            (Some(tokens), _) => tokens,
+            (None, Some(event)) => estimate_event(base_of(&self.estimator), event),
+            (None, None) => estimate_event(base_of(&self.estimator), &row.event(self.session_id)?),
+        };
+        if self.walk.enter(turn) {
+            self.head.clear();
+        }
+        self.walk.seen += 1;
+        if self.walk.seen == covered {
+            let coverage = &self.checkpoint.coverage;
+            let through = &coverage.through;
+            let matches = id == through.runtime_event_id
+                && turn == through.turn_id
+                && run == through.run_id
+                && self.walk.turn_ids.len() as u64 == coverage.turn_count
+                && self.hasher.digest() == coverage.source_digest;
+            if !matches {
+                return Ok(false);
+            }
+            self.walk.last = Some((seq, id.to_owned()));
+        }
+        // The head of a run is parsed only if the run turns out to be the last one.
+        let is_head = match &parsed {
+            Some(event) => is_live_head_kind(&event.content),
+            None => row.live_head,
+        };
+        if is_head {
+            self.head.push(match parsed {
+                Some(event) => HeadRow::Parsed(Box::new(event)),
+                None => HeadRow::Stored { seq, id: id.to_owned(), json: row.json.to_vec() },
+            });
+        }
+        Ok(true)
+    }
+
+    /// The proven prefix with its head and tail; `None` when the rows ended before the
+    /// coverage did.
+    pub(crate) fn finish(self) -> Result<Option<CoveredLog>, StoreError> {
+        let session_id = self.session_id;
+        let head = self
+            .head
+            .into_iter()
+            .map(|row| row.into_event(session_id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(last) = self.walk.last else { return Ok(None) };
+        let prefix = CoveredPrefix {
+            checkpoint_id: self.checkpoint.checkpoint_id.clone(),
+            covered: self.checkpoint.coverage.event_count,
+            source_digest: self.checkpoint.coverage.source_digest.clone(),
+            last,
+            final_turn: self.walk.current_turn.unwrap_or_default(),
+            final_turn_reentered: self.walk.reentered,
+            turn_ids: self.walk.turn_ids,
+            base_tokens: self.walk.base_tokens,
+        };
+        Ok(Some(CoveredLog { prefix, head, tail: self.tail }))
+    }
+}
+
+/// The estimator that measures `estimator`'s tallies (itself, unless it scales another).
+fn base_of<'a, E: TokenEstimator + ?Sized>(estimator: &'a &E) -> &'a dyn TokenEstimator {
+    match estimator.tally_base() {
+        Some(base) => base,
+        None => estimator,
+    }
 }
 
 impl Store {
@@ -81,20 +260,19 @@ impl Store {
         checkpoint: &HistoryCompactCheckpoint,
         estimator: &dyn TokenEstimator,
     ) -> Result<Option<CoveredLog>, StoreError> {
-        let covered = checkpoint.coverage.event_count;
-        if covered == 0 || checkpoint.session_id != session_id {
-            return Ok(None);
-        }
-        let base = estimator.tally_base().unwrap_or(estimator);
         let conn = self.lock();
-        let stored_tokens = base.stored_name() == Some(TOKENS_ESTIMATOR)
-            && conn
-                .query_row(
-                    "SELECT value FROM ledger_meta WHERE key = ?1",
-                    [TOKENS_ESTIMATOR_KEY],
-                    |row| row.get::<_, String>(0),
-                )
-                .is_ok_and(|name| name == TOKENS_ESTIMATOR);
+        let ledger_estimator = conn
+            .query_row(
+                "SELECT value FROM ledger_meta WHERE key = ?1",
+                [TOKENS_ESTIMATOR_KEY],
+                |row| row.get::<_, String>(0),
+            )
+            .ok();
+        let Some(mut reader) =
+            CoveredReader::new(session_id, checkpoint, estimator, ledger_estimator.as_deref())
+        else {
+            return Ok(None);
+        };
         let mut statement = conn
             .prepare_cached(
                 "SELECT seq, runtime_event_id, event_json, canonical, turn_id, run_id, \
@@ -105,88 +283,23 @@ impl Store {
             .query(params![session_id])
             .map_err(StoreError::sqlite("streaming the ledger"))?;
         let read = |e| StoreError::Sqlite { operation: "reading a ledger row", source: e };
-        let mut hasher = PrefixHasher::with_engine(PipelinedSha256::default());
-        let mut walk = CoveredWalk::default();
-        let mut head: Vec<HeadRow> = Vec::new();
-        let mut tail = Vec::new();
         while let Some(row) = rows.next().map_err(read)? {
-            if walk.seen >= covered {
-                tail.push(read_event_row(row, session_id)?);
-                continue;
-            }
-            let canonical: bool = row.get(3).map_err(read)?;
-            let stored = row.get::<_, Option<i64>>(7).map_err(read)?;
-            let stored = stored.filter(|_| stored_tokens).map(|t| t.max(0) as u64);
-            let parsed = if canonical { None } else { Some(read_event_row(row, session_id)?) };
             let text = |index: usize| row.get_ref(index).and_then(|v| Ok(v.as_str()?));
-            let (seq, id, turn, run) = match &parsed {
-                Some(e) => {
-                    (e.seq, e.runtime_event_id.as_str(), e.turn_id.as_str(), e.run_id.as_str())
-                }
-                None => {
-                    let seq: i64 = row.get(0).map_err(read)?;
-                    (
-                        seq as u64,
-                        text(1).map_err(read)?,
-                        text(4).map_err(read)?,
-                        text(5).map_err(read)?,
-                    )
-                }
+            let view = RowView {
+                seq: row.get::<_, i64>(0).map_err(read)? as u64,
+                id: text(1).map_err(read)?,
+                json: row.get_ref(2).and_then(|v| Ok(v.as_bytes()?)).map_err(read)?,
+                canonical: row.get(3).map_err(read)?,
+                turn: text(4).map_err(read)?,
+                run: text(5).map_err(read)?,
+                live_head: row.get(6).map_err(read)?,
+                tokens: row.get::<_, Option<i64>>(7).map_err(read)?.map(|t| t.max(0) as u64),
             };
-            let bytes = row.get_ref(2).and_then(|v| Ok(v.as_bytes()?)).map_err(read)?;
-            match &parsed {
-                Some(event) => hasher.push(event),
-                None => hasher.push_canonical(bytes),
-            }
-            walk.base_tokens += match (stored, &parsed) {
-                (Some(tokens), _) => tokens,
-                (None, Some(event)) => estimate_event(base, event),
-                (None, None) => estimate_event(base, &read_event_row(row, session_id)?),
-            };
-            if walk.enter(turn) {
-                head.clear();
-            }
-            walk.seen += 1;
-            if walk.seen == covered {
-                let through = &checkpoint.coverage.through;
-                let matches = id == through.runtime_event_id
-                    && turn == through.turn_id
-                    && run == through.run_id
-                    && walk.turn_ids.len() as u64 == checkpoint.coverage.turn_count
-                    && hasher.digest() == checkpoint.coverage.source_digest;
-                if !matches {
-                    return Ok(None);
-                }
-                walk.last = Some((seq, id.to_owned()));
-            }
-            // The head of a run is parsed only if the run turns out to be the last one.
-            let is_head = match &parsed {
-                Some(event) => is_live_head_kind(&event.content),
-                None => row.get(6).map_err(read)?,
-            };
-            if is_head {
-                head.push(match parsed {
-                    Some(event) => HeadRow::Parsed(Box::new(event)),
-                    None => HeadRow::Stored { seq, id: id.to_owned(), json: bytes.to_vec() },
-                });
+            if !reader.push(view)? {
+                return Ok(None);
             }
         }
-        let head = head
-            .into_iter()
-            .map(|row| row.into_event(session_id))
-            .collect::<Result<Vec<_>, _>>()?;
-        let Some(last) = walk.last else { return Ok(None) };
-        let prefix = CoveredPrefix {
-            checkpoint_id: checkpoint.checkpoint_id.clone(),
-            covered,
-            source_digest: checkpoint.coverage.source_digest.clone(),
-            last,
-            final_turn: walk.current_turn.unwrap_or_default(),
-            final_turn_reentered: walk.reentered,
-            turn_ids: walk.turn_ids,
-            base_tokens: walk.base_tokens,
-        };
-        Ok(Some(CoveredLog { prefix, head, tail }))
+        reader.finish()
     }
 }
 
@@ -199,23 +312,12 @@ enum HeadRow {
 }
 
 impl HeadRow {
-    /// The event, checked against its key columns like [`read_event_row`].
+    /// The event, checked against its key columns.
     fn into_event(self, session_id: &str) -> Result<RuntimeEvent, StoreError> {
-        let (seq, id, json) = match self {
-            Self::Parsed(event) => return Ok(*event),
-            Self::Stored { seq, id, json } => (seq, id, json),
-        };
-        let unreadable = |detail: String| StoreError::LedgerUnreadable {
-            session_id: session_id.to_owned(),
-            detail: format!("row seq {seq}: {detail}"),
-        };
-        let text = std::str::from_utf8(&json).map_err(|e| unreadable(e.to_string()))?;
-        let event =
-            RuntimeEvent::from_json(text).map_err(|e| unreadable(format!("{e} ({})", e.code())))?;
-        if event.seq != seq || event.runtime_event_id != id || event.session_id != session_id {
-            return Err(unreadable("the event JSON disagrees with its key columns".into()));
+        match self {
+            Self::Parsed(event) => Ok(*event),
+            Self::Stored { seq, id, json } => event_of_row(seq, &id, &json, session_id),
         }
-        Ok(event)
     }
 }
 

@@ -115,25 +115,16 @@ pub(crate) fn read_event_row(
     row: &rusqlite::Row<'_>,
     session_id: &str,
 ) -> Result<RuntimeEvent, StoreError> {
-    let unreadable =
-        |detail: String| StoreError::LedgerUnreadable { session_id: session_id.to_owned(), detail };
     let seq: i64 = row.get(0).map_err(StoreError::sqlite("reading a ledger row"))?;
     let id = row.get_ref(1).and_then(|v| Ok(v.as_str()?));
-    let json = row.get_ref(2).and_then(|v| Ok(v.as_str()?));
-    let (id, json) = match (id, json) {
-        (Ok(id), Ok(json)) => (id, json),
-        (Err(e), _) | (_, Err(e)) => {
-            return Err(unreadable(format!("row seq {seq}: cannot read it: {e}")));
-        }
-    };
-    let event = RuntimeEvent::from_json(json)
-        .map_err(|e| unreadable(format!("row seq {seq}: {e} ({})", e.code())))?;
-    if event.seq as i64 != seq || event.runtime_event_id != id || event.session_id != session_id {
-        return Err(unreadable(format!(
-            "row seq {seq}: the event JSON disagrees with its key columns"
-        )));
+    let json = row.get_ref(2).and_then(|v| Ok(v.as_bytes()?));
+    match (id, json) {
+        (Ok(id), Ok(json)) => super::covered::event_of_row(seq as u64, id, json, session_id),
+        (Err(e), _) | (_, Err(e)) => Err(StoreError::LedgerUnreadable {
+            session_id: session_id.to_owned(),
+            detail: format!("row seq {seq}: cannot read it: {e}"),
+        }),
     }
-    Ok(event)
 }
 
 /// The key fields and canonical bytes of a `(seq, runtime_event_id, event_json, canonical,

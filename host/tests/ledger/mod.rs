@@ -9,4 +9,5 @@ mod checkpoint_cas;
 mod concurrency;
 mod faults;
 mod round_trip;
+mod runtime_steps;
 mod support;

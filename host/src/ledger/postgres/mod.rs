@@ -21,6 +21,7 @@
 mod archive;
 mod checkpoints;
 mod config;
+mod covered;
 mod error;
 mod events;
 mod schema;
