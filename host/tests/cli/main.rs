@@ -9,4 +9,5 @@ mod providers;
 
 mod cli;
 mod cli_attachments;
+mod cli_postgres;
 mod cli_providers;
