@@ -13,6 +13,19 @@
 # docs/performance.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PostgreSQL: the whole run shares one throwaway cluster (scripts/with-postgres.sh), so the
+# PostgreSQL half of every ledger test (Rust and npm) runs beside the SQLite half. Without the
+# server's binaries those halves are skipped and say so; CONTEXTFOLD_REQUIRE_PG=1 (CI) makes
+# that an error instead.
+if [ -z "${CONTEXTFOLD_PG_URL:-}" ]; then
+  if [ -n "${PG_BIN:-}" ] || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+    exec bash scripts/with-postgres.sh bash "$0" "$@"
+  elif [ -n "${CONTEXTFOLD_REQUIRE_PG:-}" ]; then
+    echo "scripts/test.sh: no PostgreSQL server binaries (apt-get install postgresql)" >&2
+    exit 2
+  fi
+  echo "== PostgreSQL: no server binaries (apt-get install postgresql): its tests are skipped"
+fi
 start=$SECONDS
 # Tests write real SQLite files and fsync every durable append; on a RAM filesystem those waits
 # vanish (the long-turn tests spent about a third of their time in them on the CI disk) while
