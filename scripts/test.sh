@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 # that an error instead.
 if [ -z "${CONTEXTFOLD_PG_URL:-}" ]; then
   if [ -n "${PG_BIN:-}" ] || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
-    exec bash scripts/with-postgres.sh bash "$0" "$@"
+    exec bash scripts/with-postgres.sh bash "$PWD/scripts/test.sh" "$@"
   elif [ -n "${CONTEXTFOLD_REQUIRE_PG:-}" ]; then
     echo "scripts/test.sh: no PostgreSQL server binaries (apt-get install postgresql)" >&2
     exit 2
