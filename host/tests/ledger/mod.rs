@@ -6,6 +6,8 @@
 
 mod append_only;
 mod checkpoint_cas;
+mod churn;
+mod churn_worker;
 mod concurrency;
 mod faults;
 mod round_trip;

@@ -107,3 +107,34 @@ async fn usage_facts_circuit_and_run_events_read_back_in_order() {
         assert_eq!(kinds, ["u1", "u2", "o1"], "{}", backend.name());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_opening_a_new_database_at_once_migrate_it_once() {
+    let Some(backend) = super::support::postgres("first_open").await else { return };
+    let Some(pg) = &backend.pg else { return };
+    // The support already migrated it: start again from an empty database, several times.
+    let client = pg.client(None).await;
+    for round in 0..5 {
+        client
+            .batch_execute(
+                "DROP TABLE schema_version, runtime_events, agent_run_events, \
+                 checkpoint_projection, tool_result_archive, ledger_meta CASCADE; \
+                 DROP FUNCTION contextfold_append_only() CASCADE",
+            )
+            .await
+            .expect("empty the database");
+        let opens: Vec<_> = (0..8)
+            .map(|_| {
+                let config = pg.config.clone();
+                tokio::spawn(async move {
+                    contextfold_host::ledger::postgres::PgLedger::connect(&config).await.map(|_| ())
+                })
+            })
+            .collect();
+        for open in opens {
+            open.await
+                .expect("join")
+                .unwrap_or_else(|e| panic!("round {round}: every open succeeds: {e}"));
+        }
+    }
+}

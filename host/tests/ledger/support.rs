@@ -35,6 +35,13 @@ pub(crate) struct PgDatabase {
 }
 
 impl PgDatabase {
+    /// The test database's URL (the server's, with its database name).
+    pub(crate) fn url(&self) -> String {
+        let url = std::env::var("CONTEXTFOLD_PG_URL").expect("CONTEXTFOLD_PG_URL");
+        let base = url.rsplit_once('/').map_or(url.as_str(), |(base, _)| base);
+        format!("{base}/{}", self.dbname)
+    }
+
     /// A raw client on the test's database as `user` (the superuser by default).
     pub(crate) async fn client(&self, user: Option<&str>) -> tokio_postgres::Client {
         let url = std::env::var("CONTEXTFOLD_PG_URL").expect("CONTEXTFOLD_PG_URL");

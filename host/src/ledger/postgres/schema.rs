@@ -101,7 +101,15 @@ pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 pub(super) async fn schema_version(client: &impl GenericClient) -> Result<u32, PgError> {
     let read = PgError::during("reading the schema version");
     let exists = client
-        .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])
+        // A query on `pg_class`, not `to_regclass`: the latter reads the backend's catalog
+        // cache, which waiting on the migration lock does not refresh, so a process that waited
+        // while another migrated would still see no table and run version 1 again.
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relname = 'schema_version' AND n.nspname = current_schema())",
+            &[],
+        )
         .await
         .map_err(PgError::during("reading the schema version"))?
         .get::<_, bool>(0);
