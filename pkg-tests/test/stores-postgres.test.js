@@ -189,6 +189,11 @@ pgTest('postgres store: a stale writer\'s append is a typed store_conflict, noth
   const error = await rejectsWith(assert, b.appendEvents(events.slice(0, 4).map((event) => ({ ...event, runtimeEventId: `b-${event.seq}` }))), 'store_conflict');
   assert.equal(error.conflict, true);
   assert.equal(b.log.length, 0, 'the refused batch left the log');
+  // Seqs above the other writer's collide with no key: only the check against the database's
+  // last seq refuses them (b has not seen seq 1-4).
+  const above = await rejectsWith(assert, b.appendEvents(events.slice(8).map((event) => ({ ...event, runtimeEventId: `b-${event.seq}` }))), 'store_conflict');
+  assert.equal(above.conflict, true);
+  assert.equal(b.log.length, 0);
   assert.equal(await b.refresh(), 4);
   assert.deepEqual(b.log.events(), events.slice(0, 4));
   await b.appendEvents(events.slice(4, 8));
@@ -199,6 +204,30 @@ pgTest('postgres store: a stale writer\'s append is a typed store_conflict, noth
   await b.close();
   const seqs = (await poolOn(url).query('SELECT seq FROM runtime_events ORDER BY seq')).rows.map((row) => Number(row.seq));
   assert.deepEqual(seqs, events.map((event) => event.seq));
+});
+
+pgTest('postgres store: of two writers appending at once from the same view exactly one commits, 20 rounds (the session lock)', {}, async () => {
+  const url = await freshDatabase();
+  const a = await PostgresStore.open({ connectionString: url, sessionId: 's' });
+  const b = await PostgresStore.open({ connectionString: url, sessionId: 's' });
+  const mark = (events, who) => events.map((event) => ({ ...event, runtimeEventId: `${who}-${event.seq}`, turnId: `${who}-${event.turnId}`, content: event.content.callId ? { ...event.content, callId: `${who}-${event.content.callId}` } : event.content }));
+  for (let round = 0; round < 20; round += 1) {
+    const next = (a.log.events().at(-1)?.seq ?? 0) + 1;
+    // Seqs that never collide: without the lock both would read the same last seq and commit.
+    const [first, second] = await Promise.allSettled([
+      a.appendEvents(mark(sessionEvents('s', 1, 0).map((event) => ({ ...event, seq: next + event.seq - 1 })), `a${round}`)),
+      b.appendEvents(mark(sessionEvents('s', 1, 0).map((event) => ({ ...event, seq: next + 100 + event.seq - 1 })), `b${round}`)),
+    ]);
+    const outcomes = [first.status, second.status].sort();
+    assert.deepEqual(outcomes, ['fulfilled', 'rejected'], `round ${round}: exactly one writer commits`);
+    const refused = [first, second].find((result) => result.status === 'rejected').reason;
+    assert.equal(refused.code, 'store_conflict');
+    await a.refresh();
+    await b.refresh();
+    assert.deepEqual(a.log.events(), b.log.events());
+  }
+  await a.close();
+  await b.close();
 });
 
 pgTest('postgres store: of two writers compacting from one tip the second gets successor_conflict; the row is the winner\'s', {}, async () => {
