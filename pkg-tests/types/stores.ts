@@ -4,9 +4,11 @@ import { compact, ledgerRows, ledgerTokensEstimator, type LedgerRow, type Runtim
 import { MemoryStore, type SessionStore } from 'contextfold/stores/memory';
 import { JsonlFileStore, type StorageRepair } from 'contextfold/stores/jsonl';
 import { SqliteStore } from 'contextfold/stores/sqlite';
+import { PostgresStore, type PgPoolLike, type PostgresErrorFields } from 'contextfold/stores/postgres';
 import { IndexedDbStore } from 'contextfold/stores/indexeddb';
 
 declare const events: RuntimeEvent[];
+declare const pool: PgPoolLike;
 
 export async function useStores(): Promise<number> {
   const stores: SessionStore[] = [
@@ -14,7 +16,13 @@ export async function useStores(): Promise<number> {
     await JsonlFileStore.open({ directory: '/tmp/ledger', sessionId: 's' }),
     await SqliteStore.open({ path: '/tmp/ledger.sqlite', sessionId: 's' }),
     await IndexedDbStore.open({ name: 'ledger', sessionId: 's' }),
+    await PostgresStore.open({ connectionString: 'postgres://app@db/ledger', sessionId: 's' }),
   ];
+  const shared = await PostgresStore.open({ pool, sessionId: 's' });
+  const added: number = await shared.refresh();
+  const target: string | null = shared.target;
+  const failure = null as unknown as PostgresErrorFields;
+  const retry: boolean = failure.retryable && failure.code === 'storage_serialization_failure';
   const jsonl = await JsonlFileStore.open({ directory: '/tmp/ledger', sessionId: 't' });
   const repairs: StorageRepair[] = jsonl.storageDiagnostics;
   const rows: LedgerRow[] = ledgerRows(events);
@@ -31,5 +39,5 @@ export async function useStores(): Promise<number> {
     );
     await store.close();
   }
-  return repairs.length + rows.length + estimator.length;
+  return repairs.length + rows.length + estimator.length + added + (target?.length ?? 0) + (retry ? 1 : 0);
 }

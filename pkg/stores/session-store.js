@@ -58,9 +58,9 @@ export class SessionStore {
   }
 
   /**
-   * Loads what the storage holds: `events` (array or JSONL) into the log, `records` (recorded
-   * checkpoint events `{ eventId, sessionId, recordedAtMs, payload }`) through the core's
-   * recovery, and the last `circuit`. Throws the core's code when the stored events are invalid,
+   * Loads what the storage holds (once at open; again through `catchUp`): `events` (array or
+   * JSONL) appended to the log, `records` (recorded checkpoint events `{ eventId, sessionId,
+   * recordedAtMs, payload }`) through the core's recovery, and the last `circuit`. Throws the core's code when the stored events are invalid,
    * and `store_corrupt` when the current checkpoint covers more events than were stored.
    */
   restore({ events, records = [], circuit = null }) {
@@ -95,7 +95,39 @@ export class SessionStore {
       }
       const before = this.#log.length;
       this.#log.append(batch);
-      await this.#durably(() => this.persistEvents(batch, before));
+      try {
+        await this.#durably(() => this.persistEvents(batch, before));
+      } catch (error) {
+        // A refusal the storage made before writing anything (`conflict: true`: another writer
+        // appended first) leaves the store usable: the log goes back to the stored events.
+        if (error?.conflict === true) this.#keepFirst(before);
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * The log holding only its first `count` events: a new EventLog (the old one is left to the
+   * garbage collector, not freed, since a caller may still hold it).
+   */
+  #keepFirst(count) {
+    const kept = this.#log.events().slice(0, count);
+    const log = new EventLog();
+    if (kept.length > 0) log.append(kept);
+    this.#log = log;
+  }
+
+  /**
+   * For stores that several writers share (PostgreSQL): after every earlier call of this store,
+   * `read()` resolves to what the storage holds beyond this store's log — `{ events }` (those
+   * after the log's last), `records` (every recorded checkpoint event) and `circuit` — which
+   * then goes through `restore`. Resolves to the number of events added.
+   */
+  catchUp(read) {
+    return this.#serialized(async () => {
+      const before = this.#log.length;
+      this.restore(await read());
+      return this.#log.length - before;
     });
   }
 
