@@ -331,3 +331,46 @@ pgTest('postgres store: a database of a newer schema is refused untouched; proce
   await rejectsWith(assert, PostgresStore.open({ pool, sessionId: 's' }), 'store_schema_too_new');
   assert.deepEqual((await pool.query('SELECT version FROM schema_version ORDER BY version')).rows.map((row) => row.version), [1, 2]);
 });
+
+const BIN = process.env.CONTEXTFOLD_BIN ?? path.join(repoRoot, 'target', 'debug', 'contextfold');
+const NO_BIN = (await import('node:fs')).existsSync(BIN) ? false : `no contextfold binary at ${BIN} (set CONTEXTFOLD_BIN)`;
+
+/** `contextfold <args> --json` against the native binary: `{ code, json, stderr }`. */
+async function cli(...args) {
+  try {
+    const { stdout, stderr } = await run(BIN, ['--json', ...args], { maxBuffer: 64 << 20 });
+    return { code: 0, json: JSON.parse(stdout), stderr };
+  } catch (error) {
+    if (typeof error.code !== 'number') throw error;
+    return { code: error.code, json: error.stdout ? JSON.parse(error.stdout) : null, stderr: error.stderr };
+  }
+}
+
+pgTest('postgres store: a Node agent and the native host share one database', { skip: NO_BIN }, async () => {
+  const url = await freshDatabase();
+  // Node writes six turns and a checkpoint; the native host projects them, replaying it.
+  const store = await PostgresStore.open({ connectionString: url, sessionId: 's' });
+  await store.appendEvents(sessionEvents('s', 6));
+  assert.equal((await compactStore(store, 'cp-node')).outcome, 'recorded');
+  await store.appendEvents(sessionEvents('s', 6, 6));
+  await store.close();
+  const projected = await cli('project', '--db', url, '--session', 's', '--context-window', '4000');
+  assert.equal(projected.code, 0, projected.stderr);
+  assert.equal(projected.json.checkpoint.checkpointId, 'cp-node', 'the host replays the checkpoint Node recorded');
+
+  // The host compacts further (its compare-and-swap over Node's tip); Node reopens on the
+  // host's checkpoint, its successor, and appends after it.
+  const compacted = await cli('compact', '--db', url, '--session', 's', '--context-window', '4000', '--summarizer', 'extractive');
+  assert.equal(compacted.code, 0, compacted.stderr);
+  assert.equal(compacted.json.outcome, 'recorded', JSON.stringify(compacted.json));
+  const hostCheckpoint = compacted.json.checkpoint;
+  assert.equal(hostCheckpoint.previousCheckpointId, 'cp-node');
+  const reopened = await PostgresStore.open({ connectionString: url, sessionId: 's' });
+  assert.equal(reopened.checkpoint?.checkpointId, hostCheckpoint.checkpointId);
+  assert.equal(reopened.log.events().length, 48);
+  await reopened.appendEvents(sessionEvents('s', 1, 12));
+  await reopened.close();
+  const exported = await cli('export', '--db', url, '--session', 's');
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.deepEqual(exported.json.events.map((e) => e.seq), Array.from({ length: 52 }, (_, i) => i + 1));
+});
