@@ -39,16 +39,27 @@ fn churn_worker_process() {
     run_from_env();
 }
 
-/// Starts `WORKERS` worker processes on `db` and waits for them.
-fn churn(db: &str, dir: &Path, seed: u64) {
+/// The shape of one churn: how many workers serve how many sessions for how long.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fleet {
+    pub(crate) workers: usize,
+    pub(crate) sessions: usize,
+    pub(crate) millis: u64,
+}
+
+/// The churn CI runs on each backend.
+const FLEET: Fleet = Fleet { workers: WORKERS, sessions: SESSIONS, millis: MILLIS };
+
+/// Starts `fleet.workers` worker processes on `db` and waits for them.
+pub(crate) fn churn(fleet: Fleet, db: &str, dir: &Path, seed: u64) {
     let exe = std::env::current_exe().expect("the test binary");
-    let children: Vec<_> = (0..WORKERS)
+    let children: Vec<_> = (0..fleet.workers)
         .map(|worker| {
             let plan = Plan {
                 worker,
                 db: db.to_owned(),
-                sessions: SESSIONS,
-                millis: MILLIS,
+                sessions: fleet.sessions,
+                millis: fleet.millis,
                 dir: dir.to_owned(),
                 seed,
             };
@@ -71,9 +82,9 @@ fn churn(db: &str, dir: &Path, seed: u64) {
 }
 
 /// Every acknowledged `(seq, id)` of every session, from the workers' ack files.
-fn acknowledged(dir: &Path) -> HashMap<String, Vec<(u64, String)>> {
+pub(crate) fn acknowledged(dir: &Path, workers: usize) -> HashMap<String, Vec<(u64, String)>> {
     let mut acked: HashMap<String, Vec<(u64, String)>> = HashMap::new();
-    for worker in 0..WORKERS {
+    for worker in 0..workers {
         let text = std::fs::read_to_string(ack_file(dir, worker)).unwrap_or_default();
         for line in text.lines() {
             let mut fields = line.split('\t');
@@ -166,10 +177,10 @@ async fn a_fleet_of_workers_loses_nothing_on_both_backends() {
         };
         let blocking_dir = dir.path().to_owned();
         let blocking_db = db.clone();
-        tokio::task::spawn_blocking(move || churn(&blocking_db, &blocking_dir, seed))
+        tokio::task::spawn_blocking(move || churn(FLEET, &blocking_db, &blocking_dir, seed))
             .await
             .expect("churn");
-        let acked = acknowledged(dir.path());
+        let acked = acknowledged(dir.path(), WORKERS);
         let ledger = open(&db).await;
         let (mut events, mut checkpoints) = (0, 0);
         for index in 0..SESSIONS {

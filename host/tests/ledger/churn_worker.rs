@@ -144,6 +144,14 @@ impl Counts {
     fn error(&mut self, code: &str) {
         *self.errors.entry(code.to_owned()).or_default() += 1;
     }
+
+    /// Counts `code`; a lost server is given a moment before the next try.
+    async fn failed(&mut self, code: &str) {
+        self.error(code);
+        if code.starts_with("storage_") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 fn config(session: &str) -> SessionConfig {
@@ -234,7 +242,8 @@ async fn work(plan: &Plan) -> Counts {
     let mut counts = Counts::default();
     let mut next_id = 0;
     let deadline = Instant::now() + Duration::from_millis(plan.millis);
-    while Instant::now() < deadline {
+    // The deadline, or earlier a `stop` file in the dir (the failover script's end).
+    while Instant::now() < deadline && !plan.dir.join("stop").exists() {
         let session = session_name(rng.below(plan.sessions as u64) as usize);
         if rng.below(8) == 0 {
             // A manual compaction of a session this worker does not hold: it races the holder.
@@ -251,7 +260,7 @@ async fn work(plan: &Plan) -> Counts {
                     let reason = reason.as_str().unwrap_or("unknown").to_owned();
                     *counts.manual_reasons.entry(reason).or_default() += 1;
                 }
-                Err(error) => counts.error(error.code()),
+                Err(error) => counts.failed(error.code()).await,
             }
             continue;
         }
@@ -292,7 +301,7 @@ async fn serve(
         let events = match runtime.load().await {
             Ok((events, _)) => events,
             Err(error) => {
-                counts.error(error.code());
+                counts.failed(error.code()).await;
                 return;
             }
         };
@@ -315,7 +324,7 @@ async fn serve(
             .map(|e| format!("{session}\t{}\t{}\n", e.seq, e.runtime_event_id))
             .collect();
         if let Err(error) = runtime.append(step).await {
-            counts.error(error.code());
+            counts.failed(error.code()).await;
             return;
         }
         for line in acked {
@@ -331,10 +340,10 @@ async fn serve(
         match evaluated {
             Ok(Some(report)) if report.outcome.checkpoint.is_some() => counts.compactions += 1,
             Ok(_) => {}
-            Err(error) => counts.error(error.code()),
+            Err(error) => counts.failed(error.code()).await,
         }
         if let Err(error) = runtime.project_for_request().await {
-            counts.error(error.code());
+            counts.failed(error.code()).await;
         }
         if closes {
             let _ = runtime.end_turn();

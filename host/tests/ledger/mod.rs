@@ -9,6 +9,7 @@ mod checkpoint_cas;
 mod churn;
 mod churn_worker;
 mod concurrency;
+mod failover;
 mod faults;
 mod round_trip;
 mod runtime_steps;
