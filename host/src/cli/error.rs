@@ -79,12 +79,6 @@ pub enum CliError {
     /// The provider simulator could not start.
     #[error("cannot start the provider simulator: {0}")]
     Simulator(#[from] crate::simulator::SimulatorError),
-    /// The command reads a SQLite file directly and `--db` named a PostgreSQL database.
-    #[error("`{command}` works on a SQLite file only so far; `--db` names a PostgreSQL database")]
-    SqliteOnly {
-        /// The command.
-        command: &'static str,
-    },
     /// Writing output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -104,7 +98,6 @@ impl CliError {
             CliError::VerifyFailed { .. } => "verify_failed",
             CliError::Demo { .. } => "demo_request_failed",
             CliError::Simulator(error) => error.code(),
-            CliError::SqliteOnly { .. } => "sqlite_only_command",
             CliError::Output(_) => "output_failed",
         }
     }

@@ -5,24 +5,16 @@ use contextfold_core::HistoryCompactCheckpoint;
 use serde_json::{Value, json};
 
 use super::{CliError, Output, Target};
-use crate::storage::{LookupSource, Store, StoreError};
-
-fn open_session(target: &Target, command: &'static str) -> Result<Store, CliError> {
-    let store = Store::open_existing(target.sqlite_file(command)?)?;
-    if store.event_count(&target.session)? == 0 {
-        return Err(StoreError::UnknownSession { session_id: target.session.clone() }.into());
-    }
-    Ok(store)
-}
+use crate::storage::LookupSource;
 
 /// `checkpoints`: every recorded checkpoint event, and which one is current.
-pub(crate) fn checkpoints(target: &Target) -> Result<Output, CliError> {
-    let store = open_session(target, "checkpoints")?;
-    let lookup = store.current_checkpoint(&target.session)?;
+pub(crate) async fn checkpoints(target: &Target) -> Result<Output, CliError> {
+    let ledger = target.open_session().await?;
+    let lookup = ledger.current_checkpoint(&target.session).await?;
     let current = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
     let mut rows = Vec::new();
     let mut text = String::new();
-    for record in store.recorded_checkpoints(&target.session)? {
+    for record in ledger.recorded_checkpoints(&target.session).await? {
         let row = match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
             Ok(cp) => {
                 let is_current = current.as_deref() == Some(cp.checkpoint_id.as_str());
@@ -74,9 +66,9 @@ pub(crate) fn checkpoints(target: &Target) -> Result<Output, CliError> {
 
 /// `verify`: each recorded checkpoint against the canonical ledger (prefix, boundary, turns,
 /// digest), and the projection row against ledger recovery.
-pub(crate) fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
-    let store = open_session(target, "verify")?;
-    let records = store.recorded_checkpoints(&target.session)?;
+pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
+    let ledger = target.open_session().await?;
+    let records = ledger.recorded_checkpoints(&target.session).await?;
     let mut results: Vec<Option<Value>> = Vec::new();
     let mut parsed = Vec::new();
     let mut failures: Vec<&'static str> = Vec::new();
@@ -95,7 +87,7 @@ pub(crate) fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
     // Every checkpoint in one streamed pass over the ledger.
     let checkpoints: Vec<HistoryCompactCheckpoint> =
         parsed.iter().map(|(_, cp)| cp.clone()).collect();
-    let sweep = store.verify_checkpoints(&target.session, &checkpoints)?;
+    let sweep = ledger.verify_checkpoints(&target.session, checkpoints).await?;
     let mut swept = parsed.iter().zip(&sweep.results);
     for slot in results.iter_mut().filter(|slot| slot.is_none()) {
         let Some(((event_id, cp), result)) = swept.next() else { break };
@@ -110,14 +102,17 @@ pub(crate) fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
         });
     }
     let results: Vec<Value> = results.into_iter().flatten().collect();
-    let recovered = select_tip(&store, &target.session)?;
-    let lookup = store.current_checkpoint(&target.session)?;
+    let recovered =
+        contextfold_core::checkpoint::select_recovered_checkpoint(&target.session, &records)
+            .selected
+            .map(|c| c.checkpoint_id);
+    let lookup = ledger.current_checkpoint(&target.session).await?;
     let projection_id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
     let projection_ok = lookup.source != LookupSource::Recovered && projection_id == recovered;
     if !projection_ok {
         failures.push("projection_mismatch");
     }
-    let rows = if deep { Some(store.check_rows(&target.session)?) } else { None };
+    let rows = if deep { Some(ledger.check_rows(&target.session).await?) } else { None };
     if rows.as_ref().is_some_and(|rows| !rows.mismatched.is_empty()) {
         failures.push("derived_column_mismatch");
     }
@@ -149,18 +144,11 @@ pub(crate) fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
     Ok(Output { json, text, exit: 0 })
 }
 
-fn select_tip(store: &Store, session: &str) -> Result<Option<String>, CliError> {
-    let records = store.recorded_checkpoints(session)?;
-    Ok(contextfold_core::checkpoint::select_recovered_checkpoint(session, &records)
-        .selected
-        .map(|c| c.checkpoint_id))
-}
-
 /// `recover`: rebuilds the projection row from the AgentRun ledger.
-pub(crate) fn recover(target: &Target) -> Result<Output, CliError> {
-    let store = open_session(target, "recover")?;
-    let lookup = store.rebuild_projection(&target.session)?;
-    let rebuilt = store.rebuild_derived(&target.session)?;
+pub(crate) async fn recover(target: &Target) -> Result<Output, CliError> {
+    let ledger = target.open_session().await?;
+    let lookup = ledger.rebuild_projection(&target.session).await?;
+    let rebuilt = ledger.rebuild_derived(&target.session).await?;
     let id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
     let text = format!(
         "projection of {} rebuilt: {} ({} recovery note(s)); derived columns of {rebuilt} row(s) rebuilt\n",

@@ -274,9 +274,9 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
             let choice = compact::SummarizerArgs { summarizer, base_url, model, connection };
             compact::compact(&target, context_window, choice).await
         }
-        Command::Checkpoints { target } => inspect::checkpoints(&target),
-        Command::Verify { target, deep } => inspect::verify(&target, deep),
-        Command::Recover { target } => inspect::recover(&target),
+        Command::Checkpoints { target } => inspect::checkpoints(&target).await,
+        Command::Verify { target, deep } => inspect::verify(&target, deep).await,
+        Command::Recover { target } => inspect::recover(&target).await,
         Command::Export { target } => inspect::export(&target).await,
         Command::ProviderSim {
             listen,

@@ -3,7 +3,7 @@
 //! PostgreSQL credentials come from the URL or the standard `PG*` variables
 //! ([`PgLedgerConfig::from_url`]) and are never printed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::CliError;
@@ -68,14 +68,5 @@ impl Target {
             return Err(StoreError::UnknownSession { session_id: self.session.clone() }.into());
         }
         Ok(ledger)
-    }
-
-    /// The SQLite file, for the commands that read it directly (`command` names the command
-    /// in the error a PostgreSQL URL gets).
-    pub(crate) fn sqlite_file(&self, command: &'static str) -> Result<&Path, CliError> {
-        match &self.db {
-            Db::File(path) => Ok(path),
-            Db::Postgres(_) => Err(CliError::SqliteOnly { command }),
-        }
     }
 }

@@ -30,6 +30,7 @@ mod sqlite;
 
 use async_trait::async_trait;
 use contextfold_core::budget::{Calibration, TokenEstimator, UsageFact};
+use contextfold_core::checkpoint::RecordedCheckpointEvent;
 use contextfold_core::compaction::MalformedInputCircuit;
 use contextfold_core::projection::{ArchiveAddress, Message};
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
@@ -37,8 +38,8 @@ use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 pub use sqlite::SqliteLedger;
 
 use crate::storage::{
-    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, CoveredLog, Store,
-    StoreError, agent_run_kind,
+    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, CheckpointSweep,
+    CoveredLog, RowCheck, Store, StoreError, agent_run_kind,
 };
 
 /// A token estimator a ledger may measure with on another thread.
@@ -167,6 +168,30 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         estimator: SharedEstimator,
     ) -> Result<Option<CoveredLog>, StoreError>;
 
+    /// Checks every one of `checkpoints` against the ledger of `session_id` in one streamed
+    /// pass over the stored rows (`storage/sweep.rs`; `contextfold verify`).
+    async fn verify_checkpoints(
+        &self,
+        session_id: &str,
+        checkpoints: Vec<HistoryCompactCheckpoint>,
+    ) -> Result<CheckpointSweep, StoreError>;
+
+    /// Parses every row and recomputes its canonical bytes and derived columns
+    /// (`contextfold verify --deep`).
+    async fn check_rows(&self, session_id: &str) -> Result<RowCheck, StoreError>;
+
+    /// The number of events of `session_id`.
+    async fn event_count(&self, session_id: &str) -> Result<u64, StoreError>;
+
+    /// Rebuilds the projection row from the AgentRun ledger (`contextfold recover`): the
+    /// recovered tip, or no row when there is none.
+    async fn rebuild_projection(&self, session_id: &str) -> Result<CheckpointLookup, StoreError>;
+
+    /// Recomputes the derived columns of rows written without them (a SQLite ledger from
+    /// before schema version 2); returns how many were rebuilt. PostgreSQL writes them with
+    /// every row and refuses rewrites, so it has none to rebuild.
+    async fn rebuild_derived(&self, session_id: &str) -> Result<u64, StoreError>;
+
     /// The current checkpoint: the projection row when valid, else recovered from the
     /// AgentRun ledger (and the row repaired best-effort).
     async fn current_checkpoint(&self, session_id: &str) -> Result<CheckpointLookup, StoreError>;
@@ -187,6 +212,24 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
 
     /// Every AgentRun event of `session_id`, in record order.
     async fn agent_run_events(&self, session_id: &str) -> Result<Vec<AgentRunRecord>, StoreError>;
+
+    /// Every `history_compact_checkpoint_recorded` event of `session_id`, in record order.
+    async fn recorded_checkpoints(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<RecordedCheckpointEvent>, StoreError> {
+        let records = self.agent_run_events(session_id).await?;
+        Ok(records
+            .into_iter()
+            .filter(|record| record.kind == agent_run_kind::CHECKPOINT_RECORDED)
+            .map(|record| RecordedCheckpointEvent {
+                event_id: record.event_id,
+                session_id: record.session_id,
+                recorded_at_ms: record.recorded_at_ms,
+                payload: record.payload,
+            })
+            .collect())
+    }
 
     /// The malformed-input circuit the latest compaction outcome of `session_id` left.
     async fn latest_circuit(
@@ -296,6 +339,25 @@ impl Ledger for postgres::PgLedger {
         estimator: SharedEstimator,
     ) -> Result<Option<CoveredLog>, StoreError> {
         postgres::PgLedger::read_covered(self, session_id, &checkpoint, &*estimator).await
+    }
+    async fn verify_checkpoints(
+        &self,
+        session_id: &str,
+        checkpoints: Vec<HistoryCompactCheckpoint>,
+    ) -> Result<CheckpointSweep, StoreError> {
+        postgres::PgLedger::verify_checkpoints(self, session_id, &checkpoints).await
+    }
+    async fn check_rows(&self, session_id: &str) -> Result<RowCheck, StoreError> {
+        postgres::PgLedger::check_rows(self, session_id).await
+    }
+    async fn event_count(&self, session_id: &str) -> Result<u64, StoreError> {
+        postgres::PgLedger::event_count(self, session_id).await
+    }
+    async fn rebuild_projection(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
+        postgres::PgLedger::rebuild_projection(self, session_id).await
+    }
+    async fn rebuild_derived(&self, _session_id: &str) -> Result<u64, StoreError> {
+        Ok(0)
     }
     async fn current_checkpoint(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
         postgres::PgLedger::current_checkpoint(self, session_id).await

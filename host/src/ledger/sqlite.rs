@@ -13,8 +13,8 @@ use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 
 use super::{Backend, Ledger, SharedEstimator, StoredRow};
 use crate::storage::{
-    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, CoveredLog, Store,
-    StoreError,
+    AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, CheckpointSweep,
+    CoveredLog, RowCheck, Store, StoreError,
 };
 
 /// The SQLite store as a [`Ledger`].
@@ -118,6 +118,30 @@ impl Ledger for SqliteLedger {
     ) -> Result<Option<CoveredLog>, StoreError> {
         let session = session_id.to_owned();
         self.with(move |store| store.read_covered(&session, &checkpoint, &*estimator)).await
+    }
+    async fn verify_checkpoints(
+        &self,
+        session_id: &str,
+        checkpoints: Vec<HistoryCompactCheckpoint>,
+    ) -> Result<CheckpointSweep, StoreError> {
+        let session = session_id.to_owned();
+        self.with(move |store| store.verify_checkpoints(&session, &checkpoints)).await
+    }
+    async fn check_rows(&self, session_id: &str) -> Result<RowCheck, StoreError> {
+        let session = session_id.to_owned();
+        self.with(move |store| store.check_rows(&session)).await
+    }
+    async fn event_count(&self, session_id: &str) -> Result<u64, StoreError> {
+        let session = session_id.to_owned();
+        self.with(move |store| store.event_count(&session)).await
+    }
+    async fn rebuild_projection(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
+        let session = session_id.to_owned();
+        self.with(move |store| store.rebuild_projection(&session)).await
+    }
+    async fn rebuild_derived(&self, session_id: &str) -> Result<u64, StoreError> {
+        let session = session_id.to_owned();
+        self.with(move |store| store.rebuild_derived(&session)).await
     }
     async fn current_checkpoint(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
         let session = session_id.to_owned();

@@ -18,11 +18,11 @@ use contextfold_core::budget::{TokenEstimator, estimate_event};
 use contextfold_core::checkpoint::HistoryCompactCheckpoint;
 use contextfold_core::digest::PrefixHasher;
 use contextfold_core::projection::is_live_head_kind;
-use rusqlite::params;
 
 use crate::hashing::PipelinedSha256;
 
 use super::derived::{TOKENS_ESTIMATOR, TOKENS_ESTIMATOR_KEY};
+use super::scan::RowVisitor;
 use super::{Store, StoreError};
 
 /// What the stream proved about a checkpoint's covered prefix.
@@ -132,6 +132,8 @@ pub(crate) struct CoveredReader<'c, E: TokenEstimator + ?Sized> {
     walk: CoveredWalk,
     head: Vec<HeadRow>,
     tail: Vec<RuntimeEvent>,
+    /// Whether the rows still agree with the checkpoint.
+    matched: bool,
 }
 
 impl<'c, E: TokenEstimator + ?Sized> CoveredReader<'c, E> {
@@ -158,13 +160,14 @@ impl<'c, E: TokenEstimator + ?Sized> CoveredReader<'c, E> {
             walk: CoveredWalk::default(),
             head: Vec::new(),
             tail: Vec::new(),
+            matched: true,
         })
     }
 
     /// Reads the next row. `Ok(false)`: the rows do not match the checkpoint, stop reading
     /// (the caller falls back to the full projection). A row that does not parse is
     /// [`StoreError::LedgerUnreadable`].
-    pub(crate) fn push(&mut self, row: RowView<'_>) -> Result<bool, StoreError> {
+    fn push(&mut self, row: RowView<'_>) -> Result<bool, StoreError> {
         let covered = self.checkpoint.coverage.event_count;
         if self.walk.seen >= covered {
             self.tail.push(row.event(self.session_id)?);
@@ -198,6 +201,7 @@ impl<'c, E: TokenEstimator + ?Sized> CoveredReader<'c, E> {
                 && self.walk.turn_ids.len() as u64 == coverage.turn_count
                 && self.hasher.digest() == coverage.source_digest;
             if !matches {
+                self.matched = false;
                 return Ok(false);
             }
             self.walk.last = Some((seq, id.to_owned()));
@@ -217,8 +221,11 @@ impl<'c, E: TokenEstimator + ?Sized> CoveredReader<'c, E> {
     }
 
     /// The proven prefix with its head and tail; `None` when the rows ended before the
-    /// coverage did.
+    /// coverage did, or did not match it.
     pub(crate) fn finish(self) -> Result<Option<CoveredLog>, StoreError> {
+        if !self.matched {
+            return Ok(None);
+        }
         let session_id = self.session_id;
         let head = self
             .head
@@ -240,6 +247,12 @@ impl<'c, E: TokenEstimator + ?Sized> CoveredReader<'c, E> {
     }
 }
 
+impl<E: TokenEstimator + Sync + ?Sized> RowVisitor for CoveredReader<'_, E> {
+    fn visit(&mut self, row: RowView<'_>) -> Result<bool, StoreError> {
+        self.push(row)
+    }
+}
+
 /// The estimator that measures `estimator`'s tallies (itself, unless it scales another).
 fn base_of<'a, E: TokenEstimator + ?Sized>(estimator: &'a &E) -> &'a dyn TokenEstimator {
     match estimator.tally_base() {
@@ -258,7 +271,7 @@ impl Store {
         &self,
         session_id: &str,
         checkpoint: &HistoryCompactCheckpoint,
-        estimator: &dyn TokenEstimator,
+        estimator: &(dyn TokenEstimator + Sync),
     ) -> Result<Option<CoveredLog>, StoreError> {
         let conn = self.lock();
         let ledger_estimator = conn
@@ -268,37 +281,13 @@ impl Store {
                 |row| row.get::<_, String>(0),
             )
             .ok();
+        drop(conn);
         let Some(mut reader) =
             CoveredReader::new(session_id, checkpoint, estimator, ledger_estimator.as_deref())
         else {
             return Ok(None);
         };
-        let mut statement = conn
-            .prepare_cached(
-                "SELECT seq, runtime_event_id, event_json, canonical, turn_id, run_id, \
-                 live_head, tokens FROM runtime_events WHERE session_id = ?1 ORDER BY seq",
-            )
-            .map_err(StoreError::sqlite("preparing the streamed ledger read"))?;
-        let mut rows = statement
-            .query(params![session_id])
-            .map_err(StoreError::sqlite("streaming the ledger"))?;
-        let read = |e| StoreError::Sqlite { operation: "reading a ledger row", source: e };
-        while let Some(row) = rows.next().map_err(read)? {
-            let text = |index: usize| row.get_ref(index).and_then(|v| Ok(v.as_str()?));
-            let view = RowView {
-                seq: row.get::<_, i64>(0).map_err(read)? as u64,
-                id: text(1).map_err(read)?,
-                json: row.get_ref(2).and_then(|v| Ok(v.as_bytes()?)).map_err(read)?,
-                canonical: row.get(3).map_err(read)?,
-                turn: text(4).map_err(read)?,
-                run: text(5).map_err(read)?,
-                live_head: row.get(6).map_err(read)?,
-                tokens: row.get::<_, Option<i64>>(7).map_err(read)?.map(|t| t.max(0) as u64),
-            };
-            if !reader.push(view)? {
-                return Ok(None);
-            }
-        }
+        self.scan_rows(session_id, &mut reader)?;
         reader.finish()
     }
 }

@@ -15,6 +15,7 @@ mod derived;
 mod error;
 mod events;
 mod rows;
+mod scan;
 mod schema;
 mod stream;
 mod sweep;
@@ -35,10 +36,12 @@ pub(crate) use covered::{CoveredPrefix, CoveredReader, RowView};
 pub(crate) use derived::TOKENS_ESTIMATOR_KEY;
 pub use error::{ArchiveReadError, CheckpointAppendError, StoreError};
 pub use events::{AgentRunRecord, agent_run_kind};
+pub(crate) use scan::{ROW_COLUMNS, RowVisitor};
 pub use schema::SCHEMA_VERSION;
 pub(crate) use stream::project_covered;
 pub use stream::{StreamRequest, StreamedProjection};
 pub use sweep::{CheckpointSweep, RowCheck};
+pub(crate) use sweep::{CheckpointSweeper, RowChecker};
 
 /// The page size of a file this build creates, in bytes.
 pub const PAGE_SIZE: u32 = 16_384;

@@ -16,8 +16,7 @@
 use contextfold_core::ModelFacts;
 use contextfold_core::budget::TokenEstimator;
 use contextfold_core::checkpoint::{
-    EventKeys, HistoryCompactCheckpoint, PrefixMismatch, PrefixVerifier, VerifiedCoverage,
-    split_current_turn,
+    HistoryCompactCheckpoint, PrefixMismatch, PrefixVerifier, VerifiedCoverage, split_current_turn,
 };
 use contextfold_core::compaction::ProviderIdentity;
 use contextfold_core::event::{LogError, RuntimeEvent, validate_log};
@@ -62,7 +61,7 @@ impl Store {
         &self,
         session_id: &str,
         request: &StreamRequest<'_>,
-        estimator: &dyn TokenEstimator,
+        estimator: &(dyn TokenEstimator + Sync),
     ) -> Result<StreamedProjection, StoreError> {
         if let Some(checkpoint) = request.checkpoint
             && checkpoint.provider_state().is_none()
@@ -125,29 +124,6 @@ pub(crate) fn read_event_row(
             detail: format!("row seq {seq}: cannot read it: {e}"),
         }),
     }
-}
-
-/// The key fields and canonical bytes of a `(seq, runtime_event_id, event_json, canonical,
-/// turn_id, run_id)` row of `session_id`'s ledger that holds its canonical form; `None` for a
-/// row that must be parsed (`canonical` 0).
-pub(crate) fn stored_row<'r>(
-    row: &'r rusqlite::Row<'_>,
-    session_id: &'r str,
-) -> Result<Option<(EventKeys<'r>, &'r [u8])>, StoreError> {
-    let read = |e| StoreError::Sqlite { operation: "reading a ledger row", source: e };
-    let canonical: bool = row.get(3).map_err(read)?;
-    if !canonical {
-        return Ok(None);
-    }
-    let text = |index: usize| row.get_ref(index).and_then(|v| Ok(v.as_str()?));
-    let keys = EventKeys {
-        session_id,
-        runtime_event_id: text(1).map_err(read)?,
-        turn_id: text(4).map_err(read)?,
-        run_id: text(5).map_err(read)?,
-    };
-    let bytes = row.get_ref(2).and_then(|v| Ok(v.as_bytes()?)).map_err(read)?;
-    Ok(Some((keys, bytes)))
 }
 
 /// The [`ProjectInput`] of `request` over `events`.

@@ -1,7 +1,6 @@
 //! The `contextfold` binary with `--db postgres://...`: the same session imported, projected,
-//! compacted and exported on a PostgreSQL server as on a SQLite file gives the same answers;
-//! credentials are never printed; the commands that read a SQLite file directly say so with a
-//! typed error. Needs `CONTEXTFOLD_PG_URL` (`bash scripts/with-postgres.sh cargo test -p
+//! compacted, listed, verified, recovered and exported on a PostgreSQL server as on a SQLite
+//! file gives the same answers; credentials are never printed. Needs `CONTEXTFOLD_PG_URL` (`bash scripts/with-postgres.sh cargo test -p
 //! contextfold-host --test cli cli_postgres`); without it the test says it skipped.
 
 use crate::cli_support;
@@ -137,7 +136,24 @@ fn a_session_on_postgres_answers_as_on_sqlite() {
 
     // A session the server does not hold, and the commands that read a file directly.
     fails(&project_args(&url, "no-such-session", "8000", "neutral"), "unknown_session");
-    fails(&["verify", "--db", &url, "--session", &session], "sqlite_only_command");
+
+    // The inspection commands answer alike: the checkpoints, a deep verify, a recover.
+    let listed_pg = ok(&["checkpoints", "--db", &url, "--session", &session]);
+    let listed_sqlite = ok(&["checkpoints", "--db", sqlite.db(), "--session", "s"]);
+    assert_eq!(listed_pg["current"], on_pg["checkpoint"]["checkpointId"]);
+    assert_eq!(
+        listed_pg["checkpoints"].as_array().map(Vec::len),
+        listed_sqlite["checkpoints"].as_array().map(Vec::len)
+    );
+    for db in [url.as_str(), sqlite.db()] {
+        let session = if db == url { session.as_str() } else { "s" };
+        let verified = ok(&["verify", "--deep", "--db", db, "--session", session]);
+        assert_eq!(verified["ok"], json!(true), "{db}: {verified}");
+        assert_eq!(verified["verified"], json!(1), "{db}");
+        assert_eq!(verified["rows"]["checked"], json!(32), "{db}");
+        let recovered = ok(&["recover", "--db", db, "--session", session]);
+        assert!(recovered["checkpointId"].is_string(), "{db}: {recovered}");
+    }
 }
 
 #[test]

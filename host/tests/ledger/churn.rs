@@ -72,6 +72,7 @@ pub(crate) fn churn(fleet: Fleet, db: &str, dir: &Path, seed: u64) {
                     "1",
                 ])
                 .envs(plan.env())
+                .stdout(std::process::Stdio::null())
                 .spawn()
                 .expect("start a worker")
         })

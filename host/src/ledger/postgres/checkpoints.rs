@@ -135,6 +135,29 @@ impl PgLedger {
         tx.commit().await.map_err(PgError::during("committing a projection repair"))?;
         Ok(())
     }
+
+    /// Rebuilds the projection row of `session_id` from the AgentRun ledger
+    /// ([`crate::storage::Store::rebuild_projection`]'s contract): replaced by the recovered
+    /// tip, or removed when there is none, in one transaction under the session's lock.
+    pub async fn rebuild_projection(
+        &self,
+        session_id: &str,
+    ) -> Result<CheckpointLookup, StoreError> {
+        let mut client = self.client("rebuilding the projection").await?;
+        let tx =
+            client.transaction().await.map_err(PgError::during("starting a projection rebuild"))?;
+        Self::lock_session(&tx, session_id).await?;
+        let lookup = lookup_from(recover(&*tx, session_id).await?, Vec::new());
+        tx.execute("DELETE FROM checkpoint_projection WHERE session_id = $1", &[&session_id])
+            .await
+            .map_err(PgError::during("clearing the projection row"))?;
+        if let (Some(checkpoint), Some(event_id)) = (&lookup.checkpoint, &lookup.agent_run_event_id)
+        {
+            write_projection(&*tx, checkpoint, event_id).await?;
+        }
+        tx.commit().await.map_err(PgError::during("committing a projection rebuild"))?;
+        Ok(lookup)
+    }
 }
 
 async fn recover(client: &impl GenericClient, session_id: &str) -> Result<Recovery, StoreError> {
