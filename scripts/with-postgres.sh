@@ -7,7 +7,8 @@
 # root), listens on a free port of 127.0.0.1 only (and its socket in the data dir), trusts
 # local logins (fsync off: it is thrown away; no test here is about power loss), and is
 # stopped and deleted when CMD ends, however it ends. CMD sees
-# CONTEXTFOLD_PG_URL (postgres://postgres@127.0.0.1:PORT/postgres) and runs as the caller.
+# CONTEXTFOLD_PG_URL (postgres://postgres@127.0.0.1:PORT/postgres) and CONTEXTFOLD_PG_CA (the
+# CA of the server's TLS certificate, for sslmode=require) and runs as the caller.
 # Needs the distribution's server (`apt-get install -y postgresql`; Debian's binaries are in
 # /usr/lib/postgresql/<version>/bin, or set PG_BIN).
 set -euo pipefail
@@ -50,12 +51,29 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# TLS: a throwaway CA and a server certificate for 127.0.0.1 signed by it, so tests connect
+# with sslmode=require and the CA as the root (CONTEXTFOLD_PG_CA); plain connections still work.
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=contextfold test CA" \
+    -keyout "$dir/ca.key" -out "$dir/ca.crt" >/dev/null 2>&1
+openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$dir/server.key" \
+    -out "$dir/server.csr" >/dev/null 2>&1
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$dir/san.ext"
+openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+    -days 2 -extfile "$dir/san.ext" -out "$dir/server.crt" >/dev/null 2>&1
+chmod 600 "$dir/server.key"
+chmod 644 "$dir/ca.crt" "$dir/server.crt"
+if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$dir/server.key" "$dir/server.crt"
+fi
+
 as_postgres "$PG_BIN/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 --no-instructions >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
 as_postgres "$PG_BIN/pg_ctl" -D "$data" -l "$log" -w \
-    -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null \
+    -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 \
+        -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key" start >/dev/null \
     || { cat "$log" >&2; exit 1; }
 
 export CONTEXTFOLD_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
+export CONTEXTFOLD_PG_CA="$dir/ca.crt"
 echo "with-postgres: a throwaway cluster on 127.0.0.1:$port ($("$PG_BIN/postgres" --version))" >&2
 "$@"

@@ -23,7 +23,7 @@ use super::support::backends;
 
 const WORKERS: usize = 4;
 const SESSIONS: usize = 6;
-const MILLIS: u64 = 5_000;
+const MILLIS: u64 = 3_000;
 
 /// The errors a worker may meet when a manual compaction by another worker races its turn:
 /// its append lost the `seq` race (nothing written), or the compaction's failure note landed

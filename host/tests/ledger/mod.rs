@@ -14,3 +14,4 @@ mod faults;
 mod round_trip;
 mod runtime_steps;
 mod support;
+mod tls;

@@ -3,6 +3,7 @@
 //! [`PgLedgerConfig`]'s `Debug` and `Display` show every other setting and `***` for it.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::error::PgError;
@@ -16,6 +17,9 @@ pub struct PgLedgerConfig {
     pg: tokio_postgres::Config,
     pool_size: usize,
     wait: Duration,
+    /// The PEM file of the roots the server's certificate must chain to (`PGSSLROOTCERT`);
+    /// `None`: Mozilla's roots.
+    root_certificates: Option<PathBuf>,
 }
 
 impl PgLedgerConfig {
@@ -34,8 +38,14 @@ impl PgLedgerConfig {
     /// Like [`PgLedgerConfig::from_url`], with the variables read from `env` (tests).
     pub fn from_url_and(url: &str, env: impl Fn(&str) -> Option<String>) -> Result<Self, PgError> {
         // The parser's message may quote the input; never repeat it (it may hold a password).
-        let mut pg: tokio_postgres::Config =
-            url.parse().map_err(|_| PgError::Config("the PostgreSQL URL does not parse".into()))?;
+        let mut pg: tokio_postgres::Config = super::tls::with_libpq_sslmode(url)
+            .parse()
+            .map_err(|_| PgError::Config("the PostgreSQL URL does not parse".into()))?;
+        if !url.contains("sslmode")
+            && let Some(mode) = env("PGSSLMODE")
+        {
+            pg.ssl_mode(super::tls::ssl_mode_of(&mode)?);
+        }
         if pg.get_hosts().is_empty() {
             let hosts = env("PGHOST").unwrap_or_else(|| "localhost".into());
             for host in hosts.split(',').filter(|host| !host.is_empty()) {
@@ -75,7 +85,12 @@ impl PgLedgerConfig {
         if pg.get_user().is_none() {
             return Err(PgError::Config("no user: set one in the URL or PGUSER".into()));
         }
-        Ok(Self { pg, pool_size: DEFAULT_POOL_SIZE, wait: Duration::from_secs(30) })
+        Ok(Self {
+            pg,
+            pool_size: DEFAULT_POOL_SIZE,
+            wait: Duration::from_secs(30),
+            root_certificates: env("PGSSLROOTCERT").map(PathBuf::from),
+        })
     }
 
     /// The same server and credentials, another database.
@@ -114,6 +129,18 @@ impl PgLedgerConfig {
     pub fn with_pool_wait(mut self, wait: Duration) -> Self {
         self.wait = wait;
         self
+    }
+
+    /// The server's certificate must chain to the certificates of this PEM file (instead of
+    /// Mozilla's roots; `PGSSLROOTCERT` sets the same).
+    pub fn with_root_certificates(mut self, pem_file: impl Into<PathBuf>) -> Self {
+        self.root_certificates = Some(pem_file.into());
+        self
+    }
+
+    /// The PEM file of the roots, if not Mozilla's.
+    pub fn root_certificates(&self) -> Option<&Path> {
+        self.root_certificates.as_deref()
     }
 
     /// The client settings.

@@ -26,6 +26,16 @@ pub enum PgError {
         /// The pool's or the connector's reason (never the password).
         detail: String,
     },
+    /// The TLS handshake failed: the server's certificate does not chain to the roots or
+    /// does not name the host, or the server does not speak TLS under `sslmode=require`.
+    /// Not retryable: the same server fails the same way.
+    #[error("TLS to the PostgreSQL server failed while {operation}: {detail}")]
+    Tls {
+        /// What the ledger was doing.
+        operation: &'static str,
+        /// The TLS library's reason.
+        detail: String,
+    },
     /// The connection broke during the operation; its transaction was not committed (or, for
     /// a lost `COMMIT` acknowledgement, its outcome is unknown). Retryable.
     #[error("the PostgreSQL connection was lost while {operation}: {source}")]
@@ -99,6 +109,7 @@ impl PgError {
         match self {
             PgError::Config(_) => "storage_config_invalid",
             PgError::Unavailable { .. } => "storage_unavailable",
+            PgError::Tls { .. } => "storage_tls_failed",
             PgError::ConnectionLost { .. } => "storage_connection_lost",
             PgError::SerializationFailure { .. } => "storage_serialization_failure",
             PgError::DiskFull { .. } => "storage_disk_full",
@@ -129,13 +140,16 @@ impl PgError {
             | PgError::AppendOnly { source }
             | PgError::PermissionDenied { source, .. }
             | PgError::Query { source, .. } => source.code().map(SqlState::code),
-            PgError::Config(_) | PgError::Unavailable { .. } => None,
+            PgError::Config(_) | PgError::Unavailable { .. } | PgError::Tls { .. } => None,
         }
     }
 
     /// Classifies a client error by its SQLSTATE (or its lost connection).
     pub fn from_client(operation: &'static str, source: tokio_postgres::Error) -> Self {
         let Some(state) = source.code() else {
+            if let Some(detail) = tls_failure(&source) {
+                return PgError::Tls { operation, detail };
+            }
             let io = std::error::Error::source(&source).is_some_and(|s| s.is::<std::io::Error>());
             return if source.is_closed() || io {
                 PgError::ConnectionLost { operation, source }
@@ -168,4 +182,22 @@ impl PgError {
         let db = source.as_db_error()?;
         (db.code() == &SqlState::UNIQUE_VIOLATION).then(|| db.constraint().unwrap_or(""))
     }
+}
+
+/// The TLS library's reason, when `error` failed in the TLS handshake (rustls reports through
+/// an `io::Error` wrapping its own).
+pub(crate) fn tls_failure(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return Some(tls.to_string());
+        }
+        next = error.source();
+    }
+    None
 }

@@ -2,10 +2,8 @@
 //! (`docs/storage.md`, "PostgreSQL"), shared by many writers on many machines.
 //!
 //! - **Client**: `tokio-postgres` behind a `deadpool-postgres` pool; every call takes a pooled
-//!   connection for one transaction. TLS is not wired yet: the connector is `NoTls`, so a URL
-//!   with `sslmode=require` fails to connect (`storage_unavailable`); the ecosystem's way is a
-//!   `MakeTlsConnect` such as `tokio-postgres-rustls` (rustls, as the provider clients use)
-//!   passed to the same pool manager.
+//!   connection for one transaction. TLS through rustls, the server's certificate always
+//!   verified (`tls.rs`).
 //! - **One writer per session at a time**: every write transaction of a session first takes
 //!   `pg_advisory_xact_lock` on the session's key ([`PgLedger::lock_session`]), then checks
 //!   and inserts. This is SQLite's `BEGIN IMMEDIATE` narrowed to one session: the `seq` check
@@ -25,9 +23,9 @@ mod covered;
 mod error;
 mod events;
 mod schema;
+mod tls;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
 
 pub use config::{DEFAULT_POOL_SIZE, PgLedgerConfig};
 pub use error::{APPEND_ONLY_SQLSTATE, PgError};
@@ -54,8 +52,8 @@ impl PgLedger {
     /// `schema_too_new` before anything is changed.
     pub async fn connect(config: &PgLedgerConfig) -> Result<Self, StoreError> {
         let manager = Manager::from_config(
-            config.pg().clone(),
-            NoTls,
+            tls::effective(config.pg()),
+            tls::connector(config.root_certificates())?,
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager)
