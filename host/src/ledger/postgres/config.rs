@@ -112,6 +112,13 @@ impl PgLedgerConfig {
         self
     }
 
+    /// The name the server shows for the ledger's connections (`application_name`; default
+    /// `contextfold`, or `PGAPPNAME`).
+    pub fn with_application_name(mut self, name: &str) -> Self {
+        self.pg.application_name(name);
+        self
+    }
+
     /// At most `size` pooled connections.
     pub fn with_pool_size(mut self, size: usize) -> Self {
         self.pool_size = size.max(1);
