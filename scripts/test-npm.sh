@@ -57,8 +57,8 @@ echo "== node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test --test-concurrency=2 test/)
 
 NODE24_BIN="$(bash scripts/node24.sh)"
-echo "== Node 24: the node:sqlite store (stores-sqlite.test.js skips itself on Node 20)"
-(cd pkg-tests && PATH="$NODE24_BIN:$PATH" node --test test/stores-sqlite.test.js)
+echo "== Node 24: the node:sqlite store, and the PostgreSQL store's rows against it (both skip that on Node 20)"
+(cd pkg-tests && PATH="$NODE24_BIN:$PATH" node --test test/stores-sqlite.test.js test/stores-postgres.test.js)
 
 echo "== Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
 (
