@@ -2,7 +2,8 @@
 # Failover without loss (issue 40 point 4): a primary with one synchronous streaming standby
 # (synchronous_commit = on, synchronous_standby_names = '*'), the primary killed with SIGKILL at
 # random points while a fleet of worker processes churns the ledger, the standby promoted, the
-# killed node rebuilt (pg_basebackup) as the new standby; KILLS times. Then the test checks that
+# killed node rebuilt (pg_basebackup) as the new standby; KILLS times, with a restart of the
+# primary in place after every fourth kill. Then the test checks that
 # every acknowledged append is present exactly once, seq contiguous, every checkpoint verifies
 # (host/tests/ledger/failover.rs). The last result is in docs/reliability.md.
 #
@@ -76,11 +77,19 @@ CONTEXTFOLD_FAILOVER_URL=$url CONTEXTFOLD_FAILOVER_DIR=$work CONTEXTFOLD_FAILOVE
 test_pid=$!
 sleep 3
 
-kills=0 start_s=$SECONDS
+kills=0 restarts=0 start_s=$SECONDS
 while [ "$kills" -lt "$KILLS" ]; do
   sleep "$(( RANDOM % 3 + 1 )).$(( RANDOM % 10 ))"
   kill -0 "$test_pid" 2>/dev/null || { echo "postgres-failover: the fleet ended early" >&2; break; }
   t0=$SECONDS
+  # Every fifth event is a restart of the primary in place (a fast shutdown, then start)
+  # instead of a kill: every connection drops, nothing is promoted.
+  if [ $(( (kills + restarts) % 5 )) -eq 4 ]; then
+    as_postgres "$PG_BIN/pg_ctl" -D "$dir/$primary" -m fast -w -o "$(settings "$primary")" restart >/dev/null
+    restarts=$((restarts + 1))
+    echo "postgres-failover: restart $restarts of the primary :${port[$primary]} ($((SECONDS - t0)) s)" >&2
+    continue
+  fi
   pid=$(head -n 1 "$dir/$primary/postmaster.pid")
   kill -KILL "$pid"
   kills=$((kills + 1))
@@ -105,4 +114,4 @@ if [ "$status" -ne 0 ]; then
   echo "postgres-failover: FAILED after $kills kills" >&2
   exit 1
 fi
-echo "postgres-failover: $kills primary kills, every acknowledged append present exactly once, seq contiguous, every checkpoint verified"
+echo "postgres-failover: $kills primary kills and $restarts restarts, every acknowledged append present exactly once, seq contiguous, every checkpoint verified"

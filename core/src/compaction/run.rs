@@ -358,6 +358,16 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             let detail = "this exact summarizer input already failed as malformed; not dispatched";
             return self.fail_open(ReasonCode::MalformedSummaryCircuitOpen, detail.into());
         }
+        if self.cannot_help() {
+            let (replaced, envelope) = (self.replaced_tokens(end), self.envelope());
+            if replaced <= envelope {
+                let detail = format!(
+                    "the history fits and the fold replaces {replaced} tokens, no more than a \
+                     checkpoint's own {envelope}-token envelope; nothing compacted"
+                );
+                return self.skip_no_smaller(detail);
+            }
+        }
         if self.input.trigger == Trigger::Prepare {
             let needed =
                 listed_artifact_tokens(&self.input.events[fold_start..end], &self.estimator);
@@ -653,6 +663,9 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             let detail = format!(
                 "candidate ({tokens} tokens) is not smaller than the {source_tokens} source tokens"
             );
+            if self.cannot_help() {
+                return self.skip_no_smaller(detail);
+            }
             return self.fail_open(ReasonCode::ReplacementNotSmaller, detail);
         }
         let budget = self.sizes.budget.history_budget;
@@ -710,6 +723,28 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
                 "not prepared: the fold's exact artifacts need {needed} tokens, its summary may \
                  take {target}; the hard trigger compacts in the foreground"
             ),
+            self.sizes.figures(self.sizes.before),
+        ));
+        self.finish(OutcomeKind::Skipped, code, None, None, self.sizes.before);
+    }
+
+    /// Whether this is a manual compaction of a history that already fits, before any step
+    /// recorded: one whose fold cannot be smaller than what it replaces has nothing to do.
+    fn cannot_help(&self) -> bool {
+        self.input.trigger == Trigger::Manual
+            && self.recorded.is_empty()
+            && self.sizes.before <= self.sizes.budget.history_budget
+    }
+
+    /// Ends a manual compaction that cannot help ([`Run::cannot_help`]) as a typed no-op:
+    /// `skipped` with `replacement_not_smaller`, no checkpoint and no failure note, so asking
+    /// again never grows the log.
+    fn skip_no_smaller(&mut self, detail: String) {
+        let code = ReasonCode::ReplacementNotSmaller;
+        self.set_attempt_result(code);
+        self.diagnostics.push(Diagnostic::with_tokens(
+            code,
+            detail,
             self.sizes.figures(self.sizes.before),
         ));
         self.finish(OutcomeKind::Skipped, code, None, None, self.sizes.before);

@@ -238,7 +238,9 @@ fn a_second_provider_overflow_fails_open() {
 
 #[test]
 fn overflow_with_nothing_left_to_omit_is_not_retried() {
-    let log = session(4, 10);
+    // Twelve short turns: a fold larger than a checkpoint's floor (so it is dispatched), with
+    // nothing to omit.
+    let log = session(12, 10);
     let run = drive(
         input(Trigger::Manual, log.events(), None, None, window(32_000)),
         vec![summary_failure(ProviderFailureKind::Overflow)],

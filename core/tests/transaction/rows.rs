@@ -119,19 +119,45 @@ fn minimum_context_over_budget_exhausts_immediately_without_an_effect() {
 
 #[test]
 fn replacement_not_smaller_than_its_source_is_never_appended() {
-    let log = session(2, 20);
+    let log = session(2, 2_000);
     let source = contextfold_core::budget::estimate_events(&CharEstimator, log.events());
     let large = long_summary("big", source as usize * 4 + 400);
-    let run = drive(
-        input(Trigger::Manual, log.events(), None, None, window(32_000)),
-        vec![summary(large)],
-    );
-    assert_eq!(run.outcome.outcome, OutcomeKind::FailedOpen);
+    // Over the budget (a 1,400-token window: its history budget is below the 1,100 source
+    // tokens, its summarizer request still fits), a manual compaction whose summary is not
+    // smaller fails open with its visible note; within the budget, the same answer is a typed
+    // no-op that writes nothing.
+    for (window_tokens, outcome) in
+        [(1_400, OutcomeKind::FailedOpen), (32_000, OutcomeKind::Skipped)]
+    {
+        let run = drive(
+            input(Trigger::Manual, log.events(), None, None, window(window_tokens)),
+            vec![summary(large.clone())],
+        );
+        assert_eq!(run.outcome.outcome, outcome, "window {window_tokens}");
+        assert_eq!(run.outcome.reason, ReasonCode::ReplacementNotSmaller);
+        assert!(codes(&run.outcome).contains(&ReasonCode::ReplacementNotSmaller));
+        assert!(run.appends().is_empty() && run.ledger.is_empty());
+        assert_eq!(run.outcome.attempts[0].result, ReasonCode::ReplacementNotSmaller);
+        assert_eq!(run.outcome.attempts[0].dispatches, 1, "a valid summary is not repaired");
+        assert_eq!(
+            run.outcome.failure_note.is_some(),
+            outcome == OutcomeKind::FailedOpen,
+            "window {window_tokens}: a note only when the history does not fit"
+        );
+    }
+}
+
+#[test]
+fn a_manual_compaction_of_a_fitting_history_too_small_to_fold_calls_no_summarizer() {
+    // Two short turns: their fold is no larger than a checkpoint's envelope alone, so asking
+    // again and again never calls a summarizer and never grows the log.
+    let log = session(2, 10);
+    let run = drive(input(Trigger::Manual, log.events(), None, None, window(32_000)), vec![]);
+    assert_eq!(run.outcome.outcome, OutcomeKind::Skipped);
     assert_eq!(run.outcome.reason, ReasonCode::ReplacementNotSmaller);
-    assert!(codes(&run.outcome).contains(&ReasonCode::ReplacementNotSmaller));
+    assert!(run.outcome.failure_note.is_none());
+    assert_eq!(run.outcome.attempts[0].dispatches, 0);
     assert!(run.appends().is_empty() && run.ledger.is_empty());
-    assert_eq!(run.outcome.attempts[0].result, ReasonCode::ReplacementNotSmaller);
-    assert_eq!(run.outcome.attempts[0].dispatches, 1, "a valid summary is not repaired");
 }
 
 #[test]

@@ -420,3 +420,36 @@ fn verify_deep_recomputes_every_rows_derived_columns() {
     let deep = ok(&["verify", "--db", db, "--session", "s", "--deep"]);
     assert_eq!(deep["rows"]["mismatchedSeqs"], json!([]), "{deep}");
 }
+
+#[test]
+fn a_manual_compaction_that_cannot_help_is_a_no_op_that_never_grows_the_log() {
+    // Three short turns fit any window; a summary of them is no smaller than they are.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut builder = contextfold_core::LogBuilder::new("s");
+    for turn in 0..3 {
+        builder.turn(&format!("t{turn}")).user(&format!("rename x{turn}")).assistant("done");
+    }
+    let text: String =
+        builder.events().iter().map(|e| serde_json::to_string(e).expect("json") + "\n").collect();
+    let file = write(dir.path(), "small.jsonl", &text);
+    let db = dir.path().join("small.sqlite");
+    let db = db.to_str().expect("utf8");
+    ok(&import_args(db, "s", "events-jsonl", file.to_str().expect("utf8")));
+    for attempt in 0..3 {
+        let compacted = ok(&[
+            "compact",
+            "--db",
+            db,
+            "--session",
+            "s",
+            "--context-window",
+            "8000",
+            "--summarizer",
+            "extractive",
+        ]);
+        assert_eq!(compacted["outcome"], json!("skipped"), "attempt {attempt}: {compacted}");
+        assert_eq!(compacted["reason"], json!("replacement_not_smaller"), "{compacted}");
+        let exported = ok(&["export", "--db", db, "--session", "s"]);
+        assert_eq!(exported["events"].as_array().map(Vec::len), Some(6), "attempt {attempt}");
+    }
+}
