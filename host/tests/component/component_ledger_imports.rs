@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use contextfold_core::checkpoint::match_checkpoint_prefix;
-use contextfold_core::compaction::{EXTRACTIVE_PRODUCER, NativeRequest, ProviderFailure};
 use contextfold_core::compaction::SummaryResponse as CoreResponse;
+use contextfold_core::compaction::{EXTRACTIVE_PRODUCER, NativeRequest, ProviderFailure};
 use contextfold_core::{HistoryCompactCheckpoint, LogBuilder, RuntimeEvent};
 use contextfold_host::component::bindings::contextfold::compaction::types::{
     CompactResult, CompactorKind, ModelFacts, OutcomeKind, ProviderIdentity, Trigger,
