@@ -2,7 +2,8 @@
 //! (`wasm/contextfold-component`, world `contextfold:compaction/compactor@0.1.0`, WIT in `wit/`).
 //!
 //! The host supplies the world's imports through two traits it implements, [`Ledger`] (durable
-//! storage) and [`Provider`] (model calls), and runs the plugin under limits:
+//! storage: [`MemoryLedger`], or [`LedgerImports`] over the host's SQLite or PostgreSQL
+//! ledger) and [`Provider`] (model calls), and runs the plugin under limits:
 //!
 //! - fuel: every exported call gets [`RunnerLimits::fuel_per_call`] units; a plugin that loops
 //!   forever stops with [`ComponentError::FuelExhausted`];
@@ -34,6 +35,7 @@ mod checkpoint_guard;
 mod error;
 mod event_log;
 mod host_state;
+mod ledger_imports;
 mod memory_ledger;
 mod plugin;
 mod prepare;
@@ -54,6 +56,7 @@ pub use checkpoint_guard::CheckpointRejection;
 pub use error::{ComponentError, GuestError};
 pub use event_log::GuestEventLog;
 pub use host_state::{HostState, failure_to_wit, finish_to_wit};
+pub use ledger_imports::{ClockMs, LedgerImports, LedgerImportsError, wall_clock_ms};
 pub use memory_ledger::MemoryLedger;
 pub use plugin::{Plugin, StepSession};
 pub use providers::ExtractiveProvider;
