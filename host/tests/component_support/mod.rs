@@ -31,11 +31,21 @@ pub fn components_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/components"))
 }
 
-/// A runner for one built component; fails loudly when it was not built.
+/// A runner for one built component; fails loudly when it was not built. Compiled once per
+/// file and limits for the whole test binary (cranelift takes seconds per compilation in a
+/// debug build; a runner is cheap to clone, and each plugin made from it has its own store).
 pub fn runner(file: &str, limits: RunnerLimits) -> ComponentRunner {
+    static COMPILED: std::sync::Mutex<Vec<(String, RunnerLimits, ComponentRunner)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut compiled = COMPILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, _, runner)) = compiled.iter().find(|(f, l, _)| f == file && *l == limits) {
+        return runner.clone();
+    }
     let path = components_dir().join(file);
     assert!(path.exists(), "{} is missing: run scripts/test-component.sh", path.display());
-    ComponentRunner::from_file(&path, limits).expect("the component loads")
+    let runner = ComponentRunner::from_file(&path, limits).expect("the component loads");
+    compiled.push((file.to_owned(), limits, runner.clone()));
+    runner
 }
 
 /// A plugin of the real compactor with an in-memory ledger and the extractive provider.
