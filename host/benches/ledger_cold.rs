@@ -41,6 +41,10 @@ fn main() {
         measure_child(&args[index + 1..]);
         return;
     }
+    if let Some(index) = args.iter().position(|arg| arg == "--project-in") {
+        project_in(&args[index + 1], &args[index + 2]);
+        return;
+    }
     let Ok(url) = std::env::var("CONTEXTFOLD_PG_URL") else {
         println!("RESULT|cold_project_postgres|not run (no CONTEXTFOLD_PG_URL)|-|-");
         return;
@@ -68,23 +72,33 @@ fn main() {
         .collect();
     println!("server: {}", settings.join(", "));
     let dir = tempfile::tempdir().expect("a temporary directory");
+    // `CONTEXTFOLD_PG_COLD_FIXTURE=<dir>`: only write the ledgers (SQLite files in `<dir>`, the
+    // databases kept), to run or profile the commands by hand.
+    let keep = std::env::var_os("CONTEXTFOLD_PG_COLD_FIXTURE").map(std::path::PathBuf::from);
+    let root = keep.clone().unwrap_or_else(|| dir.path().to_owned());
     let bin = env!("CARGO_BIN_EXE_contextfold");
 
-    // The ledgers: (label, events, SQLite path, PostgreSQL URL).
+    // The ledgers: (label, database, SQLite path, PostgreSQL URL). The smaller ones end on the
+    // same trajectory as the largest, with the same density of checkpoints, so every ledger's
+    // projection is one checkpoint plus the same raw tail (the final turn): only the covered
+    // prefix grows.
+    let largest = sizes.iter().copied().max().unwrap_or(90_000);
     let mut ledgers = Vec::new();
-    for &target in &sizes {
-        let db = dir.path().join(format!("cold-{target}.sqlite"));
-        let export = dir.path().join(format!("cold-{target}.jsonl"));
+    for &size in &sizes {
+        let target = aligned(size, largest);
+        let checkpoints = (CHECKPOINTS * target).div_ceil(largest).clamp(2, CHECKPOINTS);
+        let db = root.join(format!("cold-{size}.sqlite"));
+        let export = root.join(format!("cold-{size}.jsonl"));
         let started = Instant::now();
-        let written = fixture::write(&db, &export, target, CHECKPOINTS);
+        let written = fixture::write(&db, &export, target, checkpoints);
         let sqlite_time = started.elapsed();
-        let dbname = format!("cold_{target}");
+        let dbname = format!("cold_{size}");
         runtime.block_on(async {
             admin.batch_execute(&format!("DROP DATABASE IF EXISTS {dbname}")).await.expect("drop");
             admin.batch_execute(&format!("CREATE DATABASE {dbname}")).await.expect("create");
         });
         let started = Instant::now();
-        let pg_written = write_postgres(&runtime, &url, &dbname, target);
+        let pg_written = write_postgres(&runtime, &url, &dbname, target, checkpoints);
         let pg_time = started.elapsed();
         assert_eq!(
             (written.events, written.checkpoints),
@@ -118,6 +132,12 @@ fn main() {
         });
     }
 
+    if keep.is_some() {
+        for (_, _, db, pg) in &ledgers {
+            println!("kept: --db {} and --db {pg}", db.display());
+        }
+        return;
+    }
     let project = |db: &str| -> Vec<String> {
         [bin, "project", "--db", db, "--session", SESSION, "--context-window", "128000", "--json"]
             .iter()
@@ -194,14 +214,160 @@ fn main() {
             );
         }
     }
+    let mut dropped: Vec<String> = ledgers.iter().map(|l| l.1.clone()).collect();
+    if std::env::var("CONTEXTFOLD_PG_COLD_DIAGNOSE").map_or(true, |v| v != "0")
+        && let Some((label, dbname, db, pg)) = ledgers.last()
+    {
+        let lz4 = format!("{dbname}_lz4");
+        dropped.push(lz4.clone());
+        let lz4 = runtime.block_on(lz4_copy(&admin, &url, dbname, &lz4)).then(|| db_url(&url, &lz4));
+        diagnose(label, db_str(db), pg, lz4.as_deref(), runs, bin);
+    }
     runtime.block_on(async {
-        for (_, dbname, _, _) in &ledgers {
+        for dbname in &dropped {
             admin
                 .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname} WITH (FORCE)"))
                 .await
                 .expect("drop");
         }
     });
+}
+
+/// Where PostgreSQL's time goes (the goal row's ledger): paired rounds of the same projection
+/// as `contextfold project` (open, `last_seq`, `SessionRuntime::project_for_request`) run by this
+/// binary in-process (`--project-in`) on the CLI's multi-thread tokio runtime and on a
+/// current-thread one, and on a copy of the database whose `event_json` is TOAST-compressed
+/// with lz4 instead of the default pglz; each against the SQLite `contextfold project` of the
+/// same round. Reported, not goals: they size the fixes proposed in docs/performance.md.
+fn diagnose(label: &str, sqlite: &str, pg: &str, pg_lz4: Option<&str>, runs: usize, bin: &str) {
+    let me = std::env::current_exe().expect("this bench binary");
+    let me = me.to_str().expect("a UTF-8 path");
+    let cli = |db: &str| -> Vec<String> {
+        [bin, "project", "--db", db, "--session", SESSION, "--context-window", "128000", "--json"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+    };
+    let inproc = |db: &str, flavor: &str| -> Vec<String> {
+        [me, "--project-in", db, flavor].iter().map(|s| (*s).to_owned()).collect()
+    };
+    let mut variants: Vec<(&str, Vec<String>)> = vec![
+        ("sqlite_cli", cli(sqlite)),
+        ("postgres_cli", cli(pg)),
+        ("postgres_inprocess_multi_thread", inproc(pg, "multi")),
+        ("postgres_inprocess_current_thread", inproc(pg, "current")),
+        ("sqlite_inprocess_current_thread", inproc(sqlite, "current")),
+    ];
+    if let Some(pg_lz4) = pg_lz4 {
+        variants.push(("postgres_lz4_inprocess_multi_thread", inproc(pg_lz4, "multi")));
+        variants.push(("postgres_lz4_inprocess_current_thread", inproc(pg_lz4, "current")));
+    }
+    let mut samples = vec![Vec::new(); variants.len()];
+    let mut cpu = vec![Vec::new(); variants.len()];
+    for _ in 0..runs {
+        for (index, (_, command)) in variants.iter().enumerate() {
+            let (seconds, _, cpu_seconds) = measure_full(command);
+            samples[index].push(seconds);
+            cpu[index].push(cpu_seconds);
+        }
+    }
+    println!("diagnosis on the {label} ledger, {runs} paired rounds (median; ratio: median of per-round ratios to the SQLite CLI):");
+    println!("| variant | wall | client CPU (user+sys) | against the SQLite CLI |");
+    println!("| --- | ---: | ---: | ---: |");
+    for (index, (name, _)) in variants.iter().enumerate() {
+        let mut ratios: Vec<f64> =
+            samples[index].iter().zip(&samples[0]).map(|(v, s)| v / s).collect();
+        let ratio = median(&mut ratios);
+        let wall = median(&mut samples[index].clone());
+        let cpu = median(&mut cpu[index].clone());
+        println!("| {name} | {:.3} s | {:.3} s | {ratio:.2}x |", wall, cpu);
+        if index > 0 {
+            println!("RESULT|diagnose_{label}_{name}_vs_sqlite_cli|{ratio:.2}x|report|-");
+        }
+    }
+}
+
+/// A copy of `dbname` whose `event_json` is TOAST-compressed with lz4 (the rows rewritten:
+/// `|| ''` makes each a new value, so it is compressed again); false when the server has no
+/// lz4.
+async fn lz4_copy(admin: &tokio_postgres::Client, url: &str, dbname: &str, copy: &str) -> bool {
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {copy}")).await.expect("drop");
+    // The template must have no other session: the projections' backends may still be exiting.
+    let create = format!("CREATE DATABASE {copy} TEMPLATE {dbname}");
+    for attempt in 0.. {
+        match admin.batch_execute(&create).await {
+            Ok(()) => break,
+            Err(error) if attempt < 20 => {
+                let _ = error;
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            Err(error) => panic!("a copy of the database: {error}"),
+        }
+    }
+    let (client, connection) = tokio_postgres::connect(&db_url(url, copy), tokio_postgres::NoTls)
+        .await
+        .expect("a connection");
+    tokio::spawn(connection);
+    let rewrite = "ALTER TABLE runtime_events RENAME TO runtime_events_pglz; \
+        CREATE TABLE runtime_events (LIKE runtime_events_pglz INCLUDING ALL); \
+        ALTER TABLE runtime_events ALTER COLUMN event_json SET COMPRESSION lz4; \
+        INSERT INTO runtime_events SELECT session_id, seq, runtime_event_id, event_json || '', \
+            canonical, turn_id, run_id, live_head, tokens FROM runtime_events_pglz ORDER BY seq;";
+    match client.batch_execute(rewrite).await {
+        Ok(()) => {
+            client.batch_execute("VACUUM ANALYZE runtime_events").await.expect("vacuum");
+            true
+        }
+        Err(error) => {
+            println!("no lz4 copy: {error:?}");
+            false
+        }
+    }
+}
+
+/// `--project-in <db> <multi|current>`: the projection `contextfold project` computes, on a
+/// tokio runtime of that flavor, in this process.
+fn project_in(db: &str, flavor: &str) {
+    let runtime = match flavor {
+        "current" => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        _ => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+    }
+    .expect("a tokio runtime");
+    let messages = runtime.block_on(async {
+        let ledger: SharedLedger = if PgLedgerConfig::is_url(db) {
+            let config = PgLedgerConfig::from_url(db).expect("the URL");
+            PgLedger::connect(&config).await.expect("the PostgreSQL ledger").into_ledger()
+        } else {
+            contextfold_host::ledger::SqliteLedger::open(db)
+                .await
+                .expect("the SQLite ledger")
+                .into_ledger()
+        };
+        assert!(ledger.last_seq(SESSION).await.expect("last seq").is_some());
+        let config = contextfold_host::runtime::SessionConfig {
+            session_id: SESSION.into(),
+            model: contextfold_core::ModelFacts {
+                context_window: Some(128_000),
+                ..Default::default()
+            },
+            provider: contextfold_core::compaction::ProviderIdentity {
+                provider: "local".into(),
+                connection_slug: "default".into(),
+                model_id: "default".into(),
+            },
+            compactor: contextfold_core::compaction::Compactor::TextSummary,
+        };
+        let session = contextfold_host::runtime::SessionRuntime::new(
+            ledger,
+            config,
+            contextfold_host::runtime::ExtractiveSummarizer,
+            contextfold_host::runtime::NoNativeCompactor,
+        );
+        let report = session.project_for_request().await.expect("a projection");
+        assert!(report.projection.checkpoint.is_some(), "projected from the checkpoint");
+        report.projection.messages.len()
+    });
+    assert!(messages > 0);
 }
 
 /// Writes the fixture of `target` events into the (empty) database `dbname` through the
@@ -211,11 +377,12 @@ fn write_postgres(
     url: &str,
     dbname: &str,
     target: u64,
+    checkpoints: u64,
 ) -> fixture::Fixture {
     let config = PgLedgerConfig::from_url(url).expect("the URL").with_dbname(dbname);
     let ledger: SharedLedger =
         runtime.block_on(PgLedger::connect(&config)).expect("the PostgreSQL ledger").into_ledger();
-    fixture::build(target, CHECKPOINTS, |step| match step {
+    fixture::build(target, checkpoints, |step| match step {
         fixture::Step::Events(events) => {
             runtime.block_on(ledger.append_events(SESSION, events)).expect("append");
         }
@@ -223,6 +390,33 @@ fn write_postgres(
             .block_on(ledger.append_checkpoint(&event_id, "run-bench", recorded_at_ms, checkpoint))
             .expect("a valid successor"),
     })
+}
+
+/// The fixture target nearest `size` (at or above it) whose final turn is the same trajectory
+/// as that of a `largest`-event fixture (the fixture copies the trajectories in order and stops
+/// on the turn that reaches its target).
+fn aligned(size: u64, largest: u64) -> u64 {
+    let lengths: Vec<u64> = contextfold_conformance::trajectories::all()
+        .iter()
+        .map(|t| t.events.len() as u64)
+        .collect();
+    // The plan's turns as (file, events before it), until `largest` is reached.
+    let mut turns = Vec::new();
+    let mut total = 0;
+    'copies: loop {
+        for (file, len) in lengths.iter().enumerate() {
+            if total >= largest {
+                break 'copies;
+            }
+            turns.push((file, total));
+            total += len;
+        }
+    }
+    let last_file = turns.last().map_or(0, |t| t.0);
+    turns
+        .iter()
+        .find(|&&(file, before)| file == last_file && before + lengths[file] >= size)
+        .map_or(size, |&(_, before)| before + 1)
 }
 
 /// `url` with its database replaced by `dbname`.
@@ -261,6 +455,12 @@ fn output(command: &[String]) -> serde_json::Value {
 
 /// Runs `command` through this binary's `--measure` mode: (seconds, peak RSS in KiB).
 fn measure(command: &[String]) -> (f64, u64) {
+    let (seconds, rss, _) = measure_full(command);
+    (seconds, rss)
+}
+
+/// [`measure`], with the child's CPU time (user + system, seconds).
+fn measure_full(command: &[String]) -> (f64, u64, f64) {
     let output = Command::new(std::env::current_exe().expect("this bench binary"))
         .arg("--measure")
         .args(command)
@@ -271,11 +471,12 @@ fn measure(command: &[String]) -> (f64, u64) {
     let mut fields = text.split_whitespace();
     let seconds = fields.next().and_then(|s| s.parse().ok()).expect("seconds");
     let rss = fields.next().and_then(|s| s.parse().ok()).expect("rss");
-    (seconds, rss)
+    let cpu = fields.next().and_then(|s| s.parse().ok()).expect("cpu");
+    (seconds, rss, cpu)
 }
 
 /// `--measure`: runs `command` (output discarded), fails on a non-zero exit, prints
-/// `<seconds> <peak RSS KiB>` of that one child (as `cli_paths`).
+/// `<seconds> <peak RSS KiB> <CPU seconds>` of that one child (as `cli_paths`).
 #[allow(unsafe_code)] // `getrusage` is the one way to read a finished child's peak RSS.
 fn measure_child(command: &[String]) {
     let started = Instant::now();
@@ -287,10 +488,11 @@ fn measure_child(command: &[String]) {
     let seconds = started.elapsed().as_secs_f64();
     assert!(status.success(), "{command:?} failed: {status}");
     // SAFETY: `getrusage` writes into the zeroed struct it is given and has no other effect.
-    let rss = unsafe {
+    let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
         libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage.ru_maxrss
+        usage
     };
-    println!("{seconds} {rss}");
+    let time = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    println!("{seconds} {} {}", usage.ru_maxrss, time(usage.ru_utime) + time(usage.ru_stime));
 }

@@ -32,7 +32,6 @@ use contextfold_core::{EventContent, RuntimeEvent};
 use contextfold_host::ledger::postgres::{PgLedger, PgLedgerConfig};
 use contextfold_host::ledger::{IntoLedger, SharedLedger, SqliteLedger};
 use serde_json::json;
-use support::result;
 
 const WRITERS: usize = 16;
 const SESSIONS: usize = 64;
@@ -102,12 +101,7 @@ fn main() {
     }
     if let [(sqlite, s), (pg, p), ..] = &rows[..] {
         let ratio = (p.appends as f64 / p.seconds) / (s.appends as f64 / s.seconds);
-        result(
-            &format!("fleet_16w_64s_{pg}_vs_{sqlite}{tag}_throughput"),
-            &format!("{ratio:.2}x"),
-            "report",
-            true,
-        );
+        println!("RESULT|fleet_16w_64s_{pg}_vs_{sqlite}{tag}_throughput|{ratio:.2}x|report|-");
     }
 }
 
