@@ -37,7 +37,8 @@ echo "== building release benches"
 cargo bench -q -p contextfold-host --bench ledger_fleet --bench ledger_cold --no-run
 
 # The cluster, as scripts/with-postgres.sh starts it (a temp dir owned by `postgres` when run
-# as root, a free loopback port, trust logins), but with fsync on.
+# as root, a free loopback port, trust logins), but with fsync on: the server's defaults (fsync
+# and synchronous_commit on), not set on the command line, which would outrank ALTER SYSTEM.
 as_postgres() {
     if [ "$(id -u)" -eq 0 ]; then
         runuser -u postgres -- "$@"
@@ -63,7 +64,7 @@ trap cleanup EXIT INT TERM
 as_postgres "$PG_BIN/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 --no-instructions >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
 as_postgres "$PG_BIN/pg_ctl" -D "$data" -l "$dir/server.log" -w \
-    -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on -c max_connections=200" start >/dev/null \
+    -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null \
     || { cat "$dir/server.log" >&2; exit 1; }
 export CONTEXTFOLD_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
 psql() { "$PG_BIN/psql" -X -q -d "$CONTEXTFOLD_PG_URL" "$@"; }
