@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The PostgreSQL ledger against SQLite (issue 40), on this machine: builds the release benches,
 # starts a throwaway PostgreSQL cluster on a loopback port, runs
-#   1. ledger_fleet: 16 writers appending to 64 sessions, SQLite (WAL, synchronous=FULL) and
-#      PostgreSQL with fsync on and synchronous_commit on (like for like: every acknowledged
-#      append is on disk on both), then PostgreSQL again with fsync off (as scripts/with-postgres.sh
-#      runs the tests);
+#   1. ledger_fleet: 16 writers appending to 64 sessions, in rotating rounds: SQLite (WAL,
+#      synchronous=FULL), PostgreSQL with fsync on and synchronous_commit on (like for like:
+#      every acknowledged append is on disk on both), PostgreSQL with fsync off (as
+#      scripts/with-postgres.sh runs the tests);
 #   2. ledger_cold: cold `contextfold project` of the ~9k- and ~90k-event ledgers, SQLite against
 #      PostgreSQL in paired rounds of whole processes, with peak RSS (the server keeps fsync off
 #      here: the rows are only read);
@@ -12,7 +12,7 @@
 # recorded run: docs/performance.md, "The ledger on PostgreSQL (issue 40)".
 #
 #   bash bench/ledger.sh             # about 3-4 minutes on 2 cores, builds excluded
-#   QUICK=1 bash bench/ledger.sh     # 4 s fleet runs, 3 rounds, ~3k and ~30k events
+#   QUICK=1 bash bench/ledger.sh     # 2 fleet rounds of 3 s, 3 cold rounds, ~3k and ~30k events
 #
 # Needs the distribution's PostgreSQL server (apt-get install -y postgresql; or set PG_BIN).
 # Like bench/component.sh, its RESULT lines can join bench/run.sh's table.
@@ -24,11 +24,13 @@ if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
     echo "bench/ledger.sh: no PostgreSQL server binaries (apt-get install -y postgresql, or set PG_BIN)" >&2
     exit 2
 fi
-fleet_secs=${CONTEXTFOLD_FLEET_SECS:-10}
+fleet_secs=${CONTEXTFOLD_FLEET_SECS:-5}
+fleet_rounds=${CONTEXTFOLD_FLEET_ROUNDS:-3}
 cold_runs=${CONTEXTFOLD_PG_COLD_RUNS:-7}
 cold_events=${CONTEXTFOLD_PG_COLD_EVENTS:-9000,90000}
 if [ -n "${QUICK:-}" ]; then
-    fleet_secs=4
+    fleet_secs=3
+    fleet_rounds=2
     cold_runs=3
     cold_events=3000,30000
 fi
@@ -79,15 +81,13 @@ keep_results() {
     rm -f "$out"
 }
 
-echo "== fleet: 16 writers, 64 sessions, ${fleet_secs} s each; SQLite (synchronous=FULL) and PostgreSQL (fsync on)"
-CONTEXTFOLD_FLEET_SECS=$fleet_secs cargo bench -q -p contextfold-host --bench ledger_fleet | keep_results
-
-psql -c "ALTER SYSTEM SET fsync = off" -c "SELECT pg_reload_conf()" >/dev/null
-sleep 1
-echo "== fleet: PostgreSQL with fsync off"
-CONTEXTFOLD_FLEET_SECS=$fleet_secs CONTEXTFOLD_FLEET_BACKENDS=postgres \
+echo "== fleet: 16 writers, 64 sessions; ${fleet_rounds} rounds of ${fleet_secs} s: SQLite (synchronous=FULL), PostgreSQL fsync on, fsync off"
+CONTEXTFOLD_FLEET_SECS=$fleet_secs CONTEXTFOLD_FLEET_ROUNDS=$fleet_rounds CONTEXTFOLD_FLEET_PG_FSYNC=on,off \
     cargo bench -q -p contextfold-host --bench ledger_fleet | keep_results
 
+# The cold rounds only read; their fixture is written faster without fsync.
+psql -c "ALTER SYSTEM SET fsync = off" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 1
 echo "== cold project: ${cold_events} events, ${cold_runs} paired rounds of whole processes"
 CONTEXTFOLD_PG_COLD_RUNS=$cold_runs CONTEXTFOLD_PG_COLD_EVENTS=$cold_events \
     cargo bench -q -p contextfold-host --bench ledger_cold | keep_results
