@@ -64,9 +64,8 @@ fn main() {
     let settings: Vec<String> = ["server_version", "fsync", "shared_buffers"]
         .iter()
         .map(|name| {
-            let row = runtime
-                .block_on(admin.query_one(&format!("SHOW {name}"), &[]))
-                .expect("SHOW");
+            let row =
+                runtime.block_on(admin.query_one(&format!("SHOW {name}"), &[])).expect("SHOW");
             format!("{name}={}", row.get::<_, String>(0))
         })
         .collect();
@@ -156,7 +155,12 @@ fn main() {
             if same { "equals" } else { "DIFFERS FROM" },
             checkpoint
         );
-        result(&format!("cold_project_{label}_postgres_output_equals_sqlite"), &same.to_string(), "true", same);
+        result(
+            &format!("cold_project_{label}_postgres_output_equals_sqlite"),
+            &same.to_string(),
+            "true",
+            same,
+        );
     }
 
     // Paired rounds: per size, SQLite and PostgreSQL back to back, order alternating.
@@ -220,7 +224,8 @@ fn main() {
     {
         let lz4 = format!("{dbname}_lz4");
         dropped.push(lz4.clone());
-        let lz4 = runtime.block_on(lz4_copy(&admin, &url, dbname, &lz4)).then(|| db_url(&url, &lz4));
+        let lz4 =
+            runtime.block_on(lz4_copy(&admin, &url, dbname, &lz4)).then(|| db_url(&url, &lz4));
         diagnose(label, db_str(db), pg, lz4.as_deref(), runs, bin);
     }
     runtime.block_on(async {
@@ -271,7 +276,9 @@ fn diagnose(label: &str, sqlite: &str, pg: &str, pg_lz4: Option<&str>, runs: usi
             cpu[index].push(cpu_seconds);
         }
     }
-    println!("diagnosis on the {label} ledger, {runs} paired rounds (median; ratio: median of per-round ratios to the SQLite CLI):");
+    println!(
+        "diagnosis on the {label} ledger, {runs} paired rounds (median; ratio: median of per-round ratios to the SQLite CLI):"
+    );
     println!("| variant | wall | client CPU (user+sys) | against the SQLite CLI |");
     println!("| --- | ---: | ---: | ---: |");
     for (index, (name, _)) in variants.iter().enumerate() {

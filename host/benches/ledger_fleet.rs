@@ -289,8 +289,9 @@ async fn fleet(ledger: SharedLedger, duration: Duration) -> (Vec<Duration>, f64)
         let output = Arc::clone(&output);
         let ready = Arc::clone(&ready);
         writers.push(tokio::spawn(async move {
-            let sessions: Vec<String> =
-                (0..SESSIONS / WRITERS).map(|k| format!("fleet-{}", writer + k * WRITERS)).collect();
+            let sessions: Vec<String> = (0..SESSIONS / WRITERS)
+                .map(|k| format!("fleet-{}", writer + k * WRITERS))
+                .collect();
             let mut steps = vec![0u64; sessions.len()];
             for (index, session) in sessions.iter().enumerate() {
                 ledger.append_events(session, step(session, 0, 1, &output)).await.expect("append");

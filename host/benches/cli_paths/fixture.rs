@@ -106,7 +106,11 @@ pub(crate) fn build(target_events: u64, checkpoints: u64, mut sink: impl FnMut(S
         if crossed || before_final_turn {
             let id = format!("cp-{recorded:03}");
             let checkpoint = coverage.checkpoint(&id, previous.as_deref());
-            sink(Step::Checkpoint { event_id: format!("ev-{id}"), recorded_at_ms: seq, checkpoint });
+            sink(Step::Checkpoint {
+                event_id: format!("ev-{id}"),
+                recorded_at_ms: seq,
+                checkpoint,
+            });
             previous = Some(id);
             recorded += 1;
         }
