@@ -394,7 +394,7 @@ fn write_postgres(
             runtime.block_on(ledger.append_events(SESSION, events)).expect("append");
         }
         fixture::Step::Checkpoint { event_id, recorded_at_ms, checkpoint } => runtime
-            .block_on(ledger.append_checkpoint(&event_id, "run-bench", recorded_at_ms, checkpoint))
+            .block_on(ledger.append_checkpoint(&event_id, "run-bench", recorded_at_ms, *checkpoint))
             .expect("a valid successor"),
     })
 }

@@ -37,7 +37,7 @@ pub(crate) enum Step {
     /// The events of one turn, appended in one transaction.
     Events(Vec<RuntimeEvent>),
     /// A checkpoint, appended with `append_checkpoint(event_id, "run-bench", recorded_at_ms, ..)`.
-    Checkpoint { event_id: String, recorded_at_ms: u64, checkpoint: HistoryCompactCheckpoint },
+    Checkpoint { event_id: String, recorded_at_ms: u64, checkpoint: Box<HistoryCompactCheckpoint> },
 }
 
 /// Writes the fixture into a new store at `db` and its export to `export`.
@@ -105,7 +105,7 @@ pub(crate) fn build(target_events: u64, checkpoints: u64, mut sink: impl FnMut(S
         let crossed = seq >= step * (recorded + 1) && recorded + 1 < checkpoints;
         if crossed || before_final_turn {
             let id = format!("cp-{recorded:03}");
-            let checkpoint = coverage.checkpoint(&id, previous.as_deref());
+            let checkpoint = Box::new(coverage.checkpoint(&id, previous.as_deref()));
             sink(Step::Checkpoint {
                 event_id: format!("ev-{id}"),
                 recorded_at_ms: seq,
