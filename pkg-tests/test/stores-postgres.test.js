@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { ledgerRows } from 'contextfold';
 import { PostgresStore } from 'contextfold/stores/postgres';
-import { MIGRATION_LOCK, PG_SCHEMA_VERSION, V1 } from '../node_modules/contextfold/stores/postgres-schema.js';
+import { MIGRATION_LOCK, MIGRATIONS, PG_SCHEMA_VERSION } from '../node_modules/contextfold/stores/postgres-schema.js';
 import { storeCases, rejectsWith } from '../stores/conformance.js';
 import { sessionEvents, compactStore } from '../stores/session.js';
 import { repoRoot } from './helpers.js';
@@ -60,9 +60,12 @@ test.after(async () => {
 
 test('postgres store: the DDL, the migration lock and the schema version are the native host\'s, character for character', () => {
   const rust = readFileSync(path.join(repoRoot, 'host/src/ledger/postgres/schema.rs'), 'utf8');
-  const v1 = rust.match(/const V1: &str = r#"([\s\S]*?)"#;/);
-  assert.ok(v1, 'schema.rs still defines V1 as a raw string');
-  assert.equal(V1, v1[1]);
+  MIGRATIONS.forEach((sql, index) => {
+    const name = `V${index + 1}`;
+    const rustSql = rust.match(new RegExp(`const ${name}: &str = r#"([\\s\\S]*?)"#;`));
+    assert.ok(rustSql, `schema.rs still defines ${name} as a raw string`);
+    assert.equal(sql, rustSql[1], name);
+  });
   const lock = rust.match(/const MIGRATION_LOCK: i64 = (0x[0-9a-f_]+);/);
   assert.equal(MIGRATION_LOCK, BigInt(lock[1].replace(/_/g, '')));
   const migrations = rust.match(/const MIGRATIONS: &\[&str\] = &\[([^\]]*)\];/);
@@ -147,7 +150,7 @@ pgTest('postgres store: the rows are the core\'s ledgerRows, and schema_version 
     ledgerRows(sessionEvents('s', 12)),
   );
   assert.ok(rows.some((row) => !row.canonical), 'a tool call whose keys are not sorted keeps its serde JSON');
-  assert.deepEqual((await pool.query('SELECT version FROM schema_version')).rows, [{ version: 1 }]);
+  assert.deepEqual((await pool.query('SELECT version FROM schema_version')).rows, [{ version: 1 }, { version: 2 }]);
 });
 
 pgTest('postgres store: the same session written by the SQLite store has the same rows, byte for byte', { skip: hasSqlite ? false : NO_SQLITE }, async () => {
@@ -326,10 +329,10 @@ pgTest('postgres store: a database of a newer schema is refused untouched; proce
   const opened = await Promise.all(Array.from({ length: 4 }, (_, i) => PostgresStore.open({ connectionString: url, sessionId: `s${i}` })));
   await Promise.all(opened.map((store) => store.close()));
   const pool = poolOn(url);
-  assert.deepEqual((await pool.query('SELECT version FROM schema_version')).rows, [{ version: 1 }]);
-  await pool.query('INSERT INTO schema_version (version) VALUES (2)');
+  assert.deepEqual((await pool.query('SELECT version FROM schema_version')).rows, [{ version: 1 }, { version: 2 }]);
+  await pool.query('INSERT INTO schema_version (version) VALUES (3)');
   await rejectsWith(assert, PostgresStore.open({ pool, sessionId: 's' }), 'store_schema_too_new');
-  assert.deepEqual((await pool.query('SELECT version FROM schema_version ORDER BY version')).rows.map((row) => row.version), [1, 2]);
+  assert.deepEqual((await pool.query('SELECT version FROM schema_version ORDER BY version')).rows.map((row) => row.version), [1, 2, 3]);
 });
 
 const BIN = process.env.CONTEXTFOLD_BIN ?? path.join(repoRoot, 'target', 'debug', 'contextfold');
@@ -373,4 +376,20 @@ pgTest('postgres store: a Node agent and the native host share one database', { 
   const exported = await cli('export', '--db', url, '--session', 's');
   assert.equal(exported.code, 0, exported.stderr);
   assert.deepEqual(exported.json.events.map((e) => e.seq), Array.from({ length: 52 }, (_, i) => i + 1));
+});
+
+pgTest('postgres store: TLS verified against the server\'s CA; an unknown certificate is storage_tls_failed', { skip: process.env.CONTEXTFOLD_PG_CA ? false : 'CONTEXTFOLD_PG_CA is unset (scripts/with-postgres.sh sets it)' }, async () => {
+  const url = await freshDatabase();
+  const ca = readFileSync(process.env.CONTEXTFOLD_PG_CA, 'utf8');
+  const pool = new pg.Pool({ connectionString: url, ssl: { ca }, max: 2, application_name: 'cf-js-tls' });
+  pool.on('error', () => {});
+  pools.push(pool);
+  const store = await PostgresStore.open({ pool, sessionId: 's' });
+  await store.appendEvents(sessionEvents('s', 1));
+  const seen = await pool.query('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
+  assert.equal(seen.rows[0].ssl, true, 'the connection is TLS');
+  await store.close();
+  const tls = new URL(url);
+  tls.searchParams.set('sslmode', 'verify-full');
+  await rejectsWith(assert, PostgresStore.open({ connectionString: tls.toString(), sessionId: 's' }), 'storage_tls_failed');
 });

@@ -84,6 +84,15 @@ function classify(state) {
   }
 }
 
+/** Node's certificate checks and pg's refusal of a server without TLS. */
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE)|CERT_)/;
+
+/** Whether `error` is a failed TLS handshake. */
+function tlsFailure(error) {
+  return (typeof error?.code === 'string' && TLS_CODES.test(error.code))
+    || /does not support SSL connections/.test(String(error?.message));
+}
+
 /**
  * The typed error of a failure while `operation` ran. A ContextfoldError (a refusal of the store
  * itself) is returned as it is. `connecting`: the failure came from getting a connection, so one
@@ -96,6 +105,10 @@ export function pgError(operation, error, { connecting = false, target = null } 
   let retryable;
   if (state) {
     [code, retryable] = classify(state);
+  } else if (tlsFailure(error)) {
+    // The server's certificate is not trusted or not for the host, or it refused TLS: the
+    // same server fails the same way (the host's `storage_tls_failed`).
+    [code, retryable] = ['storage_tls_failed', false];
   } else if (connecting) {
     [code, retryable] = ['storage_unavailable', true];
   } else if (LOST.test(String(error?.message)) || (typeof error?.code === 'string' && error.code.startsWith('E'))) {

@@ -85,8 +85,20 @@ CREATE TRIGGER tool_result_archive_no_truncate BEFORE TRUNCATE ON tool_result_ar
     FOR EACH STATEMENT EXECUTE FUNCTION contextfold_append_only();
 `;
 
+/** Version 2: new stored events compressed with lz4 where the server has it (schema.rs `V2`). */
+export const V2 = `
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_settings
+               WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+        ALTER TABLE runtime_events ALTER COLUMN event_json SET COMPRESSION lz4;
+    END IF;
+END
+$$;
+`;
+
 /** Every migration, in order; the schema version is their count (the host's `MIGRATIONS`). */
-export const MIGRATIONS = [V1];
+export const MIGRATIONS = [V1, V2];
 
 /** The schema version this package writes (the host's `PG_SCHEMA_VERSION`). */
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;

@@ -232,7 +232,17 @@ pub(crate) struct Output {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let json_mode = cli.json;
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // One-shot commands run on one thread: their work is one request after another, and on a
+    // multi-thread runtime a PostgreSQL row stream hands every socket read across threads (a
+    // cold `project` of a 90k-event ledger spent a third more CPU; docs/performance.md). The
+    // simulator serves many clients and the demo prepares in the background: they get workers.
+    let serves = matches!(cli.command, Command::ProviderSim { .. } | Command::Demo { .. });
+    let mut builder = if serves {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("contextfold: cannot start the async runtime: {error}");

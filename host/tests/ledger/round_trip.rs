@@ -138,3 +138,34 @@ async fn processes_opening_a_new_database_at_once_migrate_it_once() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_event_rows_are_compressed_with_lz4_where_the_server_has_it() {
+    let Some(backend) = super::support::postgres("lz4").await else { return };
+    let Some(pg) = &backend.pg else { return };
+    let client = pg.client(None).await;
+    let lz4 = client
+        .query_one(
+            "SELECT 'lz4' = ANY (enumvals) FROM pg_settings WHERE name = 'default_toast_compression'",
+            &[],
+        )
+        .await
+        .expect("settings")
+        .get::<_, bool>(0);
+    let compressed = client
+        .query_one(
+            "SELECT attcompression = 'l' FROM pg_attribute \
+             WHERE attrelid = 'runtime_events'::regclass AND attname = 'event_json'",
+            &[],
+        )
+        .await
+        .expect("attribute")
+        .get::<_, bool>(0);
+    assert_eq!(compressed, lz4, "event_json is lz4 exactly when the server has lz4");
+    let version = client
+        .query_one("SELECT max(version) FROM schema_version", &[])
+        .await
+        .expect("version")
+        .get::<_, Option<i32>>(0);
+    assert_eq!(version, Some(contextfold_host::ledger::postgres::PG_SCHEMA_VERSION as i32));
+}

@@ -91,8 +91,24 @@ CREATE TRIGGER tool_result_archive_no_truncate BEFORE TRUNCATE ON tool_result_ar
     FOR EACH STATEMENT EXECUTE FUNCTION contextfold_append_only();
 "#;
 
+/// Version 2: the stored events compressed with lz4 where the server has it (PostgreSQL 14+
+/// built with lz4; pglz otherwise). A cold projection streams every covered row's bytes:
+/// decompressing them was a sixth of the server's time with pglz (docs/performance.md, "The
+/// ledger on PostgreSQL"). Rows written before keep their compression until rewritten, which
+/// the append-only ledger never does; it only changes how new rows are stored.
+const V2: &str = r#"
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_settings
+               WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+        ALTER TABLE runtime_events ALTER COLUMN event_json SET COMPRESSION lz4;
+    END IF;
+END
+$$;
+"#;
+
 /// Every migration, in order; the schema version is their count.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
