@@ -252,21 +252,29 @@ pub fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(output) => {
             if json_mode {
-                println!("{}", serde_json::to_string_pretty(&output.json).unwrap_or_default());
+                emit(&(serde_json::to_string_pretty(&output.json).unwrap_or_default() + "\n"));
             } else {
-                print!("{}", output.text);
+                emit(&output.text);
             }
             ExitCode::from(output.exit)
         }
         Err(error) => {
             if json_mode {
                 let body = json!({"error": {"code": error.code(), "message": error.to_string()}});
-                println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
+                emit(&(serde_json::to_string_pretty(&body).unwrap_or_default() + "\n"));
             }
             eprintln!("contextfold: error [{}]: {error}", error.code());
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// Writes `text` to stdout. A reader that went away (`contextfold export | head`) is not an
+/// error of the command: the rest is dropped quietly instead of panicking as `print!` does.
+fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }
 
 async fn run(cli: Cli) -> Result<Output, CliError> {
