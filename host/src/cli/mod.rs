@@ -251,17 +251,23 @@ pub fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(output) => {
-            if json_mode {
-                emit(&(serde_json::to_string_pretty(&output.json).unwrap_or_default() + "\n"));
+            let written = if json_mode {
+                emit(&(serde_json::to_string_pretty(&output.json).unwrap_or_default() + "\n"))
             } else {
-                emit(&output.text);
+                emit(&output.text)
+            };
+            match written {
+                Ok(()) => ExitCode::from(output.exit),
+                Err(error) => {
+                    eprintln!("contextfold: error [output_failed]: cannot write output: {error}");
+                    ExitCode::FAILURE
+                }
             }
-            ExitCode::from(output.exit)
         }
         Err(error) => {
             if json_mode {
                 let body = json!({"error": {"code": error.code(), "message": error.to_string()}});
-                emit(&(serde_json::to_string_pretty(&body).unwrap_or_default() + "\n"));
+                let _ = emit(&(serde_json::to_string_pretty(&body).unwrap_or_default() + "\n"));
             }
             eprintln!("contextfold: error [{}]: {error}", error.code());
             ExitCode::from(error.exit_code())
@@ -270,11 +276,15 @@ pub fn main() -> ExitCode {
 }
 
 /// Writes `text` to stdout. A reader that went away (`contextfold export | head`) is not an
-/// error of the command: the rest is dropped quietly instead of panicking as `print!` does.
-fn emit(text: &str) {
+/// error of the command: the rest is dropped quietly instead of panicking as `print!` does;
+/// any other write failure (a full disk behind a redirect) is returned.
+fn emit(text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 async fn run(cli: Cli) -> Result<Output, CliError> {
