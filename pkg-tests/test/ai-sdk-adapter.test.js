@@ -121,6 +121,7 @@ test('ai@6 prepareStep with overflowGuardV3: a provider window smaller than decl
   assert.equal(result.steps.length, 60);
   assert.ok(refused.length > 0, 'the provider refused some requests');
   assert.equal(folding.stats.overflows, refused.length, 'each refusal was answered once');
+  assert.equal(folding.stats.steps, 60, 'a retried request is the same step, counted once');
   assert.equal(seen.length, 60, 'every step was accepted');
   assert.ok(seen.every((request) => request.hasTask && request.hasSystem), 'the task and the system prompt are in every accepted request');
   assertCheckpoints(store);

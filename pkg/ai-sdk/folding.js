@@ -117,7 +117,7 @@ export class Folding {
   }
 
   /**
-   * Counters: steps prepared, compactions run, checkpoints recorded, compaction errors, usage
+   * Counters: steps prepared (an overflow guard's retry of a step is not one), compactions run, checkpoints recorded, compaction errors, usage
    * facts, provider overflows answered, and requests sent over the history budget (fail-open).
    */
   get stats() {
@@ -318,7 +318,8 @@ export class Folding {
    * next request.
    */
   async #fold(trigger, model, overheadTokens, signal, force = false) {
-    this.#stats.steps += 1;
+    // An overflow guard's retry builds the same step's request again: not a step of its own.
+    if (!force) this.#stats.steps += 1;
     const native = this.#native !== false && nativeCapable(model, this.#native);
     const provider = this.#identity(model, native);
     const facts = { ...this.#modelFacts, fixedOverheadTokens: (this.#modelFacts.fixedOverheadTokens ?? 0) + overheadTokens };
