@@ -35,6 +35,32 @@ export function storeCases({ exclusive = true, durable = true } = {}) {
   const cases = [];
   const add = (name, fn) => cases.push({ name, fn });
 
+  add('checkpoints() lists the recorded checkpoints and verify() checks each against the log', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    await store.appendEvents(sessionEvents('s', 6));
+    assert.equal((await compactStore(store, 'cp-1')).outcome, 'recorded');
+    await store.appendEvents(sessionEvents('s', 6, 6));
+    assert.equal((await compactStore(store, 'cp-2')).outcome, 'recorded');
+    const listed = store.checkpoints();
+    assert.deepEqual(listed.map((c) => [c.checkpointId, c.current, c.previousCheckpointId]), [['cp-1', false, null], ['cp-2', true, 'cp-1']]);
+    const verified = await store.verify();
+    assert.equal(verified.ok, true, JSON.stringify(verified));
+    assert.deepEqual(verified.checkpoints.map((c) => [c.checkpointId, c.ok]), [['cp-1', true], ['cp-2', true]]);
+    assert.deepEqual(verified.projection, { ok: true, checkpointId: 'cp-2', recoveredTip: 'cp-2' });
+    assert.equal(verified.events, 48);
+    // A record whose digest names other events (as a tampered storage would hold it, read back
+    // through `restore`) is caught, and verify() writes nothing.
+    const forged = { ...store.checkpoint, checkpointId: 'cp-forged', previousCheckpointId: 'cp-2', coverage: { ...store.checkpoint.coverage, sourceDigest: `sha256:${'0'.repeat(64)}` } };
+    store.restore({ records: [{ eventId: 'forged', sessionId: 's', recordedAtMs: 1, payload: forged }] });
+    const caught = await store.verify();
+    assert.equal(caught.ok, false);
+    assert.equal(caught.checkpoints[0].ok, false);
+    assert.equal(caught.checkpoints[0].code, 'source_hash_mismatch', JSON.stringify(caught.checkpoints[0]));
+    assert.equal(store.log.length, 48);
+    await store.close();
+  });
+
   add('events, checkpoints and the circuit survive a reopen unchanged', async (assert, fresh) => {
     const at = await fresh();
     const store = await at.open('s');

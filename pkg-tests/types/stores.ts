@@ -37,6 +37,9 @@ export async function useStores(): Promise<number> {
         recordCircuit: (circuit) => store.recordCircuit(circuit),
       },
     );
+    const verified: boolean = (await store.verify()).ok;
+    const current = store.checkpoints().filter((c) => 'current' in c && c.current).length;
+    if (!verified || current > 1) throw new Error('unverified');
     await store.close();
   }
   return repairs.length + rows.length + estimator.length + added + (target?.length ?? 0) + (retry ? 1 : 0);

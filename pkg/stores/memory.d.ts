@@ -37,8 +37,42 @@ export interface SessionStore {
    * keep nothing.
    */
   recordPreparation?(settled: { fate: 'used' | 'superseded' | 'wasted' | 'failed'; checkpointId: string | null; summarizerTokens: number; detail: string | null }): Promise<void>;
+  /** Every recorded checkpoint, in record order, as `contextfold checkpoints` lists them. */
+  checkpoints(): Array<RecordedCheckpointSummary | { eventId: string; error: { code: string; message: string } }>;
+  /**
+   * What `contextfold verify` checks, over this store's log: each recorded checkpoint against
+   * the events it claims to cover, and the current checkpoint against recovery. Writes nothing.
+   */
+  verify(): Promise<StoreVerification>;
   /** Waits for pending writes and releases the storage (idempotent). */
   close(): Promise<void>;
+}
+
+/** One recorded checkpoint of {@link SessionStore.checkpoints}. */
+export interface RecordedCheckpointSummary {
+  eventId: string;
+  recordedAtMs: number;
+  checkpointId: string;
+  schemaVersion: number;
+  eventCount: number;
+  turnCount: number;
+  estimatedTokens: number;
+  previousCheckpointId: string | null;
+  producedBy: string | null;
+  /** Whether it is the store's current checkpoint. */
+  current: boolean;
+}
+
+/** What {@link SessionStore.verify} found. */
+export interface StoreVerification {
+  /** Every checkpoint matches its coverage and the current checkpoint is recovery's. */
+  ok: boolean;
+  /** Events in the log. */
+  events: number;
+  /** One result per recorded checkpoint (`code`: the core's mismatch code, e.g. `source_hash_mismatch`). */
+  checkpoints: Array<{ eventId: string; checkpointId: string | null; ok: boolean; code?: string; detail?: string }>;
+  /** The current checkpoint against the core's recovery over the records. */
+  projection: { ok: boolean; checkpointId: string | null; recoveredTip: string | null };
 }
 
 /** What a {@link MemoryStore} holds, as plain JSON. */

@@ -3,7 +3,7 @@
 // checkpoints with the core's selection, and the compare-and-swap rule of a checkpoint append
 // (the core's successor rule, the same as the native ledger's). A concrete store only persists:
 // `persistEvents`, `persistCheckpoint`, `persistCircuit` resolve once their write is durable.
-import { ContextfoldError, EventLog, checkSuccessor, recoverCheckpoint } from 'contextfold';
+import { ContextfoldError, EventLog, checkSuccessor, matchCheckpoint, parseCheckpoint, recoverCheckpoint } from 'contextfold';
 
 /** The AgentRun kind of a recorded checkpoint (the native ledger's `agent_run_events.kind`). */
 export const CHECKPOINT_RECORDED = 'history_compact_checkpoint_recorded';
@@ -26,6 +26,8 @@ export class SessionStore {
   sessionId;
   #log = new EventLog();
   #checkpoint = null;
+  /** Every recorded checkpoint event, in record order (what `checkpoints()` and `verify()` read). */
+  #records = [];
   #checkpointEventId = null;
   #circuit = null;
   #recoveryDiagnostics = [];
@@ -75,6 +77,7 @@ export class SessionStore {
     this.#checkpoint = recovery.checkpoint;
     this.#checkpointEventId = recovery.eventId;
     this.#recoveryDiagnostics = recovery.diagnostics;
+    this.#records = records.slice();
     this.#circuit = circuit;
   }
 
@@ -159,6 +162,7 @@ export class SessionStore {
       await this.#durably(() => this.persistCheckpoint(record));
       this.#checkpoint = checkpoint;
       this.#checkpointEventId = record.eventId;
+      this.#records.push(record);
     });
   }
 
@@ -187,6 +191,65 @@ export class SessionStore {
     const closing = this.#queue.then(() => this.closeStorage()).finally(() => this.#log.free());
     this.#queue = closing;
     return closing;
+  }
+
+  /**
+   * Every recorded checkpoint, in record order, as `contextfold checkpoints` lists them:
+   * `{ eventId, recordedAtMs, checkpointId, schemaVersion, eventCount, turnCount,
+   * estimatedTokens, previousCheckpointId, producedBy, current }`, or `{ eventId, error: { code,
+   * message } }` for a record that is not a checkpoint.
+   */
+  checkpoints() {
+    return this.#records.map((record) => {
+      try {
+        const checkpoint = parseCheckpoint(record.payload);
+        return {
+          eventId: record.eventId,
+          recordedAtMs: record.recordedAtMs,
+          checkpointId: checkpoint.checkpointId,
+          schemaVersion: checkpoint.schemaVersion,
+          eventCount: Number(checkpoint.coverage.eventCount),
+          turnCount: Number(checkpoint.coverage.turnCount),
+          estimatedTokens: Number(checkpoint.estimatedTokens),
+          previousCheckpointId: checkpoint.previousCheckpointId ?? null,
+          producedBy: checkpoint.producedBy ?? null,
+          current: record.eventId === this.#checkpointEventId,
+        };
+      } catch (error) {
+        return { eventId: record.eventId, error: { code: error.code, message: error.message } };
+      }
+    });
+  }
+
+  /**
+   * Checks what `contextfold verify` checks, over this store's log: every recorded checkpoint
+   * against the events it claims to cover (count, boundary, turns, digest: the core's
+   * `matchCheckpoint`), and the current checkpoint against the core's recovery over the records.
+   * Resolves to `{ ok, events, checkpoints: [{ eventId, checkpointId, ok, code?, detail? }],
+   * projection: { ok, checkpointId, recoveredTip } }`; nothing is written.
+   */
+  verify() {
+    return this.#serialized(async () => {
+      const events = this.#log.events();
+      const checkpoints = this.#records.map((record) => {
+        try {
+          const checkpoint = parseCheckpoint(record.payload);
+          try {
+            matchCheckpoint(checkpoint, events);
+            return { eventId: record.eventId, checkpointId: checkpoint.checkpointId, ok: true };
+          } catch (error) {
+            return { eventId: record.eventId, checkpointId: checkpoint.checkpointId, ok: false, code: error.code, detail: error.message };
+          }
+        } catch (error) {
+          return { eventId: record.eventId, checkpointId: null, ok: false, code: error.code, detail: error.message };
+        }
+      });
+      const recovered = recoverCheckpoint(this.sessionId, this.#records);
+      const checkpointId = this.#checkpoint?.checkpointId ?? null;
+      const recoveredTip = recovered.checkpoint?.checkpointId ?? null;
+      const projection = { ok: checkpointId === recoveredTip, checkpointId, recoveredTip };
+      return { ok: projection.ok && checkpoints.every((c) => c.ok), events: events.length, checkpoints, projection };
+    });
   }
 
   /** The id of the recorded checkpoint event the current checkpoint came from, or null. */
