@@ -6,12 +6,8 @@ cd "$(dirname "$0")/.."
 # wasm32-wasip2 is checked (the same code for the same architecture; the full code generation
 # and link are the wasm32-unknown-unknown build below, whose module is inspected).
 cargo check -q -p contextfold-core --target wasm32-wasip2
-# The npm package's profile (wasm-release: opt-level "z", one codegen unit, fat LTO), so the core
-# and its dependencies are compiled once for this check and scripts/build-pkg.sh (15.6 s here
-# against 26.2 s in the release profile, the package's build unchanged; measured on the idle CI
-# machine).
-cargo build -q -p contextfold-core --profile wasm-release --target wasm32-unknown-unknown --example wasm_probe
-module="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/wasm-release/examples/wasm_probe.wasm"
+cargo build -q -p contextfold-core --release --target wasm32-unknown-unknown --example wasm_probe
+module="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/examples/wasm_probe.wasm"
 found=$(python3 scripts/wasm_imports.py "$module")
 if [ -n "$found" ]; then
   echo "FAIL: the core's wasm build imports from its host:"
