@@ -36,7 +36,7 @@ use tokio::runtime::Handle;
 
 use crate::component::traits::{Ledger, LedgerReadError};
 use crate::ledger::SharedLedger;
-use crate::storage::{CheckpointLookup, LookupSource, StoreError, agent_run_kind};
+use crate::storage::{CheckpointLookup, LookupSource, StoreError};
 
 /// Milliseconds since the Unix epoch, as [`LedgerImports`] stamps a recorded checkpoint.
 pub type ClockMs = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -209,17 +209,7 @@ impl Ledger for LedgerImports {
         &mut self,
         session_id: &str,
     ) -> Result<Vec<RecordedCheckpointEvent>, LedgerReadError> {
-        let records = self.read(self.ledger.agent_run_events(session_id))?;
-        Ok(records
-            .into_iter()
-            .filter(|record| record.kind == agent_run_kind::CHECKPOINT_RECORDED)
-            .map(|record| RecordedCheckpointEvent {
-                event_id: record.event_id,
-                session_id: record.session_id,
-                recorded_at_ms: record.recorded_at_ms,
-                payload: record.payload,
-            })
-            .collect())
+        self.read(self.ledger.recorded_checkpoints(session_id))
     }
 
     fn append_checkpoint(

@@ -11,12 +11,9 @@ use std::path::Path;
 use std::process::Command;
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::checkpoint::{
-    RecordedCheckpointEvent, match_checkpoint_prefix, select_recovered_checkpoint,
-};
+use contextfold_core::checkpoint::{match_checkpoint_prefix, select_recovered_checkpoint};
 use contextfold_core::event::{EventContent, validate_log};
 use contextfold_host::ledger::SharedLedger;
-use contextfold_host::storage::agent_run_kind;
 
 use super::churn_worker::{Plan, ack_file, open, run_from_env, session_name};
 use super::support::backends;
@@ -139,17 +136,7 @@ pub(crate) async fn check_session(
             "{session}: ack {id} at {seq} exactly once"
         );
     }
-    let records = ledger.agent_run_events(session).await.expect("agent run");
-    let recorded: Vec<RecordedCheckpointEvent> = records
-        .into_iter()
-        .filter(|r| r.kind == agent_run_kind::CHECKPOINT_RECORDED)
-        .map(|r| RecordedCheckpointEvent {
-            event_id: r.event_id,
-            session_id: r.session_id,
-            recorded_at_ms: r.recorded_at_ms,
-            payload: r.payload,
-        })
-        .collect();
+    let recorded = ledger.recorded_checkpoints(session).await.expect("recorded checkpoints");
     for record in &recorded {
         let checkpoint =
             HistoryCompactCheckpoint::from_value(record.payload.clone()).expect("a checkpoint");
