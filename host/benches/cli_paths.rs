@@ -20,7 +20,6 @@ mod fixture;
 #[path = "cli_paths/mid_turn.rs"]
 mod mid_turn;
 
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use support::{SESSION, result};
@@ -41,7 +40,7 @@ const MID_TURN_STEPS: usize = 40;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(index) = args.iter().position(|arg| arg == "--measure") {
-        measure_child(&args[index + 1..]);
+        support::child::measure_child(&args[index + 1..]);
         return;
     }
     let events: u64 =
@@ -210,36 +209,6 @@ fn mid_turn_rows(dir: &std::path::Path) {
 
 /// Runs `command` through this binary's `--measure` mode: (seconds, peak RSS in KiB).
 fn measure(command: &[&str]) -> (f64, u64) {
-    let output = Command::new(std::env::current_exe().expect("this bench binary"))
-        .arg("--measure")
-        .args(command)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("the measuring child");
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut fields = text.split_whitespace();
-    let seconds = fields.next().and_then(|s| s.parse().ok()).expect("seconds");
-    let rss = fields.next().and_then(|s| s.parse().ok()).expect("rss");
-    (seconds, rss)
-}
-
-/// `--measure`: runs `command` (output discarded), fails on a non-zero exit, prints
-/// `<seconds> <peak RSS KiB>` of that one child.
-#[allow(unsafe_code)] // `getrusage` is the one way to read a finished child's peak RSS.
-fn measure_child(command: &[String]) {
-    let started = Instant::now();
-    let status = Command::new(&command[0])
-        .args(&command[1..])
-        .stdout(Stdio::null())
-        .status()
-        .expect("the measured command");
-    let seconds = started.elapsed().as_secs_f64();
-    assert!(status.success(), "{command:?} failed: {status}");
-    // SAFETY: `getrusage` writes into the zeroed struct it is given and has no other effect.
-    let rss = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage.ru_maxrss
-    };
-    println!("{seconds} {rss}");
+    let measured = support::child::measure(command);
+    (measured.seconds, measured.rss_kib)
 }

@@ -38,7 +38,7 @@ const RSS_GOAL: f64 = 1.10;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(index) = args.iter().position(|arg| arg == "--measure") {
-        measure_child(&args[index + 1..]);
+        support::child::measure_child(&args[index + 1..]);
         return;
     }
     if let Some(index) = args.iter().position(|arg| arg == "--project-in") {
@@ -271,7 +271,8 @@ fn diagnose(label: &str, sqlite: &str, pg: &str, pg_lz4: Option<&str>, runs: usi
     let mut cpu = vec![Vec::new(); variants.len()];
     for _ in 0..runs {
         for (index, (_, command)) in variants.iter().enumerate() {
-            let (seconds, _, cpu_seconds) = measure_full(command);
+            let support::child::Measured { seconds, cpu_seconds, .. } =
+                support::child::measure(command);
             samples[index].push(seconds);
             cpu[index].push(cpu_seconds);
         }
@@ -462,44 +463,6 @@ fn output(command: &[String]) -> serde_json::Value {
 
 /// Runs `command` through this binary's `--measure` mode: (seconds, peak RSS in KiB).
 fn measure(command: &[String]) -> (f64, u64) {
-    let (seconds, rss, _) = measure_full(command);
-    (seconds, rss)
-}
-
-/// [`measure`], with the child's CPU time (user + system, seconds).
-fn measure_full(command: &[String]) -> (f64, u64, f64) {
-    let output = Command::new(std::env::current_exe().expect("this bench binary"))
-        .arg("--measure")
-        .args(command)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("the measuring child");
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut fields = text.split_whitespace();
-    let seconds = fields.next().and_then(|s| s.parse().ok()).expect("seconds");
-    let rss = fields.next().and_then(|s| s.parse().ok()).expect("rss");
-    let cpu = fields.next().and_then(|s| s.parse().ok()).expect("cpu");
-    (seconds, rss, cpu)
-}
-
-/// `--measure`: runs `command` (output discarded), fails on a non-zero exit, prints
-/// `<seconds> <peak RSS KiB> <CPU seconds>` of that one child (as `cli_paths`).
-#[allow(unsafe_code)] // `getrusage` is the one way to read a finished child's peak RSS.
-fn measure_child(command: &[String]) {
-    let started = Instant::now();
-    let status = Command::new(&command[0])
-        .args(&command[1..])
-        .stdout(Stdio::null())
-        .status()
-        .expect("the measured command");
-    let seconds = started.elapsed().as_secs_f64();
-    assert!(status.success(), "{command:?} failed: {status}");
-    // SAFETY: `getrusage` writes into the zeroed struct it is given and has no other effect.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
-    let time = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    println!("{seconds} {} {}", usage.ru_maxrss, time(usage.ru_utime) + time(usage.ru_stime));
+    let measured = support::child::measure(command);
+    (measured.seconds, measured.rss_kib)
 }

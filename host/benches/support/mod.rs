@@ -4,6 +4,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod child;
+
 use contextfold_core::checkpoint::{Boundary, CheckpointProjection, Coverage, HighWater};
 use contextfold_core::digest::PrefixHasher;
 use contextfold_core::{EventContent, HistoryCompactCheckpoint, RuntimeEvent};
