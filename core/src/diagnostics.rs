@@ -131,6 +131,11 @@ reason_codes! {
     /// The rolling chain's covered retention decayed past the trigger: this compaction folds
     /// the log again from its start instead of rolling on the latest summary.
     QualityRecompaction = "quality_recompaction",
+    /// The current checkpoint covers the whole safe prefix but does not fit the current budget
+    /// (the window shrank): this compaction replaces it with a smaller one over the same events,
+    /// folded again from the start of the log when that fits one summarizer request, else from
+    /// its summary.
+    RecompressForBudget = "recompress_for_budget",
     /// This exact input already failed as malformed; it is not dispatched again.
     MalformedSummaryCircuitOpen = "malformed_summary_circuit_open",
     /// The summarizer request cannot fit the history-input budget, even with omissions.

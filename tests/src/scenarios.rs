@@ -52,20 +52,25 @@ pub(crate) fn session(prng: &mut SplitMix64, index: u64, turns: u64) -> Vec<Runt
     log.build()
 }
 
-fn to_values(events: &[RuntimeEvent]) -> Vec<Value> {
+pub(crate) fn to_values(events: &[RuntimeEvent]) -> Vec<Value> {
     events.iter().map(|e| serde_json::to_value(e).expect("events serialize")).collect()
 }
 
-fn case(name: String, op: &str, input: Value) -> Value {
+pub(crate) fn case(name: String, op: &str, input: Value) -> Value {
     let expected = ops::evaluate(op, &input);
     json!({ "name": name, "op": op, "input": input, "expected": expected })
 }
 
-fn codex() -> Value {
+pub(crate) fn codex() -> Value {
     json!({"provider": "openai-codex", "connectionSlug": "codex-main", "modelId": "gpt-5-codex"})
 }
 
-fn transcript_input(events: &[Value], current: &str, window: u64, extra: Value) -> Value {
+pub(crate) fn transcript_input(
+    events: &[Value],
+    current: &str,
+    window: u64,
+    extra: Value,
+) -> Value {
     let mut input = json!({
         "trigger": "manual",
         "events": events,
@@ -85,7 +90,7 @@ fn transcript_input(events: &[Value], current: &str, window: u64, extra: Value) 
 }
 
 /// The checkpoint a scripted compaction records, if it records one.
-fn recorded_checkpoint(input: &Value) -> Option<Value> {
+pub(crate) fn recorded_checkpoint(input: &Value) -> Option<Value> {
     let out = ops::evaluate("compaction", input);
     let checkpoint = out["outcome"]["checkpoint"].clone();
     (!checkpoint.is_null()).then_some(checkpoint)
@@ -195,6 +200,9 @@ pub(crate) fn behaviour_cases(seed: u64) -> (Vec<Value>, Vec<Value>) {
     // Appended after every older case so each keeps its place in the file.
     projection.extend(crate::epoch_cases::epoch_cases());
     compaction.push(compact_media);
+    let (project_window, compact_window) = crate::window_cases::smaller_window_cases();
+    projection.extend(project_window);
+    compaction.extend(compact_window);
     (projection, compaction)
 }
 

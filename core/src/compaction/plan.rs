@@ -236,6 +236,20 @@ pub(crate) fn decide(
         return PlanDecision::Finish { reason: ReasonCode::NoSafePrefix, over_budget };
     };
     let covered = usable.map_or(0, |u| u.covered);
+    // A checkpoint made for a larger window is never a reason to stop: over the current budget
+    // with nothing new to fold, the same prefix is compressed again (an equal-coverage successor).
+    if let Some(usable) = usable.filter(|_| over_budget && largest == covered) {
+        diagnostics.push(Diagnostic::with_tokens(
+            ReasonCode::RecompressForBudget,
+            format!(
+                "checkpoint {} covers the whole safe prefix ({covered} events) but the request \
+                 does not fit the {budget}-token budget; compressing the same prefix again",
+                usable.checkpoint.checkpoint_id
+            ),
+            sizes.figures(sizes.before),
+        ));
+        return PlanDecision::Compact { target: covered, cuts };
+    }
     if largest <= covered {
         let id = usable.map_or("", |u| u.checkpoint.checkpoint_id.as_str());
         diagnostics.push(Diagnostic::new(

@@ -181,7 +181,20 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
         let tip = self.input.checkpoint.as_ref().map_or(0, |c| c.coverage.event_count);
         let tip = usize::try_from(tip).unwrap_or(usize::MAX);
         let covered = self.usable.as_ref().map_or(0, |u| u.covered).max(tip);
-        self.cuts.iter().copied().filter(|&cut| cut > covered && cut <= self.target).collect()
+        let recompressing = self.recompressing();
+        self.cuts
+            .iter()
+            .copied()
+            .filter(|&cut| (cut > covered || recompressing && cut == covered) && cut <= self.target)
+            .collect()
+    }
+
+    /// Whether this step compresses the usable checkpoint's own prefix again: the planner found
+    /// it over the current budget with nothing new to fold ([`ReasonCode::RecompressForBudget`]).
+    /// Its checkpoint is an equal-coverage successor, and must be smaller than the one it
+    /// replaces.
+    fn recompressing(&self) -> bool {
+        self.recorded.is_empty() && self.usable.as_ref().is_some_and(|u| u.covered == self.target)
     }
 
     /// The summarizer's input window: none for the offline extractive summarizer, which reads
@@ -273,21 +286,30 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
         let window = self.input_window();
         let (mut previous_summary, mut fold_start) = (previous_summary, fold_start);
         let (found, recompacted) = match self.recompaction_due() {
-            Some(why) => {
+            Some((code, why)) => {
                 let (events, estimator) = (&*self.input.events, &self.estimator);
                 let fresh = largest_fitting(
                     &self.candidates(),
                     |end| build_summary_request(None, &events[..end], window, estimator),
                     |_| true,
                 );
-                let fits = matches!(fresh, Some(Ok(_)));
+                let fresh_request = match &fresh {
+                    Some(Ok((_, request))) => Some(request),
+                    _ => None,
+                };
+                let fits = self.fold_from_start(
+                    code,
+                    fresh_request,
+                    previous_summary.as_deref(),
+                    fold_start,
+                );
                 let detail = if fits {
                     (previous_summary, fold_start) = (None, 0);
                     format!("{why}: folding the log again from its start")
                 } else {
                     format!("{why}; the whole prefix does not fit one request, rolling on")
                 };
-                self.diagnostics.push(Diagnostic::new(ReasonCode::QualityRecompaction, detail));
+                self.diagnostics.push(Diagnostic::new(code, detail));
                 (fresh.filter(|_| fits), fits)
             }
             None => (None, false),
@@ -657,6 +679,16 @@ impl<'a, E: TokenEstimator> Run<'a, E> {
             is_valid_successor(self.usable.as_ref().map(|u| &u.checkpoint), &checkpoint)
         {
             return self.fail_open(ReasonCode::SuccessorConflict, format!("{conflict}"));
+        }
+        if let Some(replaced) = self.usable.as_ref().filter(|_| self.recompressing())
+            && tokens >= replaced.tokens
+        {
+            let detail = format!(
+                "candidate ({tokens} tokens) is not smaller than checkpoint {} ({} tokens) over \
+                 the same events",
+                replaced.checkpoint.checkpoint_id, replaced.tokens
+            );
+            return self.fail_open(ReasonCode::ReplacementNotSmaller, detail);
         }
         let source_tokens = self.replaced_tokens(end);
         if tokens >= source_tokens {

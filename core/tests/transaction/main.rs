@@ -11,4 +11,5 @@ mod native;
 mod prepared;
 mod quality;
 mod rows;
+mod smaller_window;
 mod support;

@@ -21,7 +21,8 @@ use crate::budget::TokenEstimator;
 use crate::checkpoint::{CheckpointProjection, MANIFEST_VERSION, ProjectionManifest};
 use crate::compaction::extractive::EXTRACTIVE_PRODUCER;
 use crate::compaction::summary_request::{
-    SummaryPurpose, build_retention_repair_request, request_shape_hash,
+    SummaryPurpose, SummaryRequest, build_retention_repair_request, build_summary_request,
+    request_shape_hash,
 };
 use crate::compaction::summary_template::SUMMARY_PROMPT_VERSION;
 use crate::diagnostics::{Diagnostic, ReasonCode};
@@ -33,13 +34,21 @@ use crate::quality::{GateOutcome, covered_score, gate_summary};
 pub(crate) const RECOMPACT_DECAY_POINTS: u32 = 20;
 
 impl<E: TokenEstimator> Run<'_, E> {
-    /// Whether this step re-compacts from the start of the log: the usable checkpoint's chain
-    /// decayed (see the module docs). Only the first step of a transaction is considered.
-    pub(super) fn recompaction_due(&self) -> Option<String> {
+    /// Whether this step re-compacts from the start of the log, and why: the usable checkpoint
+    /// is over the current budget with nothing new to fold ([`ReasonCode::RecompressForBudget`],
+    /// every summarizer), or its chain decayed (see the module docs). Only the first step of a
+    /// transaction is considered.
+    pub(super) fn recompaction_due(&self) -> Option<(ReasonCode, String)> {
+        if !self.recorded.is_empty() || self.recompaction_refused {
+            return None;
+        }
+        if self.recompressing() {
+            let why = "the checkpoint does not fit the current budget";
+            return Some((ReasonCode::RecompressForBudget, why.into()));
+        }
         // The extractive summarizer's chain does not drift: it re-selects by rule from what it
         // kept, and re-compacting it from the start measured worse (docs/performance.md).
-        let extractive = self.input.summarizer_label.as_deref() == Some(EXTRACTIVE_PRODUCER);
-        if !self.recorded.is_empty() || extractive || self.recompaction_refused {
+        if self.input.summarizer_label.as_deref() == Some(EXTRACTIVE_PRODUCER) {
             return None;
         }
         let checkpoint = &self.usable.as_ref()?.checkpoint;
@@ -49,14 +58,37 @@ impl<E: TokenEstimator> Run<'_, E> {
         let decayed = covered + RECOMPACT_DECAY_POINTS <= quality.chain_best_percent
             && covered < RETENTION_THRESHOLD_PERCENT;
         decayed.then(|| {
-            format!(
+            let why = format!(
                 "checkpoint {} keeps {covered}% of what its chain covers, {} points below the \
                  chain's best of {}%",
                 checkpoint.checkpoint_id,
                 quality.chain_best_percent - covered,
                 quality.chain_best_percent
-            )
+            );
+            (ReasonCode::QualityRecompaction, why)
         })
+    }
+
+    /// Whether a re-compaction (`code`) folds from the start of the log, given the request
+    /// for that (`None`: the whole prefix does not fit one request). Recompressing for a smaller
+    /// window prefers the source verbatim, then the old summary alone (a fresh fold with outputs
+    /// left out loses what that summary was made from), then the fresh fold with outputs left
+    /// out (when the old summary itself is too large to send).
+    pub(super) fn fold_from_start(
+        &self,
+        code: ReasonCode,
+        fresh: Option<&SummaryRequest>,
+        previous_summary: Option<&str>,
+        fold_start: usize,
+    ) -> bool {
+        let Some(fresh) = fresh else { return false };
+        let verbatim = fresh.omitted_tool_results == 0 && fresh.omitted_payloads.is_empty();
+        if code != ReasonCode::RecompressForBudget || verbatim || previous_summary.is_none() {
+            return true;
+        }
+        let carried = self.summarized(fold_start, fold_start, true);
+        build_summary_request(previous_summary, &carried, self.input_window(), &self.estimator)
+            .is_err()
     }
 
     /// A re-compaction's summary was refused: the step starts again, rolling on the latest
