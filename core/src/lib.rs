@@ -102,6 +102,7 @@ pub mod digest;
 pub mod event;
 pub mod projection;
 
+mod agent_files;
 mod attachment;
 mod calibration;
 mod diagnostics;

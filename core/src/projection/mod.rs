@@ -35,6 +35,12 @@ pub use options::{ImportOptions, ProjectOptions};
 pub use output_format::{FormattedMessages, OutputFormat, OutputFormatError};
 pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project, project_with};
 
+// The session files agents leave on disk, re-exported here.
+pub use crate::agent_files::{
+    FileDiagnostic, ImportedSession, LinkedSession, SessionFileError, SessionFormat,
+    detect_session_format, import_session_file,
+};
+
 // Tool-result pruning and the archive, re-exported here.
 pub use crate::prune::{
     ActivePrune, ArchiveAddress, ArchiveError, ArchiveMatch, ArchiveReadMode, ArchiveReadRequest,

@@ -1,0 +1,215 @@
+//! The session files agents leave on disk, read as they are: Claude Code transcripts
+//! (`~/.claude/projects/<project>/<session>.jsonl`), Codex CLI rollouts
+//! (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) and Cline / Roo Code histories
+//! (`api_conversation_history.json`).
+//!
+//! Each reader turns one file into an [`ImportedSession`]: the main conversation as
+//! [`RuntimeEvent`]s (ids from the [`ImportContext`], as every other import), the runs the agent
+//! kept apart from it (Claude Code's subagents and sidechains) as linked sessions, the
+//! provider-reported usage of each request as [`UsageFact`]s (they calibrate the estimator), and a
+//! [`FileDiagnostic`] for every record it skipped on purpose. A record it cannot read is a
+//! [`SessionFileError`] naming the line; nothing is dropped silently. The agent's own compaction
+//! records (summaries, boundaries, `compacted` items) become `runtime_note`s, never contextfold
+//! checkpoints: a checkpoint is only ever made, proven and recorded by contextfold.
+//!
+//! [`import_session_file`] reads one format, or detects it ([`detect_session_format`]) and says
+//! which it read.
+
+mod claude_code;
+mod cline;
+mod codex_rollout;
+mod usage;
+
+use serde::{Deserialize, Serialize};
+
+use crate::attachment::AttachmentError;
+use crate::calibration::UsageFact;
+use crate::event::RuntimeEvent;
+use crate::projection::ImportContext;
+
+/// A session file format read as the agent wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SessionFormat {
+    /// Claude Code's `<session>.jsonl` (one JSON record per line, one line per content block).
+    ClaudeCode,
+    /// Codex CLI's `rollout-*.jsonl` (`session_meta`, `response_item`, `event_msg`, …).
+    CodexRollout,
+    /// Cline's or Roo Code's `api_conversation_history.json` (Anthropic messages).
+    Cline,
+}
+
+impl SessionFormat {
+    /// Every format, in the order [`detect_session_format`] tries them.
+    pub const ALL: [SessionFormat; 3] =
+        [SessionFormat::ClaudeCode, SessionFormat::CodexRollout, SessionFormat::Cline];
+
+    /// The format's name, as `--format` and the npm package spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionFormat::ClaudeCode => "claude-code",
+            SessionFormat::CodexRollout => "codex-rollout",
+            SessionFormat::Cline => "cline",
+        }
+    }
+
+    /// The format named `name` ([`SessionFormat::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|format| format.name() == name)
+    }
+}
+
+/// One session file in the event model.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ImportedSession {
+    /// The format that was read (detected, or the one asked for).
+    pub format: SessionFormat,
+    /// The main conversation, numbered from the [`ImportContext`].
+    pub events: Vec<RuntimeEvent>,
+    /// Usage the provider reported for requests of the main conversation, in order.
+    pub usage: Vec<UsageFact>,
+    /// Runs the agent kept out of the main conversation (subagents, sidechains), each its own
+    /// session.
+    pub linked: Vec<LinkedSession>,
+    /// Records skipped on purpose, with why.
+    pub diagnostics: Vec<FileDiagnostic>,
+}
+
+/// A run kept apart from the main conversation (a Claude Code subagent or sidechain), imported
+/// as its own session `<main session id>/<name>`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LinkedSession {
+    /// Its session id: the main session's id, `/`, and the agent's own id for the run.
+    pub session_id: String,
+    /// Its events, numbered from seq 1.
+    pub events: Vec<RuntimeEvent>,
+    /// Usage the provider reported for its requests.
+    pub usage: Vec<UsageFact>,
+}
+
+/// A record an importer skipped on purpose (a snapshot that is not conversation, a record kind
+/// that carries no history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileDiagnostic {
+    /// 1-based line of the record (for a JSON document: 1-based index of the message).
+    pub line: usize,
+    /// Stable snake_case code (`codex_ghost_snapshot_skipped`, …).
+    pub code: &'static str,
+    /// What was skipped.
+    pub detail: String,
+}
+
+/// Why a session file cannot be imported. Every variant but `UnknownFormat` names the record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionFileError {
+    /// A line (or the document) is not JSON.
+    #[error("line {line}: not JSON: {detail}")]
+    Syntax {
+        /// 1-based line (1 for a JSON document).
+        line: usize,
+        /// The parser's message.
+        detail: String,
+    },
+    /// A record does not have the shape its format gives it.
+    #[error("line {line}: {path}: expected {expected}")]
+    Shape {
+        /// 1-based line (for a JSON document: 1-based message index).
+        line: usize,
+        /// JSON path inside the record.
+        path: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A record kind or content block the reader does not know.
+    #[error("line {line}: `{kind}` cannot be imported")]
+    Unsupported {
+        /// 1-based line (for a JSON document: 1-based message index).
+        line: usize,
+        /// The record's or block's type.
+        kind: String,
+    },
+    /// A tool result that answers no open call, or a call id reused while its call is open.
+    #[error("line {line}: call `{call_id}`: {problem}")]
+    CallPairing {
+        /// 1-based line (for a JSON document: 1-based message index).
+        line: usize,
+        /// The call id.
+        call_id: String,
+        /// What is wrong (`result for no open call`, `id reused while open`, …).
+        problem: &'static str,
+    },
+    /// An image or file that cannot be accepted.
+    #[error("line {line}: {source}")]
+    Attachment {
+        /// 1-based line (for a JSON document: 1-based message index).
+        line: usize,
+        /// What is wrong with it.
+        source: AttachmentError,
+    },
+    /// No reader recognizes the file (auto detection).
+    #[error("not a session file contextfold reads ({detail})")]
+    UnknownFormat {
+        /// What was looked at.
+        detail: String,
+    },
+}
+
+impl SessionFileError {
+    /// Stable machine-readable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Syntax { .. } => "session_file_syntax",
+            Self::Shape { .. } => "session_file_shape",
+            Self::Unsupported { .. } => "session_file_unsupported",
+            Self::CallPairing { .. } => "session_file_call_pairing",
+            Self::Attachment { .. } => "session_file_attachment",
+            Self::UnknownFormat { .. } => "session_file_unknown_format",
+        }
+    }
+
+    /// The 1-based line the error names, if it names one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Self::Syntax { line, .. }
+            | Self::Shape { line, .. }
+            | Self::Unsupported { line, .. }
+            | Self::CallPairing { line, .. }
+            | Self::Attachment { line, .. } => Some(*line),
+            Self::UnknownFormat { .. } => None,
+        }
+    }
+}
+
+/// The format of a session file, judged from its first records; `None` when no reader
+/// recognizes it.
+pub fn detect_session_format(text: &str) -> Option<SessionFormat> {
+    SessionFormat::ALL.into_iter().find(|format| match format {
+        SessionFormat::ClaudeCode => claude_code::looks_like(text),
+        SessionFormat::CodexRollout => codex_rollout::looks_like(text),
+        SessionFormat::Cline => cline::looks_like(text),
+    })
+}
+
+/// Reads a session file of `format`, or of the detected format when `format` is `None`.
+pub fn import_session_file(
+    format: Option<SessionFormat>,
+    text: &str,
+    ids: &ImportContext,
+) -> Result<ImportedSession, SessionFileError> {
+    let format = match format {
+        Some(format) => format,
+        None => detect_session_format(text).ok_or_else(|| SessionFileError::UnknownFormat {
+            detail: "neither a Claude Code transcript, a Codex rollout nor a Cline history".into(),
+        })?,
+    };
+    match format {
+        SessionFormat::ClaudeCode => claude_code::import(text, ids),
+        SessionFormat::CodexRollout => codex_rollout::import(text, ids),
+        SessionFormat::Cline => cline::import(text, ids),
+    }
+}
