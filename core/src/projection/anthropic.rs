@@ -29,6 +29,7 @@ use crate::projection::message::{Message, Part, Role};
 use crate::projection::openai_chat::tool_result_content;
 
 pub use import::{AnthropicImportError, import_anthropic};
+pub(crate) use import::{block_attachment, plain_assistant_block, result_content};
 
 /// Text of the user message put first when the history would start with the assistant.
 pub(crate) const CONTINUATION_TEXT: &str = "(continuing from the summary above)";

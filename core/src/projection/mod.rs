@@ -7,7 +7,7 @@ pub(crate) mod anthropic;
 mod calibrated;
 #[cfg(test)]
 mod import_reuse_tests;
-mod import_state;
+pub(crate) mod import_state;
 pub(crate) mod live_head;
 pub(crate) mod materialize;
 pub(crate) mod message;

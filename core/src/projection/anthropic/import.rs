@@ -31,7 +31,7 @@ use crate::attachment::{Attachment, AttachmentError};
 use crate::event::{EventContent, RuntimeEvent};
 use crate::projection::import_state::{ImportState, PairingError};
 use crate::projection::openai_chat::{ImportContext, message_array};
-use media::{block_attachment, result_content};
+pub(crate) use media::{block_attachment, result_content};
 
 /// Why an Anthropic conversation cannot be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -229,18 +229,11 @@ impl Importer<'_> {
         let response = self.state.next_response_id();
         for (i, block) in blocks.iter().enumerate() {
             let at = format!("{path}.content[{i}]");
+            if let Some(content) = plain_assistant_block(block, &at)? {
+                self.emit(content, Some(response.clone()));
+                continue;
+            }
             let content = match block_type(block, &at)? {
-                "text" => EventContent::AssistantText { text: block_text(block, &at)? },
-                "thinking" => EventContent::Reasoning {
-                    text: str_field(block, "thinking", &at)?,
-                    provider_data: Some(
-                        json!({"signature": block.get("signature").cloned().unwrap_or(Value::Null)}),
-                    ),
-                },
-                "redacted_thinking" => EventContent::Reasoning {
-                    text: String::new(),
-                    provider_data: Some(json!({"redactedData": str_field(block, "data", &at)?})),
-                },
                 kind @ ("tool_use" | "server_tool_use") => {
                     let call_id = str_field(block, "id", &at)?;
                     let tool_name = str_field(block, "name", &at)?;
@@ -271,6 +264,29 @@ impl Importer<'_> {
         }
         Ok(())
     }
+}
+
+/// The event of an assistant block that answers and opens no call: `text` → `assistant_text`,
+/// `thinking` → `reasoning` with `providerData: {signature}`, `redacted_thinking` → `reasoning`
+/// with empty text and `providerData: {redactedData}`; `None` for any other block type.
+pub(crate) fn plain_assistant_block(
+    block: &Value,
+    at: &str,
+) -> Result<Option<EventContent>, AnthropicImportError> {
+    Ok(Some(match block_type(block, at)? {
+        "text" => EventContent::AssistantText { text: block_text(block, at)? },
+        "thinking" => EventContent::Reasoning {
+            text: str_field(block, "thinking", at)?,
+            provider_data: Some(
+                json!({"signature": block.get("signature").cloned().unwrap_or(Value::Null)}),
+            ),
+        },
+        "redacted_thinking" => EventContent::Reasoning {
+            text: String::new(),
+            provider_data: Some(json!({"redactedData": str_field(block, "data", at)?})),
+        },
+        _ => return Ok(None),
+    }))
 }
 
 fn block_type<'a>(block: &'a Value, at: &str) -> Result<&'a str, AnthropicImportError> {

@@ -8,7 +8,7 @@ use crate::attachment::Attachment;
 
 /// The text and attachments of a `tool_result`'s `content`: a string, or `text` blocks (joined
 /// by newlines) with `image` / `document` blocks.
-pub(super) fn result_content(
+pub(crate) fn result_content(
     block: &Value,
     at: &str,
 ) -> Result<(Value, Vec<Attachment>), AnthropicImportError> {
@@ -33,7 +33,7 @@ pub(super) fn result_content(
 /// The attachment of an `image` or `document` block: `source` of type `base64` (`media_type`,
 /// `data`), `url`, or (documents) `text` (plain text, `media_type` `text/plain`); a document's
 /// `title` becomes the name. A `file` source names bytes elsewhere and is refused.
-pub(super) fn block_attachment(
+pub(crate) fn block_attachment(
     block: &Value,
     at: &str,
 ) -> Result<Attachment, AnthropicImportError> {
