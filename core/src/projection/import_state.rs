@@ -110,6 +110,11 @@ impl<'a, C> ImportState<'a, C> {
         Ok(kept)
     }
 
+    /// The events imported so far.
+    pub(crate) fn events(&self) -> &[RuntimeEvent] {
+        &self.events
+    }
+
     /// The imported events.
     pub(crate) fn into_events(self) -> Vec<RuntimeEvent> {
         self.events
