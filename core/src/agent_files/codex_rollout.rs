@@ -132,6 +132,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// Nothing read yet; ids from `ids`.
     fn new(ids: &'a ImportContext) -> Self {
         Self {
             items: ResponsesItems::new(ids),
@@ -143,6 +144,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The session read.
     fn finish(self) -> ImportedSession {
         ImportedSession {
             format: SessionFormat::CodexRollout,
@@ -153,6 +155,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reports a record skipped on purpose.
     fn diagnose(&mut self, line: usize, code: &'static str, detail: String) {
         self.diagnostics.push(FileDiagnostic { line, code, detail });
     }
@@ -395,6 +398,7 @@ fn injected_text(item: &Map<String, Value>) -> Option<String> {
     INJECTED_PREFIXES.iter().any(|prefix| first.starts_with(prefix)).then(|| texts.join(""))
 }
 
+/// The string `key` of an item, or a shape error naming `payload.<key>`.
 fn str_field(
     line: usize,
     item: &Map<String, Value>,
@@ -410,6 +414,7 @@ fn str_field(
     }
 }
 
+/// A shape error on `line`.
 fn shape(line: usize, path: &str, expected: &'static str) -> SessionFileError {
     SessionFileError::Shape { line, path: path.to_owned(), expected }
 }
