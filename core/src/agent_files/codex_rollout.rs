@@ -41,6 +41,7 @@
 //! `codex_state_record_skipped` diagnostic). Any other record or item kind is
 //! [`SessionFileError::Unsupported`] naming its 1-based line. Line timestamps are not kept.
 
+mod fields;
 #[cfg(test)]
 mod tests;
 
@@ -52,16 +53,12 @@ use super::usage::{Counts, UsageTrail};
 use super::{FileDiagnostic, ImportedSession, SessionFileError, SessionFormat};
 use crate::event::EventContent;
 use crate::projection::ImportContext;
-use crate::projection::ResponsesImportError;
 use crate::projection::openai_responses::ResponsesItems;
+use fields::{injected_text, responses_error, shape, str_field};
 
 /// The `type`s of a rollout line (since Codex 0.3x).
 const RECORD_KINDS: [&str; 5] =
     ["session_meta", "turn_context", "response_item", "event_msg", "compacted"];
-
-/// How the user messages Codex injects (not typed by the user) begin.
-const INJECTED_PREFIXES: [&str; 3] =
-    ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions"];
 
 /// Whether `text` starts like a rollout: its first non-empty line is a `{"type", "payload"}`
 /// record of a rollout kind, or an older rollout's bare meta line.
@@ -377,66 +374,6 @@ impl<'a> Reader<'a> {
             let detail =
                 format!("{} replacement_history items (copies of the history)", history.len());
             self.diagnose(line, "codex_replacement_history_skipped", detail);
-        }
-    }
-}
-
-/// The text of a user message Codex injected (environment context, AGENTS.md), if it is one.
-fn injected_text(item: &Map<String, Value>) -> Option<String> {
-    if item.get("role").and_then(Value::as_str) != Some("user") {
-        return None;
-    }
-    let parts = item.get("content")?.as_array()?;
-    let mut texts = Vec::with_capacity(parts.len());
-    for part in parts {
-        if part.get("type").and_then(Value::as_str) != Some("input_text") {
-            return None;
-        }
-        texts.push(part.get("text")?.as_str()?);
-    }
-    let first = texts.first()?.trim_start();
-    INJECTED_PREFIXES.iter().any(|prefix| first.starts_with(prefix)).then(|| texts.join(""))
-}
-
-/// The string `key` of an item, or a shape error naming `payload.<key>`.
-fn str_field(
-    line: usize,
-    item: &Map<String, Value>,
-    key: &'static str,
-) -> Result<String, SessionFileError> {
-    match item.get(key) {
-        Some(Value::String(value)) => Ok(value.clone()),
-        _ => Err(SessionFileError::Shape {
-            line,
-            path: format!("payload.{key}"),
-            expected: "a string",
-        }),
-    }
-}
-
-/// A shape error on `line`.
-fn shape(line: usize, path: &str, expected: &'static str) -> SessionFileError {
-    SessionFileError::Shape { line, path: path.to_owned(), expected }
-}
-
-/// A Responses import error on `line` as a session file error (paths start at `payload`).
-fn responses_error(line: usize, error: ResponsesImportError) -> SessionFileError {
-    let prefix = format!("input[{line}]");
-    match error {
-        ResponsesImportError::Shape { path, expected } => {
-            SessionFileError::Shape { line, path: path.replacen(&prefix, "payload", 1), expected }
-        }
-        ResponsesImportError::Unsupported { kind, .. } => {
-            SessionFileError::Unsupported { line, kind }
-        }
-        ResponsesImportError::Attachment { source, .. } => {
-            SessionFileError::Attachment { line, source }
-        }
-        ResponsesImportError::DuplicateCallId { call_id, .. } => {
-            SessionFileError::CallPairing { line, call_id, problem: "id reused while open" }
-        }
-        ResponsesImportError::UnknownCallId { call_id, .. } => {
-            SessionFileError::CallPairing { line, call_id, problem: "result for no open call" }
         }
     }
 }
