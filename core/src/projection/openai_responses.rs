@@ -23,6 +23,7 @@ mod import;
 
 use serde_json::{Value, json};
 
+pub(crate) use import::Importer as ResponsesItems;
 pub use import::{ResponsesImportError, import_openai_responses};
 
 use crate::attachment::Attachment;

@@ -120,31 +120,80 @@ pub fn import_openai_responses(input: &Value, ids: &ImportContext) -> Result<Vec
         },
         _ => return Err(shape("$", "an array of input items or an object with `input`")),
     };
-    let mut importer = Importer { state: ImportState::new(ids), response: None };
+    let mut importer = Importer::new(ids);
     if let Some(Value::String(text)) = instructions {
         importer.state.emit(EventContent::SystemNote { text: text.clone() }, None);
     }
     for (index, item) in items.iter().enumerate() {
         importer.item(index, item)?;
     }
-    Ok(importer.state.into_events())
+    Ok(importer.into_events())
 }
 
-struct Importer<'a> {
+/// Reads Responses items one at a time, keeping the numbering, the turns, the call pairing and
+/// the run of model items in progress between them. [`import_openai_responses`] feeds it an
+/// `input` array; the Codex rollout reader feeds it the items of a rollout, one line at a time,
+/// and adds the items only a rollout holds through [`Importer::model_event`] and
+/// [`Importer::other_event`].
+pub(crate) struct Importer<'a> {
     /// The tool name of every call, by call id.
     state: ImportState<'a, String>,
     /// The response id of the run of model items in progress.
     response: Option<String>,
 }
 
-impl Importer<'_> {
+impl<'a> Importer<'a> {
+    /// Nothing read yet; ids from `ids`.
+    pub(crate) fn new(ids: &'a ImportContext) -> Self {
+        Self { state: ImportState::new(ids), response: None }
+    }
+
     /// The response id of a model item: the open run's, or a new one.
     fn response_id(&mut self) -> String {
         let next = self.state.next_response_id();
         self.response.get_or_insert(next).clone()
     }
 
-    fn item(&mut self, index: usize, value: &Value) -> Result<()> {
+    /// The run of model items in progress ends (the next model item starts a new response).
+    pub(crate) fn end_response(&mut self) {
+        self.response = None;
+    }
+
+    /// Appends a model event (part of the response in progress, or of a new one).
+    pub(crate) fn model_event(&mut self, content: EventContent) {
+        let response = self.response_id();
+        self.state.emit(content, Some(response));
+    }
+
+    /// Appends an event no model response produced; it ends the run of model items.
+    pub(crate) fn other_event(&mut self, content: EventContent) {
+        self.end_response();
+        self.state.emit(content, None);
+    }
+
+    /// Records a call of `tool_name`; `false` when its id is reused while its call is open.
+    pub(crate) fn open_call(&mut self, call_id: &str, tool_name: &str) -> bool {
+        self.state.call(call_id, tool_name.to_owned()).is_ok()
+    }
+
+    /// Records the result answering `call_id` and returns its call's tool name; `None` when no
+    /// open call has that id.
+    pub(crate) fn answer_call(&mut self, call_id: &str) -> Option<String> {
+        self.state.answer(call_id, |_| true).ok().cloned()
+    }
+
+    /// The events read so far.
+    pub(crate) fn events(&self) -> &[RuntimeEvent] {
+        self.state.events()
+    }
+
+    /// The events read.
+    pub(crate) fn into_events(self) -> Vec<RuntimeEvent> {
+        self.state.into_events()
+    }
+
+    /// Reads one input item; `index` names it in errors (`input[<index>]`).
+    pub(crate) fn item(&mut self, index: usize, value: &Value) -> Result<()> {
         let path = format!("input[{index}]");
         let item = value.as_object().ok_or_else(|| shape(&path, "an input item object"))?;
         let kind = match item.get("type") {
