@@ -60,8 +60,10 @@ impl SessionFormat {
     }
 }
 
-/// One session file in the event model.
-#[derive(Debug, Clone, PartialEq)]
+/// One session file in the event model. Its JSON (camelCase) is what the npm package's
+/// `importSessionFile` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ImportedSession {
     /// The format that was read (detected, or the one asked for).
@@ -79,7 +81,8 @@ pub struct ImportedSession {
 
 /// A run kept apart from the main conversation (a Claude Code subagent or sidechain), imported
 /// as its own session `<main session id>/<name>`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct LinkedSession {
     /// Its session id: the main session's id, `/`, and the agent's own id for the run.
@@ -201,6 +204,9 @@ pub fn import_session_file(
     text: &str,
     ids: &ImportContext,
 ) -> Result<ImportedSession, SessionFileError> {
+    if text.trim().is_empty() {
+        return Err(SessionFileError::UnknownFormat { detail: "the file is empty".into() });
+    }
     let format = match format {
         Some(format) => format,
         None => detect_session_format(text).ok_or_else(|| SessionFileError::UnknownFormat {

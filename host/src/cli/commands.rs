@@ -24,6 +24,9 @@ pub(crate) async fn import(
 ) -> Result<Output, CliError> {
     let text = std::fs::read_to_string(file)
         .map_err(|source| CliError::ReadInput { path: file.to_owned(), source })?;
+    if let Some(session_format) = format.session_file() {
+        return super::session_files::import(target, session_format, &text).await;
+    }
     let ledger = target.open_or_create().await?;
     let existing = ledger.load_events(&target.session).await?;
     let first_seq = existing.last().map_or(1, |e| e.seq + 1);
@@ -96,7 +99,11 @@ fn parse_import(
             }
             Ok(sink.finish())
         }
-        ImportFormat::EventsJsonl => unreachable!("handled above"),
+        ImportFormat::EventsJsonl
+        | ImportFormat::ClaudeCode
+        | ImportFormat::CodexRollout
+        | ImportFormat::Cline
+        | ImportFormat::Auto => unreachable!("handled above"),
     }
 }
 

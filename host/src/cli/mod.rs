@@ -10,6 +10,7 @@ mod demo_session;
 mod error;
 pub mod formats;
 mod inspect;
+mod session_files;
 mod target;
 
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
-use contextfold_core::projection::OutputFormat;
+use contextfold_core::projection::{OutputFormat, SessionFormat};
 use serde_json::{Value, json};
 
 pub use compact::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_CODEX_MODEL, DEFAULT_OPENAI_CHAT_MODEL};
@@ -49,6 +50,28 @@ pub enum ImportFormat {
     Anthropic,
     /// AI SDK ModelMessage[].
     AiSdk,
+    /// A Claude Code transcript (`~/.claude/projects/<project>/<session>.jsonl`).
+    ClaudeCode,
+    /// A Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    CodexRollout,
+    /// A Cline or Roo Code `api_conversation_history.json`.
+    Cline,
+    /// Whichever of claude-code, codex-rollout and cline the file is (the output says which).
+    Auto,
+}
+
+impl ImportFormat {
+    /// The agent session-file format this names (`Some(None)` for `auto`), or `None` for a
+    /// message format.
+    pub fn session_file(self) -> Option<Option<SessionFormat>> {
+        match self {
+            ImportFormat::ClaudeCode => Some(Some(SessionFormat::ClaudeCode)),
+            ImportFormat::CodexRollout => Some(Some(SessionFormat::CodexRollout)),
+            ImportFormat::Cline => Some(Some(SessionFormat::Cline)),
+            ImportFormat::Auto => Some(None),
+            _ => None,
+        }
+    }
 }
 
 /// Parses `--format` as the core's [`OutputFormat`] (its names are the possible values).

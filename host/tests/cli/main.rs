@@ -8,6 +8,7 @@ mod cli_support;
 mod providers;
 
 mod cli;
+mod cli_agent_files;
 mod cli_attachments;
 mod cli_postgres;
 mod cli_providers;
