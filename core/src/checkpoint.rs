@@ -12,8 +12,9 @@ pub use crate::prefix_match::{
     match_checkpoint_prefix, match_checkpoint_prefix_from,
 };
 pub use crate::recovery::{
-    RecordedCheckpointEvent, Recovery, SkipReason, SkippedCheckpoint, SuccessorError,
-    is_valid_successor, select_recovered_checkpoint,
+    RecordedCheckpointEvent, Recovery, RetractionEvent, RetractionPayload, SkipReason,
+    SkippedCheckpoint, SuccessorError, is_valid_successor, select_recovered_checkpoint,
+    select_recovered_checkpoint_with,
 };
 pub use crate::replay::{ReplayPlan, ReplayRejection, checkpoint_tokens, evaluate_replay};
 pub use crate::safe_prefix::{

@@ -22,6 +22,7 @@
 //!
 //! The result does not depend on the order of `events` (only the order of `skipped` does).
 
+mod retraction;
 mod successor;
 
 use std::cmp::Ordering;
@@ -33,6 +34,7 @@ use serde_json::Value;
 use crate::checkpoint::{CheckpointParseError, Coverage, HistoryCompactCheckpoint};
 use crate::diagnostics::{Diagnostic, ReasonCode};
 
+pub use retraction::{RetractionEvent, RetractionPayload};
 pub use successor::{SuccessorError, is_valid_successor};
 
 /// One `history_compact_checkpoint_recorded` event of the AgentRun ledger (other keys are
@@ -74,6 +76,9 @@ pub enum SkipReason {
     SuccessorConflict,
     /// Another coverage at the same largest event count was selected (`checkpoint_fork`).
     Fork,
+    /// A `checkpoint_retracted` event took it back, or it was built on one that was
+    /// (`checkpoint_retracted`).
+    Retracted,
 }
 
 impl SkipReason {
@@ -89,6 +94,7 @@ impl SkipReason {
             SkipReason::DuplicateCheckpointId => "checkpoint_id_duplicate",
             SkipReason::SuccessorConflict => "successor_conflict",
             SkipReason::Fork => "checkpoint_fork",
+            SkipReason::Retracted => "checkpoint_retracted",
         }
     }
 
@@ -182,9 +188,21 @@ pub fn select_recovered_checkpoint(
     session_id: &str,
     events: &[RecordedCheckpointEvent],
 ) -> Recovery {
+    select_recovered_checkpoint_with(session_id, events, &[])
+}
+
+/// [`select_recovered_checkpoint`] honouring the session's `checkpoint_retracted` events: a
+/// retracted checkpoint, and every checkpoint built on it, is skipped (`checkpoint_retracted`)
+/// before any other rule, so the previous valid checkpoint is selected, or none.
+pub fn select_recovered_checkpoint_with(
+    session_id: &str,
+    events: &[RecordedCheckpointEvent],
+    retractions: &[RetractionEvent],
+) -> Recovery {
     let mut skipped: Vec<(usize, SkippedCheckpoint)> = Vec::new();
     let mut candidates = admit_valid(session_id, events, &mut skipped);
     drop_duplicate_ids(&mut candidates, &mut skipped);
+    drop_retracted(session_id, &mut candidates, retractions, &mut skipped);
 
     // Largest coverage first; a coverage level whose checkpoints all sit on lineage cycles has
     // no tip, and the next lower level is tried.
@@ -332,6 +350,36 @@ fn drop_duplicate_ids(
             let id = &candidate.checkpoint.checkpoint_id;
             let detail = format!("checkpoint `{id}` was already recorded by an earlier event");
             skipped.push(skip(&candidate, SkipReason::DuplicateCheckpointId, detail));
+        }
+    }
+    *candidates = kept;
+}
+
+/// Skips every retracted candidate ([`retraction::retracted_positions`]).
+fn drop_retracted(
+    session_id: &str,
+    candidates: &mut Vec<Candidate<'_>>,
+    retractions: &[RetractionEvent],
+    skipped: &mut Vec<(usize, SkippedCheckpoint)>,
+) {
+    if retractions.is_empty() {
+        return;
+    }
+    let lineage: Vec<(&str, Option<&str>)> = candidates
+        .iter()
+        .map(|c| {
+            (c.checkpoint.checkpoint_id.as_str(), c.checkpoint.previous_checkpoint_id.as_deref())
+        })
+        .collect();
+    let mut taken = retraction::retracted_positions(session_id, &lineage, retractions);
+    if taken.is_empty() {
+        return;
+    }
+    let mut kept = Vec::with_capacity(candidates.len());
+    for (position, candidate) in std::mem::take(candidates).into_iter().enumerate() {
+        match taken.remove(&position) {
+            Some(detail) => skipped.push(skip(&candidate, SkipReason::Retracted, detail)),
+            None => kept.push(candidate),
         }
     }
     *candidates = kept;

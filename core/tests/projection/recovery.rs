@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const SESSION: &str = "s1";
 
 /// A V2 checkpoint payload covering `count` events with a digest made of `digest` repeated.
-fn payload(id: &str, count: u64, digest: char, previous: Option<&str>) -> Value {
+pub(crate) fn payload(id: &str, count: u64, digest: char, previous: Option<&str>) -> Value {
     let mut value = json!({
         "schemaVersion": 2,
         "checkpointId": id,
@@ -33,7 +33,7 @@ fn payload(id: &str, count: u64, digest: char, previous: Option<&str>) -> Value 
     value
 }
 
-fn record(event_id: &str, recorded_at_ms: u64, payload: Value) -> RecordedCheckpointEvent {
+pub(crate) fn record(event_id: &str, recorded_at_ms: u64, payload: Value) -> RecordedCheckpointEvent {
     RecordedCheckpointEvent {
         event_id: event_id.into(),
         session_id: SESSION.into(),
