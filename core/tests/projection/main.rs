@@ -12,7 +12,7 @@ mod prune;
 mod prune_epochs;
 mod reasoning_replay;
 mod recovery;
-mod retraction;
 mod replay;
+mod retraction;
 mod safe_prefix_props;
 mod verified_prefix;

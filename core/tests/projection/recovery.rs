@@ -33,7 +33,11 @@ pub(crate) fn payload(id: &str, count: u64, digest: char, previous: Option<&str>
     value
 }
 
-pub(crate) fn record(event_id: &str, recorded_at_ms: u64, payload: Value) -> RecordedCheckpointEvent {
+pub(crate) fn record(
+    event_id: &str,
+    recorded_at_ms: u64,
+    payload: Value,
+) -> RecordedCheckpointEvent {
     RecordedCheckpointEvent {
         event_id: event_id.into(),
         session_id: SESSION.into(),

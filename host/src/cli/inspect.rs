@@ -1,7 +1,10 @@
 //! `checkpoints`, `verify`, `recover` and `export`: read the ledgers, check them, rebuild the
 //! projection.
 
+use std::collections::HashMap;
+
 use contextfold_core::HistoryCompactCheckpoint;
+use contextfold_core::checkpoint::{Recovery, SkipReason};
 use serde_json::{Value, json};
 
 use super::{CliError, Output, Target};
@@ -12,15 +15,23 @@ pub(crate) async fn checkpoints(target: &Target) -> Result<Output, CliError> {
     let ledger = target.open_session().await?;
     let lookup = ledger.current_checkpoint(&target.session).await?;
     let current = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
+    let records = ledger.checkpoint_records(&target.session).await?;
+    let recovery = records.recover(&target.session);
+    let retracted = retracted_by_event(&recovery);
     let mut rows = Vec::new();
     let mut text = String::new();
-    for record in ledger.recorded_checkpoints(&target.session).await? {
+    for record in &records.recorded {
         let row = match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
             Ok(cp) => {
                 let is_current = current.as_deref() == Some(cp.checkpoint_id.as_str());
+                let taken_back = retracted.get(record.event_id.as_str());
                 text.push_str(&format!(
-                    "{}{} v{} covers {} events / {} turns, {} tokens, by {}, after {}\n",
-                    if is_current { "* " } else { "  " },
+                    "{}{} v{} covers {} events / {} turns, {} tokens, by {}, after {}{}\n",
+                    match (is_current, taken_back) {
+                        (true, _) => "* ",
+                        (false, Some(_)) => "x ",
+                        (false, None) => "  ",
+                    },
                     cp.checkpoint_id,
                     cp.schema_version(),
                     cp.coverage.event_count,
@@ -28,6 +39,7 @@ pub(crate) async fn checkpoints(target: &Target) -> Result<Output, CliError> {
                     cp.estimated_tokens,
                     cp.produced_by.as_deref().unwrap_or("-"),
                     cp.previous_checkpoint_id.as_deref().unwrap_or("-"),
+                    taken_back.map(|why| format!(" ({why})")).unwrap_or_default(),
                 ));
                 json!({
                     "eventId": record.event_id,
@@ -42,6 +54,7 @@ pub(crate) async fn checkpoints(target: &Target) -> Result<Output, CliError> {
                     "producedBy": cp.produced_by,
                     "highWater": cp.high_water,
                     "current": is_current,
+                    "retracted": taken_back,
                 })
             }
             Err(error) => {
@@ -59,20 +72,54 @@ pub(crate) async fn checkpoints(target: &Target) -> Result<Output, CliError> {
         "current": current,
         "source": lookup.source,
         "checkpoints": rows,
+        "retractions": records.retractions,
         "lookupNotes": lookup.notes,
     });
     Ok(Output { json, text, exit: 0 })
+}
+
+/// `checkpoints --retract ID --reason TEXT`: takes the checkpoint back (with every checkpoint
+/// built on it), then lists the checkpoints as `checkpoints` does, with `retracted` naming it.
+pub(crate) async fn retract(
+    target: &Target,
+    checkpoint_id: &str,
+    reason: &str,
+) -> Result<Output, CliError> {
+    let ledger = target.open_session().await?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as u64);
+    let event_id = format!("retract-{checkpoint_id}-{now_ms}");
+    ledger.retract_checkpoint(&target.session, &event_id, now_ms, checkpoint_id, reason).await?;
+    let mut listed = checkpoints(target).await?;
+    listed.json["retracted"] = json!(checkpoint_id);
+    let current = listed.json["current"].as_str().unwrap_or("none (the raw source)").to_owned();
+    listed.text = format!("retracted {checkpoint_id}; current: {current}\n{}", listed.text);
+    Ok(listed)
+}
+
+/// Why each retracted checkpoint record was taken back, by AgentRun event id.
+fn retracted_by_event(recovery: &Recovery) -> HashMap<&str, &str> {
+    recovery
+        .skipped
+        .iter()
+        .filter(|skip| skip.reason == SkipReason::Retracted)
+        .map(|skip| (skip.event_id.as_str(), skip.detail.as_str()))
+        .collect()
 }
 
 /// `verify`: each recorded checkpoint against the canonical ledger (prefix, boundary, turns,
 /// digest), and the projection row against ledger recovery.
 pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
     let ledger = target.open_session().await?;
-    let records = ledger.recorded_checkpoints(&target.session).await?;
+    let checkpoint_records = ledger.checkpoint_records(&target.session).await?;
+    let recovery = checkpoint_records.recover(&target.session);
+    let retracted = retracted_by_event(&recovery);
+    let records = &checkpoint_records.recorded;
     let mut results: Vec<Option<Value>> = Vec::new();
     let mut parsed = Vec::new();
     let mut failures: Vec<&'static str> = Vec::new();
-    for record in &records {
+    for record in records {
         match HistoryCompactCheckpoint::from_value(record.payload.clone()) {
             Err(error) => {
                 failures.push(error.code());
@@ -101,11 +148,13 @@ pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliErr
             }
         });
     }
-    let results: Vec<Value> = results.into_iter().flatten().collect();
-    let recovered =
-        contextfold_core::checkpoint::select_recovered_checkpoint(&target.session, &records)
-            .selected
-            .map(|c| c.checkpoint_id);
+    let mut results: Vec<Value> = results.into_iter().flatten().collect();
+    for result in &mut results {
+        if let Some(why) = result["eventId"].as_str().and_then(|id| retracted.get(id)) {
+            result["retracted"] = json!(why);
+        }
+    }
+    let recovered = recovery.selected.as_ref().map(|c| c.checkpoint_id.clone());
     let lookup = ledger.current_checkpoint(&target.session).await?;
     let projection_id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
     let projection_ok = lookup.source != LookupSource::Recovered && projection_id == recovered;
@@ -123,6 +172,7 @@ pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliErr
         "events": sweep.events,
         "checkpoints": results,
         "verified": verified,
+        "retractions": checkpoint_records.retractions,
         "projection": {"ok": projection_ok, "checkpointId": projection_id, "recoveredTip": recovered, "notes": lookup.notes},
         "ok": failures.is_empty(),
     });

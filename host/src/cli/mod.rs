@@ -154,6 +154,14 @@ pub enum Command {
         /// Where to read.
         #[command(flatten)]
         target: Target,
+        /// Take this checkpoint back (with every checkpoint built on it): a retraction is
+        /// appended to the AgentRun ledger, the RuntimeEvent log is untouched, and the previous
+        /// valid checkpoint (or the raw source) becomes current.
+        #[arg(long, value_name = "CHECKPOINT_ID", requires = "reason")]
+        retract: Option<String>,
+        /// Why the checkpoint is taken back (recorded with the retraction).
+        #[arg(long, value_name = "TEXT", requires = "retract")]
+        reason: Option<String>,
     },
     /// Check every recorded checkpoint against the canonical ledger.
     Verify {
@@ -325,7 +333,10 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
             let choice = compact::SummarizerArgs { summarizer, base_url, model, connection };
             compact::compact(&target, context_window, choice).await
         }
-        Command::Checkpoints { target } => inspect::checkpoints(&target).await,
+        Command::Checkpoints { target, retract: Some(checkpoint), reason } => {
+            inspect::retract(&target, &checkpoint, reason.as_deref().unwrap_or_default()).await
+        }
+        Command::Checkpoints { target, .. } => inspect::checkpoints(&target).await,
         Command::Verify { target, deep } => inspect::verify(&target, deep).await,
         Command::Recover { target } => inspect::recover(&target).await,
         Command::Export { target } => inspect::export(&target).await,

@@ -37,6 +37,7 @@ use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 
 pub use sqlite::SqliteLedger;
 
+use crate::storage::retraction::CheckpointRecords;
 use crate::storage::{
     AgentRunRecord, ArchiveReadError, CheckpointAppendError, CheckpointLookup, CheckpointSweep,
     CoveredLog, RowCheck, Store, StoreError, agent_run_kind,
@@ -207,11 +208,30 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         checkpoint: HistoryCompactCheckpoint,
     ) -> Result<(), CheckpointAppendError>;
 
+    /// Takes `checkpoint_id` back, with every checkpoint built on it: appends a
+    /// `checkpoint_retracted` AgentRun event `event_id` and moves the projection row to what
+    /// recovery then selects, in one transaction. Returns the new current checkpoint. Never
+    /// touches the RuntimeEvent log. `checkpoint_not_found` / `checkpoint_already_retracted`
+    /// write nothing.
+    async fn retract_checkpoint(
+        &self,
+        session_id: &str,
+        event_id: &str,
+        recorded_at_ms: u64,
+        checkpoint_id: &str,
+        reason: &str,
+    ) -> Result<CheckpointLookup, StoreError>;
+
     /// Appends one AgentRun event (not a checkpoint: `reserved_agent_run_kind`).
     async fn append_agent_run_event(&self, record: AgentRunRecord) -> Result<(), StoreError>;
 
     /// Every AgentRun event of `session_id`, in record order.
     async fn agent_run_events(&self, session_id: &str) -> Result<Vec<AgentRunRecord>, StoreError>;
+
+    /// The session's recorded checkpoints and retractions, as the core's recovery reads them.
+    async fn checkpoint_records(&self, session_id: &str) -> Result<CheckpointRecords, StoreError> {
+        CheckpointRecords::from_records(self.agent_run_events(session_id).await?)
+    }
 
     /// Every `history_compact_checkpoint_recorded` event of `session_id`, in record order.
     async fn recorded_checkpoints(
@@ -371,6 +391,24 @@ impl Ledger for postgres::PgLedger {
     ) -> Result<(), CheckpointAppendError> {
         postgres::PgLedger::append_checkpoint(self, event_id, run_id, recorded_at_ms, &checkpoint)
             .await
+    }
+    async fn retract_checkpoint(
+        &self,
+        session_id: &str,
+        event_id: &str,
+        recorded_at_ms: u64,
+        checkpoint_id: &str,
+        reason: &str,
+    ) -> Result<CheckpointLookup, StoreError> {
+        postgres::PgLedger::retract_checkpoint(
+            self,
+            session_id,
+            event_id,
+            recorded_at_ms,
+            checkpoint_id,
+            reason,
+        )
+        .await
     }
     async fn append_agent_run_event(&self, record: AgentRunRecord) -> Result<(), StoreError> {
         postgres::PgLedger::append_agent_run_event(self, &record).await

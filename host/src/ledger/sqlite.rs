@@ -160,6 +160,21 @@ impl Ledger for SqliteLedger {
         })
         .await
     }
+    async fn retract_checkpoint(
+        &self,
+        session_id: &str,
+        event_id: &str,
+        recorded_at_ms: u64,
+        checkpoint_id: &str,
+        reason: &str,
+    ) -> Result<CheckpointLookup, StoreError> {
+        let owned = [session_id, event_id, checkpoint_id, reason].map(str::to_owned);
+        self.with(move |store| {
+            let [session, event, checkpoint, reason] = &owned;
+            store.retract_checkpoint(session, event, recorded_at_ms, checkpoint, reason)
+        })
+        .await
+    }
     async fn append_agent_run_event(&self, record: AgentRunRecord) -> Result<(), StoreError> {
         self.with(move |store| store.append_agent_run_event(&record)).await
     }

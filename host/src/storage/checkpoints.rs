@@ -3,9 +3,7 @@
 //! ledger recovery and best-effort projection repair.
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::checkpoint::{
-    RecordedCheckpointEvent, Recovery, is_valid_successor, select_recovered_checkpoint,
-};
+use contextfold_core::checkpoint::{RecordedCheckpointEvent, Recovery, is_valid_successor};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
@@ -180,10 +178,11 @@ fn recorded(
 }
 
 fn recover(conn: &Connection, session_id: &str) -> Result<Recovery, StoreError> {
-    Ok(select_recovered_checkpoint(session_id, &recorded(conn, session_id)?))
+    Ok(super::retraction::checkpoint_records(conn, session_id)?.recover(session_id))
 }
 
-fn lookup_from(recovery: Recovery, mut notes: Vec<LookupNote>) -> CheckpointLookup {
+/// A lookup from what recovery selected, with its notes after `notes`.
+pub(crate) fn lookup_from(recovery: Recovery, mut notes: Vec<LookupNote>) -> CheckpointLookup {
     notes.extend(
         recovery
             .diagnostics()
@@ -247,7 +246,7 @@ fn read_projection(conn: &Connection, session_id: &str) -> ProjectionRow {
     ProjectionRow::Valid(Box::new(checkpoint), event_id)
 }
 
-fn write_projection(
+pub(super) fn write_projection(
     conn: &Connection,
     checkpoint: &HistoryCompactCheckpoint,
     event_id: &str,

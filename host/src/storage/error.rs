@@ -90,12 +90,29 @@ pub enum StoreError {
         /// The session.
         session_id: String,
     },
-    /// Checkpoint events are written only with their projection row
-    /// ([`crate::storage::Store::append_checkpoint`]).
-    #[error("AgentRun events of kind `{kind}` must be written with append_checkpoint")]
+    /// Checkpoint and retraction events are written only with their projection row
+    /// ([`crate::storage::Store::append_checkpoint`], [`crate::storage::Store::retract_checkpoint`]).
+    #[error(
+        "AgentRun events of kind `{kind}` must be written with append_checkpoint or retract_checkpoint"
+    )]
     ReservedAgentRunKind {
         /// The kind.
         kind: String,
+    },
+    /// A retraction names a checkpoint the session never recorded.
+    #[error("session `{session_id}` has no recorded checkpoint `{checkpoint_id}`")]
+    CheckpointNotFound {
+        /// The session.
+        session_id: String,
+        /// The checkpoint named.
+        checkpoint_id: String,
+    },
+    /// A retraction names a checkpoint already taken back (by its own retraction or with one it
+    /// was built on).
+    #[error("checkpoint `{checkpoint_id}` is already retracted")]
+    CheckpointAlreadyRetracted {
+        /// The checkpoint named.
+        checkpoint_id: String,
     },
     /// The blocking task that ran a SQLite call was cancelled (the async runtime is shutting
     /// down); whether the call ran is unknown, as for a lost connection.
@@ -121,6 +138,8 @@ impl StoreError {
             StoreError::AttachmentNotArchived { .. } => "attachment_not_archived",
             StoreError::SessionExists { .. } => "session_exists",
             StoreError::ReservedAgentRunKind { .. } => "reserved_agent_run_kind",
+            StoreError::CheckpointNotFound { .. } => "checkpoint_not_found",
+            StoreError::CheckpointAlreadyRetracted { .. } => "checkpoint_already_retracted",
             StoreError::Cancelled => "storage_cancelled",
             StoreError::Postgres(error) => error.code(),
         }

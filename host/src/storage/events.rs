@@ -25,11 +25,20 @@ pub mod agent_run_kind {
     pub const RUN_CANCELLED: &str = "run_cancelled";
     /// A Run failed (terminal).
     pub const RUN_FAILED: &str = "run_failed";
+    /// A checkpoint taken back (payload: the core's `RetractionPayload`, `{checkpointId,
+    /// reason}`); written only by `retract_checkpoint`, with the projection row.
+    pub const CHECKPOINT_RETRACTED: &str = "checkpoint_retracted";
     /// What the provider reported for one model request (payload: the core's `UsageFact`).
     pub const USAGE_RECORDED: &str = "model_usage_recorded";
     /// How one background preparation ended (payload: `{fate, checkpointId, summarizerTokens,
     /// detail}`; fate `used`, `superseded`, `wasted` or `failed`).
     pub const PREPARATION_SETTLED: &str = "preparation_settled";
+
+    /// Whether events of `kind` are written only with the projection row (checkpoints and
+    /// retractions), never through the generic AgentRun append.
+    pub fn is_reserved(kind: &str) -> bool {
+        kind == CHECKPOINT_RECORDED || kind == CHECKPOINT_RETRACTED
+    }
 }
 
 /// One AgentRun ledger event.
@@ -232,7 +241,7 @@ impl Store {
     /// Appends one AgentRun event (Run lifecycle, compaction outcome). Checkpoint events are
     /// refused here: they are written by [`Store::append_checkpoint`] with their projection row.
     pub fn append_agent_run_event(&self, record: &AgentRunRecord) -> Result<(), StoreError> {
-        if record.kind == agent_run_kind::CHECKPOINT_RECORDED {
+        if agent_run_kind::is_reserved(&record.kind) {
             return Err(StoreError::ReservedAgentRunKind { kind: record.kind.clone() });
         }
         let mut conn = self.lock();

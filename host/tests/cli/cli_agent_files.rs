@@ -93,7 +93,7 @@ fn a_file_read_as_the_wrong_format_is_a_typed_error_naming_the_line() {
 
 /// Session `w`: 40 turns whose results carry a dozen distinct error lines each, the exact
 /// artifacts the extractive summarizer keeps, so its 32k checkpoint does not fit 8k.
-fn artifact_session() -> String {
+pub(crate) fn artifact_session() -> String {
     let mut log = contextfold_core::LogBuilder::new("w");
     for n in 1..=40 {
         let errors: String = (1..=12)

@@ -13,7 +13,7 @@ use cli_support::{
 use serde_json::{Value, json};
 
 /// The server's URL, or `None` (said on stderr).
-fn server() -> Option<String> {
+pub(crate) fn server() -> Option<String> {
     let url = std::env::var("CONTEXTFOLD_PG_URL").ok();
     if url.is_none() {
         let _ = writeln!(
@@ -25,7 +25,7 @@ fn server() -> Option<String> {
 }
 
 /// A new database on the server named by `url`, for this test alone; its URL.
-fn fresh_database(url: &str, test: &str) -> String {
+pub(crate) fn fresh_database(url: &str, test: &str) -> String {
     let dbname = format!("cf_cli_{test}_{}", std::process::id());
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
     runtime.block_on(async {

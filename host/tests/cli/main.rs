@@ -12,3 +12,4 @@ mod cli_agent_files;
 mod cli_attachments;
 mod cli_postgres;
 mod cli_providers;
+mod cli_retract;

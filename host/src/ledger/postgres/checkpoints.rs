@@ -4,13 +4,12 @@
 //! (the rules of `storage/checkpoints.rs`, the same notes and codes).
 
 use contextfold_core::HistoryCompactCheckpoint;
-use contextfold_core::checkpoint::{
-    RecordedCheckpointEvent, Recovery, is_valid_successor, select_recovered_checkpoint,
-};
+use contextfold_core::checkpoint::{Recovery, is_valid_successor};
 use tokio_postgres::GenericClient;
 
 use super::events::{insert_agent_run_event, read_agent_run_events};
 use super::{PgError, PgLedger};
+use crate::storage::retraction::{CheckpointRecords, retraction_record};
 use crate::storage::{
     AgentRunRecord, CheckpointAppendError, CheckpointLookup, LookupNote, LookupSource, StoreError,
     agent_run_kind,
@@ -160,20 +159,54 @@ impl PgLedger {
     }
 }
 
+impl PgLedger {
+    /// Takes `checkpoint_id` back ([`crate::storage::Store::retract_checkpoint`]'s contract):
+    /// the retraction event and the projection row moved to what recovery then selects, in one
+    /// transaction under the session's lock.
+    pub async fn retract_checkpoint(
+        &self,
+        session_id: &str,
+        event_id: &str,
+        recorded_at_ms: u64,
+        checkpoint_id: &str,
+        reason: &str,
+    ) -> Result<CheckpointLookup, StoreError> {
+        let mut client = self.client("retracting a checkpoint").await?;
+        let tx = client.transaction().await.map_err(PgError::during("starting a retraction"))?;
+        Self::lock_session(&tx, session_id).await?;
+        checkpoint_records(&*tx, session_id).await?.check_retractable(session_id, checkpoint_id)?;
+        let record = retraction_record(session_id, event_id, recorded_at_ms, checkpoint_id, reason);
+        insert_agent_run_event(&tx, &record).await?;
+        let lookup = lookup_from(recover(&*tx, session_id).await?, Vec::new());
+        tx.execute("DELETE FROM checkpoint_projection WHERE session_id = $1", &[&session_id])
+            .await
+            .map_err(PgError::during("clearing the projection row"))?;
+        if let (Some(checkpoint), Some(event_id)) = (&lookup.checkpoint, &lookup.agent_run_event_id)
+        {
+            write_projection(&*tx, checkpoint, event_id).await?;
+        }
+        tx.commit().await.map_err(PgError::during("committing a retraction"))?;
+        Ok(lookup)
+    }
+}
+
 async fn recover(client: &impl GenericClient, session_id: &str) -> Result<Recovery, StoreError> {
-    let records =
+    Ok(checkpoint_records(client, session_id).await?.recover(session_id))
+}
+
+/// The session's recorded checkpoints and retractions.
+async fn checkpoint_records(
+    client: &impl GenericClient,
+    session_id: &str,
+) -> Result<CheckpointRecords, StoreError> {
+    let mut records =
         read_agent_run_events(client, session_id, Some(agent_run_kind::CHECKPOINT_RECORDED))
             .await?;
-    let recorded: Vec<RecordedCheckpointEvent> = records
-        .into_iter()
-        .map(|record| RecordedCheckpointEvent {
-            event_id: record.event_id,
-            session_id: record.session_id,
-            recorded_at_ms: record.recorded_at_ms,
-            payload: record.payload,
-        })
-        .collect();
-    Ok(select_recovered_checkpoint(session_id, &recorded))
+    records.extend(
+        read_agent_run_events(client, session_id, Some(agent_run_kind::CHECKPOINT_RETRACTED))
+            .await?,
+    );
+    CheckpointRecords::from_records(records)
 }
 
 fn lookup_from(recovery: Recovery, mut notes: Vec<LookupNote>) -> CheckpointLookup {

@@ -189,7 +189,7 @@ impl PgLedger {
     /// Appends one AgentRun event; checkpoint events are refused (`reserved_agent_run_kind`):
     /// they are written by [`PgLedger::append_checkpoint`] with their projection row.
     pub async fn append_agent_run_event(&self, record: &AgentRunRecord) -> Result<(), StoreError> {
-        if record.kind == agent_run_kind::CHECKPOINT_RECORDED {
+        if agent_run_kind::is_reserved(&record.kind) {
             return Err(StoreError::ReservedAgentRunKind { kind: record.kind.clone() });
         }
         let mut client = self.client("appending an AgentRun event").await?;
