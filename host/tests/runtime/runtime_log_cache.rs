@@ -182,3 +182,38 @@ async fn a_resumed_runtime_steps_from_the_rows_and_equals_one_holding_the_log() 
     assert_eq!(report.ledger_events_read, store.event_count(SESSION).expect("count") as usize);
     assert_eq!(report.projection, cold_projection(&store, "none").await.projection);
 }
+
+/// A compaction taken back by another process (issue 42): the warm runtime, whose cache holds
+/// the retracted checkpoint's prefix, projects the previous checkpoint (here: the raw source)
+/// exactly as a fresh runtime does, and its next compaction records a new one.
+#[tokio::test]
+async fn a_retraction_by_another_process_is_seen_by_a_warm_runtime() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.sqlite");
+    let store = Arc::new(Store::open(&path).expect("open"));
+    store.append_events(SESSION, &history(30).build()).expect("seed");
+    let warm = runtime(&store);
+    warm.compact_manually(&StopSignal::new()).await.expect("compacts");
+    let compacted = warm.project(false).await.expect("with the checkpoint");
+    let checkpoint =
+        compacted.projection.checkpoint.as_ref().expect("replayed").checkpoint_id.clone();
+
+    let other = Store::open(&path).expect("a second handle");
+    let lookup = other
+        .retract_checkpoint(SESSION, "retract-1", 1, &checkpoint, "lost the task")
+        .expect("retract");
+    assert_eq!(lookup.checkpoint, None);
+    let events = other.event_count(SESSION).expect("count");
+
+    let report = warm.project(false).await.expect("after the retraction");
+    assert!(report.projection.checkpoint.is_none(), "the raw source is projected");
+    assert_eq!(report.projection, cold_projection(&store, "none").await.projection);
+    let again = warm.compact_manually(&StopSignal::new()).await.expect("compacts again");
+    let recorded = again.outcome.checkpoint.as_ref().expect("a new checkpoint");
+    assert_ne!(recorded.checkpoint_id, checkpoint);
+    assert_eq!(store.event_count(SESSION).expect("count"), events, "the log is untouched");
+    assert_eq!(
+        store.current_checkpoint(SESSION).expect("lookup").checkpoint.map(|c| c.checkpoint_id),
+        Some(recorded.checkpoint_id.clone())
+    );
+}
