@@ -15,12 +15,12 @@ use contextfold_core::{CharEstimator, HistoryCompactCheckpoint, LogBuilder, Runt
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn is_code(code: &str) -> bool {
+pub(crate) fn is_code(code: &str) -> bool {
     !code.is_empty()
         && code.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-fn arbitrary_json() -> impl Strategy<Value = Value> {
+pub(crate) fn arbitrary_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -38,7 +38,7 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
 }
 
 /// Replaces the node at a pseudo-random path of `doc` with `replacement`.
-fn mutate(mut doc: Value, mut pick: u64, replacement: Value) -> Value {
+pub(crate) fn mutate(mut doc: Value, mut pick: u64, replacement: Value) -> Value {
     let mut node = &mut doc;
     loop {
         let children = match node {

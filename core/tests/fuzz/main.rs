@@ -6,3 +6,4 @@ mod fuzz_support;
 
 mod fuzz_corpus;
 mod fuzz_parsers;
+mod fuzz_session_files;
