@@ -400,7 +400,7 @@ export function createApi(raw, options = {}) {
     parseCheckpoint: guard((checkpoint) => decode(raw.parseCheckpoint(encode(checkpoint)))),
     checkSuccessor: guard((tip, candidate) => raw.checkSuccessor(encode(tip ?? null), encode(candidate))),
     validateSummary: guard((text, finishReason, foldTokens = 0) => decode(raw.validateSummary(text, finishReason ?? 'stop', foldTokens))),
-    recoverCheckpoint: guard((sessionId, records) => decode(raw.recoverCheckpoint(sessionId, encode(records)))),
+    recoverCheckpoint: guard((sessionId, records, retractions) => decode(raw.recoverCheckpoint(sessionId, encode(records), retractions === undefined ? undefined : encode(retractions)))),
     extractiveSummary: guard((previousSummary, events, targetTokens, { carried, replayed } = {}) =>
       raw.extractiveSummary(
         previousSummary ?? undefined,

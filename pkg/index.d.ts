@@ -590,8 +590,16 @@ export function checkSuccessor(tip: HistoryCompactCheckpoint | null, candidate: 
 export function validateSummary(text: string, finishReason?: string, foldTokens?: number): { text: string; estimatedTokens: Count };
 /** Recorded checkpoint event of a ledger. */
 export interface RecordedCheckpointEvent { eventId: string; sessionId: string; recordedAtMs: number; payload: JsonValue }
-/** Selects the current checkpoint from recorded checkpoint events. */
-export function recoverCheckpoint(sessionId: string, records: RecordedCheckpointEvent[]): {
+/**
+ * A `checkpoint_retracted` event of a ledger: the checkpoint (and every checkpoint built on it)
+ * taken back (`contextfold checkpoints --retract`, a store's `retractCheckpoint`).
+ */
+export interface CheckpointRetraction { eventId: string; sessionId: string; recordedAtMs: number; checkpointId: string; reason: string }
+/**
+ * Selects the current checkpoint from recorded checkpoint events, skipping retracted ones (and
+ * those built on them) as `checkpoint_retracted`.
+ */
+export function recoverCheckpoint(sessionId: string, records: RecordedCheckpointEvent[], retractions?: CheckpointRetraction[]): {
   checkpoint: HistoryCompactCheckpoint | null;
   eventId: string | null;
   skipped: { eventId: string; reason: string; detail: string }[];

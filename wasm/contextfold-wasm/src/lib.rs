@@ -21,7 +21,7 @@ pub mod string_table;
 use contextfold_core::binding::{TextReader, match_checkpoint_prefix_with};
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
 use contextfold_core::checkpoint::{
-    RecordedCheckpointEvent, is_valid_successor, select_recovered_checkpoint,
+    RecordedCheckpointEvent, RetractionEvent, is_valid_successor, select_recovered_checkpoint_with,
 };
 use contextfold_core::compaction::{
     FinishReason, MalformedInputCircuit, extractive_summary_of, validate_summary as core_validate,
@@ -280,15 +280,26 @@ pub fn validate_summary(
     Ok(to_js(&validated, "validated summary")?)
 }
 
-/// Selects the current checkpoint of a session from its recorded checkpoint events:
-/// `{ checkpoint, eventId, skipped, diagnostics }`.
+/// Selects the current checkpoint of a session from its recorded checkpoint events and its
+/// retractions (`undefined`: none): `{ checkpoint, eventId, skipped, diagnostics }`.
 #[wasm_bindgen(js_name = recoverCheckpoint)]
-pub fn recover_checkpoint(session_id: &str, records: JsValue) -> Result<JsValue, JsValue> {
+pub fn recover_checkpoint(
+    session_id: &str,
+    records: JsValue,
+    retractions: JsValue,
+) -> Result<JsValue, JsValue> {
     let what = "recorded checkpoint events";
     let records: Vec<RecordedCheckpointEvent> =
         serde_json::from_value(json_from_js(records, what)?)
             .map_err(|e| BindingError::invalid(what, e))?;
-    let recovery = select_recovered_checkpoint(session_id, &records);
+    let retractions: Vec<RetractionEvent> = if retractions.is_undefined() {
+        Vec::new()
+    } else {
+        let what = "checkpoint retractions";
+        serde_json::from_value(json_from_js(retractions, what)?)
+            .map_err(|e| BindingError::invalid(what, e))?
+    };
+    let recovery = select_recovered_checkpoint_with(session_id, &records, &retractions);
     let value = json!({
         "checkpoint": recovery.selected.as_ref().map(|c| c.to_value()),
         "eventId": recovery.selected_event_id,
