@@ -29,7 +29,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
-use contextfold_core::checkpoint::RecordedCheckpointEvent;
+use contextfold_core::checkpoint::{RecordedCheckpointEvent, SkipReason};
 use contextfold_core::compaction::AppendFailure;
 use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use tokio::runtime::Handle;
@@ -205,11 +205,22 @@ impl Ledger for LedgerImports {
         latest_of(session_id, self.read(self.ledger.current_checkpoint(session_id))?)
     }
 
+    /// The recorded checkpoint events, without the retracted ones (and those built on them):
+    /// the guest's recovery reads checkpoint events only (the WIT carries no retractions), so
+    /// the host leaves out what a retraction took back and the guest selects as the ledger does.
     fn scan_checkpoint_events(
         &mut self,
         session_id: &str,
     ) -> Result<Vec<RecordedCheckpointEvent>, LedgerReadError> {
-        self.read(self.ledger.recorded_checkpoints(session_id))
+        let records = self.read(self.ledger.checkpoint_records(session_id))?;
+        let retracted: std::collections::HashSet<String> = records
+            .recover(session_id)
+            .skipped
+            .into_iter()
+            .filter(|skip| skip.reason == SkipReason::Retracted)
+            .map(|skip| skip.event_id)
+            .collect();
+        Ok(records.recorded.into_iter().filter(|r| !retracted.contains(&r.event_id)).collect())
     }
 
     fn append_checkpoint(

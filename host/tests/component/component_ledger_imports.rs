@@ -290,3 +290,32 @@ fn a_plugin_driven_from_a_runtime_worker_gets_a_typed_error() {
     }
     assert!(checkpoint_records(&rt, &test.ledger).is_empty(), "nothing was written");
 }
+
+#[test]
+#[ignore = "needs the built component: scripts/test-component.sh runs it"]
+fn a_retracted_checkpoint_is_left_out_and_the_next_compaction_builds_on_the_previous() {
+    let rt = runtime();
+    for test in rt.block_on(backends("component_imports_retract")) {
+        let ledger = &test.ledger;
+        rt.block_on(ledger.append_events(SESSION, log(6))).expect("append");
+        let mut host = plugin(imports(&rt, ledger), ExtractiveProvider);
+        recorded(&host.compact(&request("cp-1")).expect("compacts"));
+        rt.block_on(ledger.append_events(SESSION, log(12).split_off(log(6).len())))
+            .expect("append more");
+        recorded(&host.compact(&request("cp-2")).expect("compacts"));
+        let retract =
+            ledger.retract_checkpoint(SESSION, "retract-cp-2", 9, "cp-2", "lost the task");
+        let lookup = rt.block_on(retract).expect("retract");
+        assert_eq!(lookup.checkpoint.map(|c| c.checkpoint_id).as_deref(), Some("cp-1"));
+        // With the projection row lost, the guest recovers from what the host hands it.
+        drop_projection(&rt, &test);
+        let mut probe = imports(&rt, ledger);
+        let scanned = probe.scan_checkpoint_events(SESSION).expect("scan");
+        let ids: Vec<&str> =
+            scanned.iter().filter_map(|r| r.payload["checkpointId"].as_str()).collect();
+        assert_eq!(ids, ["cp-1"], "{}: the retracted checkpoint is left out", test.name());
+        let cp3 = recorded(&host.compact(&request("cp-3")).expect("compacts after the retraction"));
+        assert_eq!(cp3.previous_checkpoint_id.as_deref(), Some("cp-1"), "{}", test.name());
+        assert_eq!(current(&rt, ledger), cp3);
+    }
+}
