@@ -208,7 +208,7 @@ export interface ImportOptions {
  */
 export type EventsInput = RuntimeEvent[] | string | Uint8Array;
 
-/** The learned calibration ratios (the core's `Calibration`): keep it as JSON, pass it back. */
+/** The learned calibration ratios (the core's `Calibration`): a store keeps it (`store.calibration`), or keep it as JSON and pass it back. */
 export interface Calibration {
   /** One entry per provider and model, least recently updated first. */
   models: { provider: string; model: string; samplesPermille: number[] }[];
