@@ -15,6 +15,7 @@ pub mod jsonl;
 pub mod measure;
 pub mod project;
 pub mod session;
+pub mod session_file;
 pub mod shared_strings;
 pub mod string_table;
 
@@ -31,8 +32,8 @@ use contextfold_core::event::{
     LEDGER_TOKENS_ESTIMATOR, LedgerRow, RuntimeEvent, validate_log as core_validate_log,
 };
 use contextfold_core::projection::{
-    ImportContext, ImportOptions, SessionFormat, import_anthropic as core_import_anthropic,
-    import_model_messages, import_openai_chat, import_session_file as core_import_session_file,
+    ImportContext, ImportOptions, import_anthropic as core_import_anthropic, import_model_messages,
+    import_openai_chat,
 };
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
@@ -45,6 +46,7 @@ pub use crate::measure::calibrate;
 pub use crate::project::project;
 pub use crate::session::CompactionSession;
 use crate::session::checkpoint_from_json;
+pub use crate::session_file::import_session_file;
 
 /// Parses events from JSON values; the error names the index and keeps the core's code.
 pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, BindingError> {
@@ -232,35 +234,6 @@ pub fn import_anthropic(body: JsValue, options: JsValue) -> Result<JsValue, JsVa
     let body = json_from_js(body, "messages")?;
     let events = core_import_anthropic(&body, &ids).map_err(|e| BindingError::core(e.code(), e))?;
     Ok(events_to_js(&events)?)
-}
-
-/// Reads an agent's session file (the core's `import_session_file`): a Claude Code transcript,
-/// a Codex CLI rollout or a Cline / Roo Code history, as `{ format, events, usage, linked,
-/// diagnostics }` (the core's `ImportedSession` JSON). `options` are the import options plus
-/// `format`: `'auto'` (the default: detected), `'claude-code'`, `'codex-rollout'` or `'cline'`.
-/// Throws the core's `session_file_*` codes, `invalid_argument` for an unknown format name.
-#[wasm_bindgen(js_name = importSessionFile)]
-pub fn import_session_file(text: &str, options: JsValue) -> Result<JsValue, JsValue> {
-    let mut value = json_from_js(options, "import options")?;
-    let format = match value.as_object_mut().and_then(|object| object.shift_remove("format")) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(name)) if name == "auto" => None,
-        Some(Value::String(name)) => Some(SessionFormat::from_name(&name).ok_or_else(|| {
-            BindingError::invalid(
-                "import options",
-                format!("format `{name}` is not auto, claude-code, codex-rollout or cline"),
-            )
-        })?),
-        Some(other) => {
-            return Err(BindingError::invalid("import options", format!("format {other}")).into());
-        }
-    };
-    let ids = serde_json::from_value::<ImportOptions>(value)
-        .map(ImportContext::from)
-        .map_err(|e| BindingError::invalid("import options", e))?;
-    let imported = core_import_session_file(format, text, &ids)
-        .map_err(|e| BindingError::core(e.code(), e))?;
-    Ok(to_js(&imported, "imported session")?)
 }
 
 /// Checks that `events` starts with exactly the prefix `checkpoint` covers: `{ covered }`, or
