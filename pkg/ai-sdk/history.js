@@ -11,7 +11,7 @@
 // their import is not byte for byte the stored events and its digest differs. The matcher then
 // compares them in that form: the same number of events projecting to the same AI SDK messages
 // is the same conversation, and the stored events (with all they keep) stay as they are.
-import { ContextfoldError, digestPrefix, importModelMessages, project } from 'contextfold';
+import { ContextfoldError, canonicalEventJson, digestPrefix, importModelMessages, project } from 'contextfold';
 
 /** A context window no conversation reaches: a projection of every event. */
 const UNBOUNDED = { contextWindow: Number.MAX_SAFE_INTEGER };
@@ -21,9 +21,22 @@ function messagesOf(events) {
   return JSON.stringify(project({ events, model: UNBOUNDED, format: 'ai-sdk' }).messages);
 }
 
-/** Whether two event lists are the same conversation as the AI SDK messages they give back. */
+/**
+ * Whether two event lists are the same conversation as the AI SDK messages they give back (false
+ * when either does not project, e.g. a lone tool call).
+ */
 function sameConversation(a, b) {
-  return a.length === b.length && (a.length === 0 || messagesOf(a) === messagesOf(b));
+  if (a.length !== b.length) return false;
+  try {
+    return a.length === 0 || messagesOf(a) === messagesOf(b);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether two events are the same event (their JSON, else their canonical JSON). */
+function sameEvent(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b) || canonicalEventJson(a) === canonicalEventJson(b);
 }
 
 const TURN = /^turn-(\d+)$/;
@@ -80,8 +93,8 @@ export class SessionHistory {
    * The first messages of a call. `mode` `'full'`: they are the whole conversation so far (the
    * stored events must be a prefix of their import; the rest is appended); `'new'`: they follow
    * the stored events; `'auto'` (default): `'full'` when their first event is the stored log's
-   * first event, else `'new'`. Throws `history_diverged` when a full history does not extend
-   * the stored one.
+   * first event (also in the form the store gives it back), else `'new'`. Throws
+   * `history_diverged` when a full history does not extend the stored one.
    */
   async appendCallInput(messages, mode = 'auto') {
     const log = this.#store.log;
@@ -101,8 +114,9 @@ export class SessionHistory {
 
   /**
    * Whether `whole` (a call's messages, imported) starts with the stored events: byte for byte
-   * (their digest), or in the form the store gives them back (module comment) — the part a
-   * previous call already matched in that form by its digest, the rest projected and compared.
+   * (their digest), or in the form the store gives them back (module comment). In that form, the
+   * part an earlier call already matched is recognized by its digest and the events after it
+   * are compared one by one; otherwise both are projected and compared whole.
    */
   #extends(whole, log) {
     const length = log.length;
@@ -114,7 +128,7 @@ export class SessionHistory {
       ? this.#resent.count : 0;
     const same = known === 0
       ? sameConversation(head, stored)
-      : head.slice(known).every((event, index) => JSON.stringify(event) === JSON.stringify(stored[known + index]));
+      : head.slice(known).every((event, index) => sameEvent(event, stored[known + index]));
     if (same && known === 0) this.#resent = { count: length, digest: digestPrefix(head) };
     return same;
   }
