@@ -189,6 +189,7 @@ export class Folding {
     if (sent.checkpoint?.schemaVersion === 3) result.providerOptions = { openai: { store: false } };
     return result;
   }
+
   #middleware(version) {
     const transform = (params, model, trigger) => this.#serialized(async () => {
       const before = this.#history.currentTurnId;
