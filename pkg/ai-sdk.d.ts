@@ -43,8 +43,9 @@ export interface FoldingOptions {
   provider?: ProviderIdentity;
   /**
    * How the first messages of a call relate to the stored events: `'full'` (the whole
-   * conversation so far), `'new'` (only what follows), `'auto'` (default: `'full'` when their
-   * first event is the stored log's first event).
+   * conversation so far, as passed before or as `store.modelMessages()` gives it back after a
+   * restart), `'new'` (only what follows), `'auto'` (default: `'full'` when their first message
+   * is the stored log's first).
    */
   history?: 'auto' | 'full' | 'new';
   /**
@@ -54,7 +55,10 @@ export interface FoldingOptions {
   native?: 'auto' | boolean;
   /** Counts the tokens of one text (e.g. js-tiktoken) instead of the built-in estimate. */
   countTokens?: (text: string) => number;
-  /** A calibration kept from an earlier run of the session (`folding.calibration`). */
+  /**
+   * The calibration to start from. Default: the store's (`store.calibration`, learned from the
+   * usage facts it recorded), so a session reopened after a restart starts where it left off.
+   */
   calibration?: Calibration | null;
   /** Called after every compaction with its outcome (or `{ outcome: 'error', error }`). */
   onCompaction?: (outcome: CompactionOutcome | { outcome: 'error'; reason: string; error: unknown; diagnostics: [] }, info: CompactionInfo) => void;
@@ -176,7 +180,10 @@ export class Folding {
   constructor(options: FoldingOptions);
   /** The store this driver appends to. */
   readonly store: SessionStore;
-  /** The calibration learned from the steps' usage (keep it as JSON with the session). */
+  /**
+   * The calibration learned so far: the `calibration` option or the store's at first, then each
+   * step's usage (every usage fact is recorded in the store too, `store.recordUsage`).
+   */
   readonly calibration: Calibration | null;
   /**
    * The request model's facts; set them when the agent switches to a model with another window

@@ -393,6 +393,10 @@ export function createApi(raw, options = {}) {
     importOpenAIChat: guard((messages, options) => decode(raw.importOpenAIChat(encode(messages), encode(options)))),
     importAnthropic: guard((body, options) => decode(raw.importAnthropic(encode(body), encode(options)))),
     importOpenAIResponses: guard((input, options) => decode(raw.importOpenAIResponses(encode(input), encode(options)))),
+    importSessionFile: guard((text, options) => {
+      if (typeof text !== 'string') throw new ContextfoldError('invalid_argument', 'importSessionFile(): `text` must be the file\'s text (a string)');
+      return decode(raw.importSessionFile(text, encode(options)));
+    }),
     matchCheckpoint: guard((checkpoint, events) => decode(raw.matchCheckpoint(encode(checkpoint), encodeEvents(events)))),
     selectSafePrefix: guard((events, options) => decode(raw.selectSafePrefix(encodeEvents(events), encode(options ?? {})))),
     safeBoundaries: guard((events, currentTurnId) => decode(raw.safeBoundaries(encodeEvents(events), currentTurnId ?? undefined))),

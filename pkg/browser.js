@@ -6,5 +6,5 @@ import { createApi } from './api.js';
 await init({ module_or_path: new URL('./dist/web/contextfold_wasm_bg.wasm', import.meta.url) });
 
 export const {
-  ContextfoldError, CompactionSession, EventLog, compact, project, projectForRequest, providerFailure, calibrate, usageFact, digestPrefix, prefixDigests, canonicalEventJson, ledgerRows, ledgerTokensEstimator, validateLog, importModelMessages, importOpenAIChat, importOpenAIResponses, importAnthropic, matchCheckpoint, selectSafePrefix, safeBoundaries, evaluateReplay, parseCheckpoint, checkSuccessor, validateSummary, recoverCheckpoint, extractiveSummary, contextBudget, prepareDue, mergeCircuits, estimateEvents, hashEngine,
+  ContextfoldError, CompactionSession, EventLog, compact, project, projectForRequest, providerFailure, calibrate, usageFact, digestPrefix, prefixDigests, canonicalEventJson, ledgerRows, ledgerTokensEstimator, validateLog, importModelMessages, importOpenAIChat, importOpenAIResponses, importAnthropic, importSessionFile, matchCheckpoint, selectSafePrefix, safeBoundaries, evaluateReplay, parseCheckpoint, checkSuccessor, validateSummary, recoverCheckpoint, extractiveSummary, contextBudget, prepareDue, mergeCircuits, estimateEvents, hashEngine,
 } = createApi(raw);

@@ -208,7 +208,7 @@ export interface ImportOptions {
  */
 export type EventsInput = RuntimeEvent[] | string | Uint8Array;
 
-/** The learned calibration ratios (the core's `Calibration`): keep it as JSON, pass it back. */
+/** The learned calibration ratios (the core's `Calibration`): a store keeps it (`store.calibration`), or keep it as JSON and pass it back. */
 export interface Calibration {
   /** One entry per provider and model, least recently updated first. */
   models: { provider: string; model: string; samplesPermille: number[] }[];
@@ -525,6 +525,35 @@ export function importOpenAIChat(messages: JsonObject[] | { messages: JsonObject
 export function importOpenAIResponses(input: JsonObject[] | { input: JsonObject[] | string; instructions?: string }, options: ImportOptions): RuntimeEvent[];
 /** Anthropic messages (or `{ system, messages }`) → RuntimeEvents. */
 export function importAnthropic(body: JsonObject[] | { system?: string | JsonObject[]; messages: JsonObject[] }, options: ImportOptions): RuntimeEvent[];
+/** A session file format `importSessionFile` reads (`'auto'`: detected from the first records). */
+export type SessionFileFormat = 'claude-code' | 'codex-rollout' | 'cline';
+/** Options of {@link importSessionFile}: the ids, and the format (default `'auto'`). */
+export interface SessionFileOptions extends ImportOptions {
+  format?: SessionFileFormat | 'auto';
+}
+/** A session file in the event model (the core's `ImportedSession`). */
+export interface ImportedSession {
+  /** The format that was read (detected, or the one asked for). */
+  format: SessionFileFormat;
+  /** The main conversation, numbered from the options' ids. */
+  events: RuntimeEvent[];
+  /** Usage the provider reported for the main conversation's requests, in order (feed {@link calibrate}). */
+  usage: UsageFact[];
+  /** Runs kept apart from the main conversation (Claude Code subagents, sidechains), each its own session `<sessionId>/<name>`. */
+  linked: { sessionId: string; events: RuntimeEvent[]; usage: UsageFact[] }[];
+  /** Records skipped on purpose: 1-based `line`, stable `code`, `detail`. */
+  diagnostics: { line: number; code: string; detail: string }[];
+}
+/**
+ * An agent's session file, read as the agent wrote it: a Claude Code transcript (`<session>.jsonl`),
+ * a Codex CLI rollout (`rollout-*.jsonl`) or a Cline / Roo Code `api_conversation_history.json`,
+ * the same reading as `contextfold import --format auto`. Throws `session_file_unknown_format`
+ * (auto detection found none), `session_file_syntax`, `session_file_shape`,
+ * `session_file_unsupported` (a record the format does not hold, e.g. the file read as another
+ * format), `session_file_call_pairing`, `session_file_attachment`, and `invalid_argument` for an
+ * unknown format name.
+ */
+export function importSessionFile(text: string, options: SessionFileOptions): ImportedSession;
 /** `{ covered }` when the log starts with the prefix the checkpoint covers; throws the mismatch code otherwise. */
 export function matchCheckpoint(checkpoint: HistoryCompactCheckpoint, events: EventsInput): { covered: number };
 /** Options of {@link selectSafePrefix}. */

@@ -12,5 +12,5 @@ raw.useHashFactory(() => createHash('sha256'));
 const utf16ToString = (units) => Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString('ucs2');
 
 export const {
-  ContextfoldError, CompactionSession, EventLog, compact, project, projectForRequest, providerFailure, calibrate, usageFact, digestPrefix, prefixDigests, canonicalEventJson, ledgerRows, ledgerTokensEstimator, validateLog, importModelMessages, importOpenAIChat, importOpenAIResponses, importAnthropic, matchCheckpoint, selectSafePrefix, safeBoundaries, evaluateReplay, parseCheckpoint, checkSuccessor, validateSummary, recoverCheckpoint, extractiveSummary, contextBudget, prepareDue, mergeCircuits, estimateEvents, hashEngine,
+  ContextfoldError, CompactionSession, EventLog, compact, project, projectForRequest, providerFailure, calibrate, usageFact, digestPrefix, prefixDigests, canonicalEventJson, ledgerRows, ledgerTokensEstimator, validateLog, importModelMessages, importOpenAIChat, importOpenAIResponses, importAnthropic, importSessionFile, matchCheckpoint, selectSafePrefix, safeBoundaries, evaluateReplay, parseCheckpoint, checkSuccessor, validateSummary, recoverCheckpoint, extractiveSummary, contextBudget, prepareDue, mergeCircuits, estimateEvents, hashEngine,
 } = createApi(raw, { utf16ToString });

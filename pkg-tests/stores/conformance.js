@@ -2,7 +2,11 @@
 // browser/stores.test.js). `storeCases(kind)` gives named cases; each takes `assert` (node:assert
 // or the page's small equivalent: ok, equal, deepEqual) and `fresh()`, which resolves to a new,
 // empty location `{ open(sessionId) }` of the store under test.
+import { calibrate, importModelMessages } from 'contextfold';
 import { sessionEvents, compactStore } from './session.js';
+
+/** A usage fact of one request (`usageFact()`'s shape): `input` tokens counted for `estimate`. */
+const fact = (estimate, input) => ({ provider: 'offline', model: 'm', estimatedInputTokens: estimate, kind: 'response', inputTokens: input, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 9 });
 
 /** Awaits `promise` and checks that it rejects with a `ContextfoldError` of `code`. */
 export async function rejectsWith(assert, promise, code) {
@@ -81,6 +85,31 @@ export function storeCases({ exclusive = true, durable = true } = {}) {
     assert.deepEqual(again.recoveryDiagnostics, []);
     await again.appendEvents(sessionEvents('s', 1, 6));
     assert.equal(again.log.length, events.length + 4);
+    await again.close();
+  });
+
+  add('usage facts survive a reopen and teach the calibration; modelMessages() gives the conversation back', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    assert.equal(store.calibration, null);
+    assert.deepEqual(store.modelMessages(), []);
+    const events = sessionEvents('s', 3);
+    await store.appendEvents(events);
+    const facts = [fact(1000, 1400), fact(2000, 2200), { provider: 'offline', model: 'm', estimatedInputTokens: 3000, kind: 'overflow', limitTokens: 3200 }];
+    for (const one of facts) await store.recordUsage(one);
+    await rejectsWith(assert, store.recordUsage({ provider: 'offline' }), 'invalid_usage_fact');
+    const calibration = facts.reduce((c, f) => calibrate(c, f), null);
+    assert.deepEqual(store.calibration, calibration);
+    assert.deepEqual(store.usageFacts, facts);
+    const messages = store.modelMessages();
+    assert.deepEqual(importModelMessages(messages, { sessionId: 's' }).map((e) => e.content), events.map((e) => e.content));
+    await store.close();
+    if (!durable) return;
+    const again = await at.open('s');
+    assert.deepEqual(again.calibration, calibration);
+    assert.deepEqual(again.usageFacts, facts);
+    assert.deepEqual(again.modelMessages(), messages);
+    await again.recordUsage(fact(1000, 1000));
     await again.close();
   });
 

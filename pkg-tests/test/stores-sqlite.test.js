@@ -141,6 +141,33 @@ sqliteTest('sqlite store: a background preparation\'s end is a preparation_settl
   assert.equal(ok.code, 0, ok.stderr);
 });
 
+sqliteTest('sqlite store: usage facts are model_usage_recorded AgentRun events, as the host writes them; contextfold project calibrates with them', { skip: NO_BIN }, async () => {
+  const { file } = await writtenSession();
+  const project = async (provider) => {
+    const out = await cli('project', '--db', file, '--session', 's', '--provider', provider, '--model', 'm', '--context-window', '1000000');
+    assert.equal(out.code, 0, out.stderr);
+    return out.json.estimatedTokens;
+  };
+  const uncalibrated = await project('offline');
+  const store = await SqliteStore.open({ path: file, sessionId: 's' });
+  const fact = { provider: 'offline', model: 'm', estimatedInputTokens: 2000, kind: 'response', inputTokens: 3000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 9 };
+  await store.recordUsage(fact);
+  await store.close();
+  const rows = await readDb(file, (db) => db.prepare("SELECT run_id, payload_json FROM agent_run_events WHERE session_id = 's' AND kind = 'model_usage_recorded'").all());
+  assert.deepEqual(rows.map((row) => JSON.parse(row.payload_json)), [fact]);
+  assert.ok(rows[0].run_id.length > 0);
+  // The native CLI learns the 1.5 ratio from the fact written in JS (only for its provider;
+  // each event is scaled and rounded up).
+  const calibrated = await project('offline');
+  assert.ok(calibrated >= uncalibrated * 1.5 && calibrated < uncalibrated * 1.6, `${uncalibrated} -> ${calibrated}`);
+  assert.equal(await project('other'), uncalibrated);
+  const reopened = await SqliteStore.open({ path: file, sessionId: 's' });
+  assert.deepEqual(reopened.calibration, { models: [{ provider: 'offline', model: 'm', samplesPermille: [1500] }] });
+  await reopened.close();
+  const ok = await verify(file);
+  assert.equal(ok.code, 0, ok.stderr);
+});
+
 sqliteTest('sqlite store: a ledger the native CLI wrote opens in JS, continues, and still verifies', { skip: NO_BIN }, async () => {
   const file = freshPath();
   const demo = await cli('demo', '--db', file);

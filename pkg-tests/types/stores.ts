@@ -1,6 +1,6 @@
 // Compile-only check of the store declarations (pkg/stores/*.d.ts): every store is a
 // SessionStore, and a store is what compact()'s host needs.
-import { compact, ledgerRows, ledgerTokensEstimator, type LedgerRow, type RuntimeEvent } from 'contextfold';
+import { compact, ledgerRows, ledgerTokensEstimator, type Calibration, type LedgerRow, type ModelMessage, type RuntimeEvent, type UsageFact } from 'contextfold';
 import { MemoryStore, type SessionStore } from 'contextfold/stores/memory';
 import { JsonlFileStore, type StorageRepair } from 'contextfold/stores/jsonl';
 import { SqliteStore } from 'contextfold/stores/sqlite';
@@ -37,6 +37,11 @@ export async function useStores(): Promise<number> {
         recordCircuit: (circuit) => store.recordCircuit(circuit),
       },
     );
+    await store.recordUsage({ provider: 'p', model: 'm', estimatedInputTokens: 1000, kind: 'response', inputTokens: 1100 });
+    const calibration: Calibration | null = store.calibration;
+    const facts: UsageFact[] = store.usageFacts;
+    const resumed: ModelMessage[] = [...store.modelMessages(), { role: 'user', content: 'go on' }];
+    if (calibration === null && facts.length > 0 && resumed.length === 0) throw new Error('unreachable');
     const verified: boolean = (await store.verify()).ok;
     const current = store.checkpoints().filter((c) => 'current' in c && c.current).length;
     if (!verified || current > 1) throw new Error('unverified');

@@ -6,6 +6,7 @@ import {
   selectSafePrefix, safeBoundaries, evaluateReplay,
   type HistoryCompactCheckpoint, type SafePrefix, type ReplayDecision,
   calibrate, usageFact, type Calibration, type UsageFact, prepareDue, mergeCircuits,
+  importSessionFile, type ImportedSession,
 } from 'contextfold';
 
 declare const events: RuntimeEvent[];
@@ -79,3 +80,9 @@ const fact: UsageFact = usageFact(measured, { provider: 'openai', model: 'm', fi
 calibration = calibrate(calibration, fact);
 calibration = calibrate(calibration, { provider: 'openai', model: 'm', estimatedInputTokens: 10, kind: 'overflow', limitTokens: 8 });
 void [ratio, measured.uncalibratedTokens, calibration.models.length];
+
+// An agent's session file: its events, and the calibration its usage teaches.
+const session: ImportedSession = importSessionFile('{}', { sessionId: 's', format: 'auto' });
+const learned: Calibration | null = session.usage.reduce<Calibration | null>((c, fact) => calibrate(c, fact), null);
+const linkedEvents: number = session.linked.reduce((n, linked) => n + linked.events.length, session.events.length);
+void [learned, linkedEvents, session.format === 'codex-rollout', session.diagnostics[0]?.line];

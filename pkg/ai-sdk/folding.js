@@ -3,37 +3,15 @@
 // events, evaluates the projection of the live turn, compacts through the summarizer of the
 // caller's choice (or provider-native compaction for an OpenAI Responses model) when it does not
 // fit, and answers the next request's history with `projectForRequest` (fail-open). The usage
-// each step reports feeds the token calibration the next projection is measured with. With
+// each step reports feeds the token calibration the next projection is measured with, and is
+// recorded in the store (`store.recordUsage`), whose calibration a reopened session starts from. With
 // `backgroundPreparation`, the next checkpoint is prepared between steps (./preparation.js).
-import { ContextfoldError, calibrate, compact, estimateEvents, providerFailure, usageFact } from 'contextfold';
+import { ContextfoldError, calibrate, compact, providerFailure, usageFact } from 'contextfold';
 import { SessionHistory } from './history.js';
 import { makeHost, nativeCapable, requireSummarizer } from './host.js';
 import { Preparations } from './preparation.js';
 import { fromProviderPrompt, providerInputTokens, toProviderPrompt } from './prompt.js';
-
-/** Estimated tokens of a text with the core's estimator (as a system note). */
-function estimateText(text) {
-  if (!text) return 0;
-  return estimateEvents([{ sessionId: 's', runId: 'r', turnId: 't', runtimeEventId: 'e', seq: 1, content: { type: 'system_note', text } }]);
-}
-
-/** Estimated tokens of a text with the core's estimator (cached for the last few texts). */
-function textTokens(cache, text) {
-  if (!text) return 0;
-  let tokens = cache.get(text);
-  if (tokens === undefined) {
-    tokens = estimateText(text);
-    if (cache.size > 16) cache.clear();
-    cache.set(text, tokens);
-  }
-  return tokens;
-}
-
-function instructionsText(instructions) {
-  if (instructions === undefined || instructions === null) return '';
-  if (typeof instructions === 'string') return instructions;
-  return JSON.stringify(instructions);
-}
+import { estimateText, instructionsText, ownSystemCount, textTokens, withInstructions } from './request.js';
 
 /** The compaction driver `contextfold()` returns (docs/npm.md#the-ai-sdk-adapter). */
 export class Folding {
@@ -58,7 +36,7 @@ export class Folding {
   #stats = { steps: 0, compactions: 0, checkpoints: 0, failures: 0, usageFacts: 0, overflows: 0, overBudget: 0, lastOutcome: null };
 
   /** See `contextfold()` in `contextfold/ai-sdk` for the options. */
-  constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration = null, onCompaction, backgroundPreparation = false, onPreparation } = {}) {
+  constructor({ store, model = {}, summarizer = 'extractive', provider, history = 'auto', native = 'auto', countTokens, calibration, onCompaction, backgroundPreparation = false, onPreparation } = {}) {
     if (!store?.log || typeof store.appendEvents !== 'function') {
       throw new ContextfoldError('invalid_argument', 'contextfold(): `store` must implement the store interface (e.g. await MemoryStore.open({ sessionId }))');
     }
@@ -70,7 +48,8 @@ export class Folding {
     this.#historyMode = history;
     this.#native = native;
     this.#countTokens = countTokens;
-    this.#calibration = calibration;
+    // The store's calibration (learned from the usage facts it kept) unless one is given.
+    this.#calibration = calibration ?? store.calibration ?? null;
     this.#onCompaction = onCompaction;
     this.#background = backgroundPreparation === true;
     this.#preparations = new Preparations(store, onPreparation);
@@ -111,7 +90,11 @@ export class Folding {
     return this.#preparations.settled();
   }
 
-  /** The calibration learned from the steps' usage so far (keep it as JSON with the session). */
+  /**
+   * The calibration learned from the steps' usage so far: at first the `calibration` option, else
+   * the store's (learned from the usage facts it recorded), then each step's usage, which the
+   * store records too. A session reopened from its store starts where it left off.
+   */
   get calibration() {
     return this.#calibration;
   }
@@ -151,7 +134,7 @@ export class Folding {
       const steps = await result.steps;
       const conversation = [...this.#call.initial, ...responseMessages];
       await this.#history.appendMessages(conversation.slice(this.#call.consumed));
-      this.#recordUsage(steps?.at(-1)?.usage);
+      await this.#recordUsage(steps?.at(-1)?.usage);
       this.#call = null;
     });
   }
@@ -194,7 +177,7 @@ export class Folding {
       await this.#history.appendCallInput(initial, this.#historyMode);
       if (count < conversation.length) await this.#history.appendMessages(conversation.slice(count));
     } else {
-      this.#recordUsage(options.steps?.at(-1)?.usage);
+      await this.#recordUsage(options.steps?.at(-1)?.usage);
       await this.#history.appendMessages(conversation.slice(this.#call.consumed));
     }
     this.#call.consumed = conversation.length;
@@ -202,22 +185,9 @@ export class Folding {
     const overhead = textTokens(this.#textCache, instructionsText(instructions));
     const trigger = options.stepNumber === 0 ? 'pre-turn' : 'mid-turn';
     const sent = await this.#fold(trigger, options.model, overhead, options.abortSignal);
-    const result = v7 ? this.#withInstructions(sent.messages, instructions) : { messages: sent.messages };
+    const result = v7 ? withInstructions(this.#call, sent.messages, instructions) : { messages: sent.messages };
     if (sent.checkpoint?.schemaVersion === 3) result.providerOptions = { openai: { store: false } };
     return result;
-  }
-
-  /**
-   * ai@7 refuses system messages among a step's messages (`streamText` checks every step): the
-   * projection's system messages (a V2 checkpoint, system notes) go after the call's own
-   * instructions instead. The override carries forward, so once set it is set on every step.
-   */
-  #withInstructions(messages, initial) {
-    const system = messages.filter((message) => message.role === 'system');
-    if (system.length === 0 && !this.#call.instructionsSet) return { messages };
-    this.#call.instructionsSet = true;
-    const own = initial === undefined || initial === null ? [] : typeof initial === 'string' ? [{ role: 'system', content: initial }] : [initial].flat();
-    return { messages: messages.filter((message) => message.role !== 'system'), instructions: [...own, ...system] };
   }
 
   #middleware(version) {
@@ -242,7 +212,7 @@ export class Folding {
 
   #guard(version) {
     const resend = (params, model) => this.#serialized(async () => {
-      const own = params.prompt.slice(0, this.#ownSystemCount(params.prompt));
+      const own = params.prompt.slice(0, ownSystemCount(params.prompt, this.#last.projection.messages, this.#call?.v7));
       const overhead = textTokens(this.#textCache, own.map((message) => message.content).join('\n'));
       const sent = await this.#fold('overflow', model, overhead, params.abortSignal, true);
       const out = { ...params, prompt: [...own, ...toProviderPrompt(sent.messages, version)] };
@@ -252,21 +222,6 @@ export class Folding {
       return out;
     });
     return { specificationVersion: version, ...this.#overflowRetry(resend) };
-  }
-
-  /**
-   * How many of the leading system messages of a `prepareStep` request's provider prompt are the
-   * call's own instructions: the rest are the last projection's (ai@7: all its system messages,
-   * moved into the instructions; ai@6: those it starts with).
-   */
-  #ownSystemCount(prompt) {
-    const leading = (messages) => {
-      const index = messages.findIndex((message) => message.role !== 'system');
-      return index === -1 ? messages.length : index;
-    };
-    const projected = this.#last.projection.messages;
-    const fromProjection = this.#call?.v7 ? projected.filter((message) => message.role === 'system').length : leading(projected);
-    return Math.max(0, leading(prompt) - fromProjection);
   }
 
   /**
@@ -280,22 +235,22 @@ export class Folding {
         return await call(params);
       } catch (error) {
         if (providerFailure(error).kind !== 'overflow' || !this.#last) throw error;
-        this.#recordOverflow();
+        await this.#recordOverflow();
         return call(await resend(params, model));
       }
     };
     return {
       wrapGenerate: async ({ doGenerate, params, model }) => {
         const result = await retryOnOverflow((p) => (p === params ? doGenerate() : model.doGenerate(p)), params, model);
-        this.#recordProviderUsage(result.usage);
+        await this.#recordProviderUsage(result.usage);
         return result;
       },
       wrapStream: async ({ doStream, params, model }) => {
         const result = await retryOnOverflow((p) => (p === params ? doStream() : model.doStream(p)), params, model);
         const record = (usage) => this.#recordProviderUsage(usage);
         const stream = result.stream.pipeThrough(new TransformStream({
-          transform(part, controller) {
-            if (part?.type === 'finish') record(part.usage);
+          async transform(part, controller) {
+            if (part?.type === 'finish') await record(part.usage);
             controller.enqueue(part);
           },
         }));
@@ -404,31 +359,36 @@ export class Folding {
     return { outcome, circuit };
   }
 
-  /** One usage fact per projection sent: the step's `usage` against the projection's estimate. */
-  #recordUsage(usage) {
+  /** One usage fact per projection sent (the step's `usage` against its estimate), learned and stored. */
+  async #recordUsage(usage) {
     const last = this.#last;
     if (!last || usage?.inputTokens === undefined || usage?.inputTokens === null) return;
     this.#last = { ...last, recorded: true };
     if (last.recorded) return;
-    this.#calibration = calibrate(this.#calibration, usageFact(last.projection, last.request, usage));
-    this.#stats.usageFacts += 1;
+    await this.#learn(usageFact(last.projection, last.request, usage));
   }
 
   /** The provider refused the last projection as too long: an overflow fact for the calibration. */
-  #recordOverflow() {
+  async #recordOverflow() {
     const last = this.#last;
     this.#last = { ...last, recorded: true };
     if (last.recorded) return;
-    this.#calibration = calibrate(this.#calibration, usageFact(last.projection, last.request, { kind: 'overflow' }));
-    this.#stats.usageFacts += 1;
     this.#stats.overflows += 1;
+    await this.#learn(usageFact(last.projection, last.request, { kind: 'overflow' }));
+  }
+
+  /** Learns from `fact` and records it in the store (a store without `recordUsage` keeps none). */
+  async #learn(fact) {
+    this.#calibration = calibrate(this.#calibration, fact);
+    this.#stats.usageFacts += 1;
+    await this.#store.recordUsage?.(fact);
   }
 
   #recordProviderUsage(usage) {
     const inputTokens = providerInputTokens(usage);
-    if (typeof inputTokens !== 'number') return;
+    if (typeof inputTokens !== 'number') return undefined;
     const cached = typeof usage.inputTokens === 'object' ? usage.inputTokens.cacheRead : undefined;
-    this.#recordUsage({ inputTokens, ...(typeof cached === 'number' ? { cachedInputTokens: cached } : {}) });
+    return this.#recordUsage({ inputTokens, ...(typeof cached === 'number' ? { cachedInputTokens: cached } : {}) });
   }
 
   #serialized(fn) {

@@ -4,7 +4,8 @@
 //   events   key [sessionId, seq]; value { sessionId, seq, json } (`json`: the event as the
 //            ledger stores it, `ledgerRows`)
 //   records  auto-incremented key; value { sessionId, type: 'checkpoint', record } or
-//            { sessionId, type: 'circuit', circuit }; index `bySession`
+//            { sessionId, type: 'circuit', circuit } or { sessionId, type: 'usage', record } (a
+//            usage fact, `payload` the fact); index `bySession`
 //
 // Every append is one readwrite transaction with durability 'strict' and resolves on its
 // `complete` event: committed to disk, or not at all (a reload or crash in the middle of it
@@ -114,12 +115,14 @@ export class IndexedDbStore extends SessionStore {
     ]);
     const records = [];
     let circuit = null;
+    const usage = [];
     for (const value of values) {
       if (value.type === 'checkpoint') records.push(value.record);
       else if (value.type === 'circuit') circuit = value.circuit ?? null;
+      else if (value.type === 'usage') usage.push(value.record.payload);
     }
     try {
-      this.restore({ events: rows.map((row) => row.json).join('\n'), records, circuit });
+      this.restore({ events: rows.map((row) => row.json).join('\n'), records, circuit, usage });
     } catch (cause) {
       throw new ContextfoldError('store_corrupt', `the stored events are not a valid log: ${cause?.message ?? cause}`, { cause });
     }
@@ -167,6 +170,13 @@ export class IndexedDbStore extends SessionStore {
     const tx = this.#write([RECORDS]);
     const done = committed(tx);
     tx.objectStore(RECORDS).add({ sessionId: this.sessionId, type: 'circuit', circuit });
+    await done;
+  }
+
+  async persistUsage(record) {
+    const tx = this.#write([RECORDS]);
+    const done = committed(tx);
+    tx.objectStore(RECORDS).add({ sessionId: this.sessionId, type: 'usage', record });
     await done;
   }
 

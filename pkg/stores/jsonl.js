@@ -5,7 +5,8 @@
 //                            serde JSON): `contextfold import --format events-jsonl` reads it
 //   <session>.records.jsonl  one record per line: `{"type":"events","count":N}` (the events
 //                            committed so far), `{"type":"checkpoint","record":…}` (a recorded
-//                            checkpoint event) and `{"type":"circuit","circuit":…}`
+//                            checkpoint event), `{"type":"circuit","circuit":…}` and
+//                            `{"type":"usage","record":…}` (a usage fact, `payload` the fact)
 //   <session>.lock           the writer's pid (./lock-file.js)
 //
 // An append resolves only after its bytes are on disk (`datasync`); an event batch counts once
@@ -140,10 +141,12 @@ export class JsonlFileStore extends SessionStore {
     let committed = 0;
     const records = [];
     let circuit = null;
+    const usage = [];
     for (const [index, line] of parsed.entries()) {
       if (line?.type === 'events' && Number.isSafeInteger(line.count)) committed = line.count;
       else if (line?.type === 'checkpoint' && line.record) records.push(line.record);
       else if (line?.type === 'circuit') circuit = line.circuit ?? null;
+      else if (line?.type === 'usage' && line.record) usage.push(line.record.payload);
       else throw corrupt(recordsName, `line ${index + 1} is not a store record`);
     }
     const eventBytes = await readFile(`${base}.events.jsonl`);
@@ -154,7 +157,7 @@ export class JsonlFileStore extends SessionStore {
     const end = committed === 0 ? 0 : events.lines[committed - 1].end;
     await this.#truncate(this.#events, eventsName, eventBytes.length, end);
     try {
-      this.restore({ events: eventBytes.subarray(0, end).toString('utf8'), records, circuit });
+      this.restore({ events: eventBytes.subarray(0, end).toString('utf8'), records, circuit, usage });
     } catch (cause) {
       throw corrupt(eventsName, `the stored events are not a valid log: ${cause?.message ?? cause}`, cause);
     }
@@ -180,6 +183,10 @@ export class JsonlFileStore extends SessionStore {
 
   async persistCircuit(circuit) {
     await appendDurably(this.#records, `${JSON.stringify({ type: 'circuit', circuit })}\n`);
+  }
+
+  async persistUsage(record) {
+    await appendDurably(this.#records, `${JSON.stringify({ type: 'usage', record })}\n`);
   }
 
   async closeStorage() {

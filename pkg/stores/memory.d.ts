@@ -1,8 +1,11 @@
 // Types of `contextfold/stores/memory` and of the store interface every store implements.
-import type { EventLog, HistoryCompactCheckpoint, JsonValue, RuntimeEvent, Diagnostic } from '../index.js';
+import type { Calibration, EventLog, HistoryCompactCheckpoint, JsonValue, ModelMessage, RuntimeEvent, Diagnostic, UsageFact } from '../index.js';
 
 /** A recorded checkpoint event, as stores keep them (the native ledger's AgentRun row). */
 export interface CheckpointRecord { eventId: string; sessionId: string; recordedAtMs: number; payload: HistoryCompactCheckpoint }
+
+/** A recorded usage fact (the native ledger's `model_usage_recorded` AgentRun row). */
+export interface UsageRecord { eventId: string; sessionId: string; recordedAtMs: number; payload: UsageFact }
 
 /**
  * A session's durable state (docs/npm.md#stores): every store — memory, JSONL file, node:sqlite,
@@ -19,6 +22,26 @@ export interface SessionStore {
   readonly circuit: JsonValue | null;
   /** What the recovery at open reported (recorded checkpoints it skipped, and why). */
   readonly recoveryDiagnostics: Diagnostic[];
+  /** The usage facts recorded for this session, in record order (a copy). */
+  readonly usageFacts: UsageFact[];
+  /**
+   * The calibration the recorded usage facts teach (the core's `calibrate` over them in record
+   * order, as the native host computes it), or null before the first fact. `contextfold/ai-sdk`
+   * starts from it.
+   */
+  readonly calibration: Calibration | null;
+  /**
+   * The whole stored conversation as AI SDK `ModelMessage[]` (every event, no checkpoint). To
+   * resume an agent after a restart, pass them plus the new user message to the next call
+   * through `contextfold/ai-sdk`: only the new message is appended.
+   */
+  modelMessages(): ModelMessage[];
+  /**
+   * Records one usage fact ({@link usageFact}) and learns from it; resolves once durable. SQLite
+   * and PostgreSQL write a `model_usage_recorded` AgentRun event, as the native host does.
+   * Throws `invalid_usage_fact` (nothing written) for a value that is not a fact.
+   */
+  recordUsage(fact: UsageFact): Promise<void>;
   /**
    * Appends events after the stored ones; checked with the whole log (nothing appended on
    * error); resolves once durable. After a failed write every call throws `store_write_failed`.
@@ -75,12 +98,12 @@ export interface StoreVerification {
   projection: { ok: boolean; checkpointId: string | null; recoveredTip: string | null };
 }
 
-/** What a {@link MemoryStore} holds, as plain JSON. */
-export interface StoreSnapshot { events: RuntimeEvent[]; records: CheckpointRecord[]; circuit: JsonValue | null }
+/** What a {@link MemoryStore} holds, as plain JSON (`usage`: its usage fact records). */
+export interface StoreSnapshot { events: RuntimeEvent[]; records: CheckpointRecord[]; circuit: JsonValue | null; usage?: UsageRecord[] }
 
 /** A session kept in memory only (no durability). */
 export interface MemoryStore extends SessionStore {
-  /** The stored state: events, recorded checkpoint events and circuit. */
+  /** The stored state: events, recorded checkpoint events, circuit and usage fact records. */
   snapshot(): StoreSnapshot;
 }
 /** Opens a {@link MemoryStore}: empty, or restored from a `snapshot()`. */

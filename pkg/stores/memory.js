@@ -5,20 +5,22 @@ import { SessionStore } from './session-store.js';
 /** A session held in memory only; `snapshot()` gives what a durable store would have written. */
 export class MemoryStore extends SessionStore {
   #records = [];
+  #usage = [];
 
   /** Opens an empty session, or one restored from `snapshot` (a `snapshot()` of another store). */
   static async open({ sessionId, snapshot } = {}) {
     const store = new MemoryStore(sessionId);
     if (snapshot) {
       store.#records = [...snapshot.records];
-      store.restore({ events: snapshot.events, records: snapshot.records, circuit: snapshot.circuit });
+      store.#usage = [...(snapshot.usage ?? [])];
+      store.restore({ events: snapshot.events, records: snapshot.records, circuit: snapshot.circuit, usage: store.#usage.map((record) => record.payload) });
     }
     return store;
   }
 
-  /** The stored state: events, recorded checkpoint events and circuit, as plain JSON. */
+  /** The stored state: events, recorded checkpoint events, circuit and usage fact records, as plain JSON. */
   snapshot() {
-    return { events: this.log.events(), records: [...this.#records], circuit: this.circuit };
+    return { events: this.log.events(), records: [...this.#records], circuit: this.circuit, usage: [...this.#usage] };
   }
 
   async persistEvents() {}
@@ -28,4 +30,8 @@ export class MemoryStore extends SessionStore {
   }
 
   async persistCircuit() {}
+
+  async persistUsage(record) {
+    this.#usage.push(record);
+  }
 }

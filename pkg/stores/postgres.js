@@ -6,7 +6,8 @@
 // Events go to `runtime_events`, checkpoints to `agent_run_events` (kind
 // `history_compact_checkpoint_recorded`) with the `checkpoint_projection` row in the same
 // transaction, the circuit into a `compaction_outcome_recorded` event under `circuit`, a
-// background preparation's end into a `preparation_settled` event — as the SQLite store and the
+// background preparation's end into a `preparation_settled` event, a usage fact into a
+// `model_usage_recorded` event (the fact as payload) — as the SQLite store and the
 // host write them. Every write is one transaction that first takes the session's advisory lock
 // (`pg_advisory_xact_lock(hashtextextended(session_id, 0))`, the host's key), so writers of one
 // session — this store in many processes, and the native host — take turns, and the checks run
@@ -17,7 +18,7 @@
 // `refresh()` reads what the others wrote, then the caller retries.
 import { randomUUID } from 'node:crypto';
 import { ContextfoldError, checkSuccessor, ledgerRows, parseCheckpoint, recoverCheckpoint } from 'contextfold';
-import { CHECKPOINT_RECORDED, SessionStore, requireSessionId } from './session-store.js';
+import { CHECKPOINT_RECORDED, SessionStore, USAGE_RECORDED, requireSessionId } from './session-store.js';
 import { loadPg, lockSession, query, redactUrl, transaction } from './postgres-client.js';
 import { migrate, PG_SCHEMA_VERSION } from './postgres-schema.js';
 
@@ -152,7 +153,13 @@ export class PostgresStore extends SessionStore {
         'SELECT payload_json FROM agent_run_events WHERE session_id = $1 AND kind = $2 ORDER BY ordinal DESC LIMIT 1',
         [this.sessionId, COMPACTION_OUTCOME],
       );
-      return { events: events.rows, records: await this.#records(client), outcome: outcome.rows[0] };
+      const usage = await query(
+        client,
+        'reading the usage facts',
+        'SELECT event_id, payload_json FROM agent_run_events WHERE session_id = $1 AND kind = $2 ORDER BY ordinal',
+        [this.sessionId, USAGE_RECORDED],
+      );
+      return { events: events.rows, records: await this.#records(client), outcome: outcome.rows[0], usage: usage.rows };
     }, { target: this.#target, readOnly: true });
     let last = null;
     for (const row of read.events) {
@@ -177,8 +184,15 @@ export class PostgresStore extends SessionStore {
       this.#lastSeq = last.seq;
       this.#lastRunId = last.runId ?? '';
     }
+    const usage = read.usage.map((row) => {
+      try {
+        return JSON.parse(row.payload_json);
+      } catch (cause) {
+        throw corrupt(`usage fact ${row.event_id} is not JSON`, cause);
+      }
+    });
     const events = read.events.map((row) => row.event_json.replace(/\n/g, ' ')).join('\n');
-    return { events, records: read.records, circuit };
+    return { events, records: read.records, circuit, usage };
   }
 
   /**
@@ -312,6 +326,10 @@ export class PostgresStore extends SessionStore {
 
   async persistCircuit(circuit) {
     await this.#appendAgentRun('recording the circuit', `${COMPACTION_OUTCOME}:${randomUUID()}`, this.#lastRunId, COMPACTION_OUTCOME, Date.now(), { circuit });
+  }
+
+  async persistUsage(record) {
+    await this.#appendAgentRun('recording a usage fact', record.eventId, this.#lastRunId || 'usage', USAGE_RECORDED, record.recordedAtMs, record.payload);
   }
 
   async persistPreparation({ fate, checkpointId = null, summarizerTokens = 0, detail = null }) {

@@ -2,11 +2,25 @@
 // by the core together with the whole log), the current checkpoint recovered from the recorded
 // checkpoints with the core's selection, and the compare-and-swap rule of a checkpoint append
 // (the core's successor rule, the same as the native ledger's). A concrete store only persists:
-// `persistEvents`, `persistCheckpoint`, `persistCircuit` resolve once their write is durable.
-import { ContextfoldError, EventLog, checkSuccessor, matchCheckpoint, parseCheckpoint, recoverCheckpoint } from 'contextfold';
+// `persistEvents`, `persistCheckpoint`, `persistCircuit`, `persistUsage` resolve once their
+// write is durable. The session's usage facts (what the provider reported for each request) are
+// kept beside the events, outside their digest, as the native ledger keeps them: the store's
+// `calibration` is the core's calibration learned from them in record order.
+import { ContextfoldError, EventLog, calibrate, checkSuccessor, matchCheckpoint, parseCheckpoint, recoverCheckpoint } from 'contextfold';
 
 /** The AgentRun kind of a recorded checkpoint (the native ledger's `agent_run_events.kind`). */
 export const CHECKPOINT_RECORDED = 'history_compact_checkpoint_recorded';
+
+/** The AgentRun kind of a usage fact (the native ledger's `model_usage_recorded`). */
+export const USAGE_RECORDED = 'model_usage_recorded';
+
+/** A context window no stored conversation reaches: `modelMessages()` projects every event. */
+const UNBOUNDED_WINDOW = Number.MAX_SAFE_INTEGER;
+
+/** The calibration `facts` teach, in order (the host's `Calibration::from_facts`). */
+export function calibrationOf(facts) {
+  return facts.reduce((calibration, fact) => calibrate(calibration, fact), null);
+}
 
 /** Throws `invalid_argument` unless `sessionId` is a non-empty string. */
 export function requireSessionId(sessionId) {
@@ -30,6 +44,9 @@ export class SessionStore {
   #records = [];
   #checkpointEventId = null;
   #circuit = null;
+  /** The usage facts recorded, in record order, and the calibration they teach. */
+  #usage = [];
+  #calibration = null;
   #recoveryDiagnostics = [];
   #broken = null;
   #queue = Promise.resolve();
@@ -54,6 +71,31 @@ export class SessionStore {
     return this.#circuit;
   }
 
+  /** The usage facts recorded for this session, in record order (a copy). */
+  get usageFacts() {
+    return this.#usage.slice();
+  }
+
+  /**
+   * The calibration the recorded usage facts teach (the core's `calibrate` over them in record
+   * order, as the native host computes it), or null before the first fact. `contextfold/ai-sdk`
+   * starts from it when it opens the session.
+   */
+  get calibration() {
+    return this.#calibration;
+  }
+
+  /**
+   * The whole stored conversation as AI SDK `ModelMessage[]` (every event, no checkpoint: the
+   * messages the agent exchanged, not a projection). To resume an agent after a restart, pass
+   * them with the new user message to the next call through `contextfold/ai-sdk`: the adapter
+   * finds them equal to the stored events and appends only what is new.
+   */
+  modelMessages() {
+    if (this.#log.length === 0) return [];
+    return this.#log.project({ model: { contextWindow: UNBOUNDED_WINDOW }, format: 'ai-sdk' }).messages;
+  }
+
   /** The recovery's diagnostics at open (recorded checkpoints it skipped, and why). */
   get recoveryDiagnostics() {
     return this.#recoveryDiagnostics;
@@ -62,10 +104,12 @@ export class SessionStore {
   /**
    * Loads what the storage holds (once at open; again through `catchUp`): `events` (array or
    * JSONL) appended to the log, `records` (recorded checkpoint events `{ eventId, sessionId,
-   * recordedAtMs, payload }`) through the core's recovery, and the last `circuit`. Throws the core's code when the stored events are invalid,
-   * and `store_corrupt` when the current checkpoint covers more events than were stored.
+   * recordedAtMs, payload }`) through the core's recovery, the last `circuit`, and `usage` (every
+   * recorded usage fact, in order; left as it is when undefined). Throws the core's code when the
+   * stored events are invalid, `store_corrupt` when the current checkpoint covers more events
+   * than were stored or a usage fact is not one.
    */
-  restore({ events, records = [], circuit = null }) {
+  restore({ events, records = [], circuit = null, usage }) {
     if (events !== undefined && (typeof events === 'string' ? events.length > 0 : events.length > 0)) {
       this.#log.append(events);
     }
@@ -79,6 +123,14 @@ export class SessionStore {
     this.#recoveryDiagnostics = recovery.diagnostics;
     this.#records = records.slice();
     this.#circuit = circuit;
+    if (usage !== undefined) {
+      try {
+        this.#calibration = calibrationOf(usage);
+      } catch (cause) {
+        throw new ContextfoldError('store_corrupt', `a recorded usage fact is not one: ${cause?.message ?? cause}`, { cause });
+      }
+      this.#usage = usage.slice();
+    }
   }
 
   /**
@@ -171,6 +223,25 @@ export class SessionStore {
     return this.#serialized(async () => {
       await this.#durably(() => this.persistCircuit(circuit));
       this.#circuit = circuit;
+    });
+  }
+
+  /**
+   * Records one usage fact (`usageFact()`: what the provider reported for one request) and
+   * learns from it: `calibration` moves on once the write is durable. SQLite and PostgreSQL
+   * write it as a `model_usage_recorded` AgentRun event with the fact as payload, as the native
+   * host does, so `contextfold` sees the same calibration. Throws `invalid_usage_fact` (nothing
+   * written) for a value that is not a fact.
+   */
+  recordUsage(fact) {
+    return this.#serialized(async () => {
+      const payload = JSON.parse(JSON.stringify(fact ?? null));
+      const calibration = calibrate(this.#calibration, payload);
+      const recordedAtMs = Date.now();
+      const record = { eventId: `usage-${recordedAtMs}-${globalThis.crypto.randomUUID()}`, sessionId: this.sessionId, recordedAtMs, payload };
+      await this.#durably(() => this.persistUsage(record));
+      this.#usage.push(payload);
+      this.#calibration = calibration;
     });
   }
 
@@ -270,6 +341,11 @@ export class SessionStore {
   /** Subclass: durably write the circuit. */
   async persistCircuit(_circuit) {
     throw new ContextfoldError('not_implemented', 'persistCircuit');
+  }
+
+  /** Subclass: durably write one usage fact record `{ eventId, sessionId, recordedAtMs, payload }`. */
+  async persistUsage(_record) {
+    throw new ContextfoldError('not_implemented', 'persistUsage');
   }
 
   /** Subclass, optional: durably write one preparation's end (default: not kept). */

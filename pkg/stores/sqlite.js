@@ -6,7 +6,8 @@
 // Events go to `runtime_events`, checkpoints to `agent_run_events` (kind
 // `history_compact_checkpoint_recorded`) with the `checkpoint_projection` row in the same
 // transaction, the circuit into a `compaction_outcome_recorded` event under `circuit` (where the
-// host keeps it), a background preparation's end into a `preparation_settled` event. Every
+// host keeps it), a background preparation's end into a `preparation_settled` event, a usage
+// fact into a `model_usage_recorded` event with the fact as payload (the host's). Every
 // write is one BEGIN IMMEDIATE transaction in WAL mode with `synchronous=FULL`: durable when it
 // resolves. Inside it the store checks the file, not only its memory: an event append expects
 // the session's last `seq` to be the one it last saw, and a checkpoint append runs the
@@ -15,7 +16,7 @@
 // session holds `<path>-<session>.lock` (./lock-file.js).
 import { randomUUID } from 'node:crypto';
 import { ContextfoldError, checkSuccessor, ledgerRows, ledgerTokensEstimator, parseCheckpoint, recoverCheckpoint } from 'contextfold';
-import { CHECKPOINT_RECORDED, SessionStore, requireSessionId } from './session-store.js';
+import { CHECKPOINT_RECORDED, SessionStore, USAGE_RECORDED, requireSessionId } from './session-store.js';
 import { acquireLock } from './lock-file.js';
 import { BUSY_TIMEOUT_MS, PAGE_SIZE, TOKENS_ESTIMATOR_KEY, migrate, refuseNewer, rollback, userVersion } from './sqlite-schema.js';
 
@@ -137,8 +138,18 @@ export class SqliteStore extends SessionStore {
         throw corrupt('the latest compaction outcome is not JSON', cause);
       }
     }
+    const usage = this.#db
+      .prepare('SELECT event_id, payload_json FROM agent_run_events WHERE session_id = ? AND kind = ? ORDER BY ordinal')
+      .all(this.sessionId, USAGE_RECORDED)
+      .map((row) => {
+        try {
+          return JSON.parse(row.payload_json);
+        } catch (cause) {
+          throw corrupt(`usage fact ${row.event_id} is not JSON`, cause);
+        }
+      });
     try {
-      this.restore({ events: rows.map((row) => row.event_json.replace(/\n/g, ' ')).join('\n'), records: this.#records(), circuit });
+      this.restore({ events: rows.map((row) => row.event_json.replace(/\n/g, ' ')).join('\n'), records: this.#records(), circuit, usage });
     } catch (cause) {
       throw corrupt(`the stored events are not a valid log: ${cause?.message ?? cause}`, cause);
     }
@@ -237,6 +248,12 @@ export class SqliteStore extends SessionStore {
     this.#db
       .prepare('INSERT INTO agent_run_events (event_id, session_id, run_id, kind, recorded_at_ms, payload_json) VALUES (?, ?, ?, ?, ?, ?)')
       .run(`${COMPACTION_OUTCOME}:${randomUUID()}`, this.sessionId, this.#lastRunId, COMPACTION_OUTCOME, BigInt(Date.now()), JSON.stringify({ circuit }));
+  }
+
+  async persistUsage(record) {
+    this.#db
+      .prepare('INSERT INTO agent_run_events (event_id, session_id, run_id, kind, recorded_at_ms, payload_json) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(record.eventId, this.sessionId, this.#lastRunId || 'usage', USAGE_RECORDED, BigInt(record.recordedAtMs), JSON.stringify(record.payload));
   }
 
   async persistPreparation({ fate, checkpointId = null, summarizerTokens = 0, detail = null }) {

@@ -15,6 +15,7 @@ pub mod jsonl;
 pub mod measure;
 pub mod project;
 pub mod session;
+pub mod session_file;
 pub mod shared_strings;
 pub mod string_table;
 
@@ -45,6 +46,7 @@ pub use crate::measure::calibrate;
 pub use crate::project::project;
 pub use crate::session::CompactionSession;
 use crate::session::checkpoint_from_json;
+pub use crate::session_file::import_session_file;
 
 /// Parses events from JSON values; the error names the index and keeps the core's code.
 pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, BindingError> {
