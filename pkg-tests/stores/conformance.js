@@ -65,6 +65,51 @@ export function storeCases({ exclusive = true, durable = true } = {}) {
     await store.close();
   });
 
+  add('retractCheckpoint() takes a compaction back, and what was built on it; the log is untouched', async (assert, fresh) => {
+    const at = await fresh();
+    const store = await at.open('s');
+    await store.appendEvents(sessionEvents('s', 6));
+    assert.equal((await compactStore(store, 'cp-1')).outcome, 'recorded');
+    await store.appendEvents(sessionEvents('s', 6, 6));
+    assert.equal((await compactStore(store, 'cp-2')).outcome, 'recorded');
+    const digest = store.log.digest();
+    const current = await store.retractCheckpoint('cp-2', 'lost the task');
+    assert.equal(current.checkpointId, 'cp-1');
+    assert.equal(store.checkpoint.checkpointId, 'cp-1');
+    const listed = store.checkpoints();
+    assert.deepEqual(listed.map((c) => [c.checkpointId, c.current, c.retracted !== null]), [['cp-1', true, false], ['cp-2', false, true]]);
+    assert.ok(listed[1].retracted.includes('lost the task'), listed[1].retracted);
+    const verified = await store.verify();
+    assert.equal(verified.ok, true, JSON.stringify(verified));
+    assert.deepEqual(verified.projection, { ok: true, checkpointId: 'cp-1', recoveredTip: 'cp-1' });
+    assert.deepEqual(verified.retractions.map((r) => [r.checkpointId, r.reason]), [['cp-2', 'lost the task']]);
+    await rejectsWith(assert, store.retractCheckpoint('cp-unknown', 'x'), 'checkpoint_not_found');
+    await rejectsWith(assert, store.retractCheckpoint('cp-2', 'again'), 'checkpoint_already_retracted');
+    await rejectsWith(assert, store.retractCheckpoint('cp-1'), 'invalid_argument');
+    assert.equal(store.retractions.length, 1, 'refused retractions write nothing');
+    // The next compaction succeeds the previous checkpoint.
+    await store.appendEvents(sessionEvents('s', 2, 12));
+    assert.equal((await compactStore(store, 'cp-3')).outcome, 'recorded');
+    assert.equal(store.checkpoint.previousCheckpointId, 'cp-1');
+    assert.equal(store.log.length, 56);
+    await store.close();
+    if (!durable) return;
+    const again = await at.open('s');
+    assert.equal(again.checkpoint.checkpointId, 'cp-3');
+    assert.deepEqual(again.retractions.map((r) => r.checkpointId), ['cp-2']);
+    assert.equal(again.log.events().slice(0, 48).length, 48);
+    // Taking cp-1 back takes back cp-3, built on it: the raw source is current.
+    assert.equal(await again.retractCheckpoint('cp-1', 'start over'), null);
+    assert.deepEqual(again.checkpoints().map((c) => c.retracted !== null), [true, true, true]);
+    assert.equal((await again.verify()).ok, true);
+    await again.close();
+    const third = await at.open('s');
+    assert.equal(third.checkpoint, null);
+    assert.notEqual(third.log.digest(), digest, 'the log grew by the appended turns only');
+    assert.equal(third.log.length, 56);
+    await third.close();
+  });
+
   add('events, checkpoints and the circuit survive a reopen unchanged', async (assert, fresh) => {
     const at = await fresh();
     const store = await at.open('s');

@@ -122,6 +122,29 @@ sqliteTest('sqlite store: contextfold verify --deep accepts a ledger written fro
   assert.ok(state.checkpoint);
 });
 
+sqliteTest('sqlite store: a retraction from JS and one from the native CLI are the same fact to both', { skip: NO_BIN }, async () => {
+  const { file } = await writtenSession();
+  const store = await SqliteStore.open({ path: file, sessionId: 's' });
+  assert.equal((await store.retractCheckpoint('cp-2', 'lost the task')).checkpointId, 'cp-1');
+  await store.close();
+  // The native CLI reads the JS retraction: the projection row moved, verify passes.
+  const listed = await cli('checkpoints', '--db', file, '--session', 's');
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.equal(listed.json.current, 'cp-1');
+  assert.match(listed.json.checkpoints[1].retracted, /lost the task/);
+  const checked = await verify(file);
+  assert.equal(checked.code, 0, checked.stderr);
+  assert.equal(checked.json.projection.recoveredTip, 'cp-1');
+  // A native retraction is read by the store: nothing is current, and the store refuses it again.
+  const native = await cli('checkpoints', '--db', file, '--session', 's', '--retract', 'cp-1', '--reason', 'start over');
+  assert.equal(native.code, 0, native.stderr);
+  const again = await SqliteStore.open({ path: file, sessionId: 's' });
+  assert.equal(again.checkpoint, null);
+  assert.deepEqual(again.retractions.map((r) => r.checkpointId), ['cp-2', 'cp-1']);
+  await rejectsWith(assert, again.retractCheckpoint('cp-1', 'x'), 'checkpoint_already_retracted');
+  await again.close();
+});
+
 sqliteTest('sqlite store: a background preparation\'s end is a preparation_settled AgentRun event, as the native runtime writes it; verify --deep still passes', { skip: NO_BIN }, async () => {
   const { file } = await writtenSession();
   const store = await SqliteStore.open({ path: file, sessionId: 's' });

@@ -5,7 +5,8 @@
 //            ledger stores it, `ledgerRows`)
 //   records  auto-incremented key; value { sessionId, type: 'checkpoint', record } or
 //            { sessionId, type: 'circuit', circuit } or { sessionId, type: 'usage', record } (a
-//            usage fact, `payload` the fact); index `bySession`
+//            usage fact, `payload` the fact) or { sessionId, type: 'retraction', retraction } (a
+//            checkpoint taken back); index `bySession`
 //
 // Every append is one readwrite transaction with durability 'strict' and resolves on its
 // `complete` event: committed to disk, or not at all (a reload or crash in the middle of it
@@ -116,13 +117,15 @@ export class IndexedDbStore extends SessionStore {
     const records = [];
     let circuit = null;
     const usage = [];
+    const retractions = [];
     for (const value of values) {
       if (value.type === 'checkpoint') records.push(value.record);
       else if (value.type === 'circuit') circuit = value.circuit ?? null;
       else if (value.type === 'usage') usage.push(value.record.payload);
+      else if (value.type === 'retraction') retractions.push(value.retraction);
     }
     try {
-      this.restore({ events: rows.map((row) => row.json).join('\n'), records, circuit, usage });
+      this.restore({ events: rows.map((row) => row.json).join('\n'), records, retractions, circuit, usage });
     } catch (cause) {
       throw new ContextfoldError('store_corrupt', `the stored events are not a valid log: ${cause?.message ?? cause}`, { cause });
     }
@@ -170,6 +173,13 @@ export class IndexedDbStore extends SessionStore {
     const tx = this.#write([RECORDS]);
     const done = committed(tx);
     tx.objectStore(RECORDS).add({ sessionId: this.sessionId, type: 'circuit', circuit });
+    await done;
+  }
+
+  async persistRetraction(retraction) {
+    const tx = this.#write([RECORDS]);
+    const done = committed(tx);
+    tx.objectStore(RECORDS).add({ sessionId: this.sessionId, type: 'retraction', retraction });
     await done;
   }
 

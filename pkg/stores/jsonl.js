@@ -6,7 +6,8 @@
 //   <session>.records.jsonl  one record per line: `{"type":"events","count":N}` (the events
 //                            committed so far), `{"type":"checkpoint","record":…}` (a recorded
 //                            checkpoint event), `{"type":"circuit","circuit":…}` and
-//                            `{"type":"usage","record":…}` (a usage fact, `payload` the fact)
+//                            `{"type":"usage","record":…}` (a usage fact, `payload` the fact),
+//                            `{"type":"retraction","retraction":…}` (a checkpoint taken back)
 //   <session>.lock           the writer's pid (./lock-file.js)
 //
 // An append resolves only after its bytes are on disk (`datasync`); an event batch counts once
@@ -142,11 +143,13 @@ export class JsonlFileStore extends SessionStore {
     const records = [];
     let circuit = null;
     const usage = [];
+    const retractions = [];
     for (const [index, line] of parsed.entries()) {
       if (line?.type === 'events' && Number.isSafeInteger(line.count)) committed = line.count;
       else if (line?.type === 'checkpoint' && line.record) records.push(line.record);
       else if (line?.type === 'circuit') circuit = line.circuit ?? null;
       else if (line?.type === 'usage' && line.record) usage.push(line.record.payload);
+      else if (line?.type === 'retraction' && line.retraction) retractions.push(line.retraction);
       else throw corrupt(recordsName, `line ${index + 1} is not a store record`);
     }
     const eventBytes = await readFile(`${base}.events.jsonl`);
@@ -157,7 +160,7 @@ export class JsonlFileStore extends SessionStore {
     const end = committed === 0 ? 0 : events.lines[committed - 1].end;
     await this.#truncate(this.#events, eventsName, eventBytes.length, end);
     try {
-      this.restore({ events: eventBytes.subarray(0, end).toString('utf8'), records, circuit, usage });
+      this.restore({ events: eventBytes.subarray(0, end).toString('utf8'), records, retractions, circuit, usage });
     } catch (cause) {
       throw corrupt(eventsName, `the stored events are not a valid log: ${cause?.message ?? cause}`, cause);
     }
@@ -183,6 +186,10 @@ export class JsonlFileStore extends SessionStore {
 
   async persistCircuit(circuit) {
     await appendDurably(this.#records, `${JSON.stringify({ type: 'circuit', circuit })}\n`);
+  }
+
+  async persistRetraction(retraction) {
+    await appendDurably(this.#records, `${JSON.stringify({ type: 'retraction', retraction })}\n`);
   }
 
   async persistUsage(record) {

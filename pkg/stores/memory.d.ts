@@ -1,5 +1,5 @@
 // Types of `contextfold/stores/memory` and of the store interface every store implements.
-import type { Calibration, EventLog, HistoryCompactCheckpoint, JsonValue, ModelMessage, RuntimeEvent, Diagnostic, UsageFact } from '../index.js';
+import type { Calibration, CheckpointRetraction, EventLog, HistoryCompactCheckpoint, JsonValue, ModelMessage, RuntimeEvent, Diagnostic, UsageFact } from '../index.js';
 
 /** A recorded checkpoint event, as stores keep them (the native ledger's AgentRun row). */
 export interface CheckpointRecord { eventId: string; sessionId: string; recordedAtMs: number; payload: HistoryCompactCheckpoint }
@@ -67,6 +67,17 @@ export interface SessionStore {
    * the events it claims to cover, and the current checkpoint against recovery. Writes nothing.
    */
   verify(): Promise<StoreVerification>;
+  /**
+   * Takes a compaction back without touching history (`contextfold checkpoints --retract ID
+   * --reason TEXT`): records a retraction of `checkpointId` (and so of every checkpoint built on
+   * it); the previous valid checkpoint, or none (the raw source), becomes current. Resolves to
+   * it once durable. SQLite and PostgreSQL write the host's `checkpoint_retracted` AgentRun
+   * event and move the projection row, so the native CLI sees it. Throws `invalid_argument`,
+   * `checkpoint_not_found` or `checkpoint_already_retracted` (nothing written).
+   */
+  retractCheckpoint(checkpointId: string, reason: string): Promise<HistoryCompactCheckpoint | null>;
+  /** Every retraction recorded, in record order (a copy). */
+  readonly retractions: CheckpointRetraction[];
   /** Waits for pending writes and releases the storage (idempotent). */
   close(): Promise<void>;
 }
@@ -84,6 +95,8 @@ export interface RecordedCheckpointSummary {
   producedBy: string | null;
   /** Whether it is the store's current checkpoint. */
   current: boolean;
+  /** Why it was taken back (a retraction of it, or of a checkpoint it was built on), or null. */
+  retracted: string | null;
 }
 
 /** What {@link SessionStore.verify} found. */
@@ -93,13 +106,15 @@ export interface StoreVerification {
   /** Events in the log. */
   events: number;
   /** One result per recorded checkpoint (`code`: the core's mismatch code, e.g. `source_hash_mismatch`). */
-  checkpoints: Array<{ eventId: string; checkpointId: string | null; ok: boolean; code?: string; detail?: string }>;
+  checkpoints: Array<{ eventId: string; checkpointId: string | null; ok: boolean; code?: string; detail?: string; retracted?: string }>;
+  /** Every retraction recorded, in record order. */
+  retractions: CheckpointRetraction[];
   /** The current checkpoint against the core's recovery over the records. */
   projection: { ok: boolean; checkpointId: string | null; recoveredTip: string | null };
 }
 
 /** What a {@link MemoryStore} holds, as plain JSON (`usage`: its usage fact records). */
-export interface StoreSnapshot { events: RuntimeEvent[]; records: CheckpointRecord[]; circuit: JsonValue | null; usage?: UsageRecord[] }
+export interface StoreSnapshot { events: RuntimeEvent[]; records: CheckpointRecord[]; retractions?: CheckpointRetraction[]; circuit: JsonValue | null; usage?: UsageRecord[] }
 
 /** A session kept in memory only (no durability). */
 export interface MemoryStore extends SessionStore {

@@ -6,6 +6,7 @@ import { SessionStore } from './session-store.js';
 export class MemoryStore extends SessionStore {
   #records = [];
   #usage = [];
+  #retractions = [];
 
   /** Opens an empty session, or one restored from `snapshot` (a `snapshot()` of another store). */
   static async open({ sessionId, snapshot } = {}) {
@@ -13,14 +14,15 @@ export class MemoryStore extends SessionStore {
     if (snapshot) {
       store.#records = [...snapshot.records];
       store.#usage = [...(snapshot.usage ?? [])];
-      store.restore({ events: snapshot.events, records: snapshot.records, circuit: snapshot.circuit, usage: store.#usage.map((record) => record.payload) });
+      store.#retractions = [...(snapshot.retractions ?? [])];
+      store.restore({ events: snapshot.events, records: snapshot.records, retractions: store.#retractions, circuit: snapshot.circuit, usage: store.#usage.map((record) => record.payload) });
     }
     return store;
   }
 
-  /** The stored state: events, recorded checkpoint events, circuit and usage fact records, as plain JSON. */
+  /** The stored state: events, recorded checkpoint events, retractions, circuit and usage fact records, as plain JSON. */
   snapshot() {
-    return { events: this.log.events(), records: [...this.#records], circuit: this.circuit, usage: [...this.#usage] };
+    return { events: this.log.events(), records: [...this.#records], retractions: [...this.#retractions], circuit: this.circuit, usage: [...this.#usage] };
   }
 
   async persistEvents() {}
@@ -30,6 +32,10 @@ export class MemoryStore extends SessionStore {
   }
 
   async persistCircuit() {}
+
+  async persistRetraction(retraction) {
+    this.#retractions.push(retraction);
+  }
 
   async persistUsage(record) {
     this.#usage.push(record);

@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { ContextfoldError, checkSuccessor, ledgerRows, parseCheckpoint, recoverCheckpoint } from 'contextfold';
 import { CHECKPOINT_RECORDED, SessionStore, USAGE_RECORDED, requireSessionId } from './session-store.js';
+import { CHECKPOINT_RETRACTED } from './inspection.js';
 import { loadPg, lockSession, query, redactUrl, transaction } from './postgres-client.js';
 import { migrate, PG_SCHEMA_VERSION } from './postgres-schema.js';
 
@@ -159,7 +160,8 @@ export class PostgresStore extends SessionStore {
         'SELECT event_id, payload_json FROM agent_run_events WHERE session_id = $1 AND kind = $2 ORDER BY ordinal',
         [this.sessionId, USAGE_RECORDED],
       );
-      return { events: events.rows, records: await this.#records(client), outcome: outcome.rows[0], usage: usage.rows };
+      const records = await this.#records(client);
+      return { events: events.rows, records, retractions: await this.#retractions(client), outcome: outcome.rows[0], usage: usage.rows };
     }, { target: this.#target, readOnly: true });
     let last = null;
     for (const row of read.events) {
@@ -192,7 +194,7 @@ export class PostgresStore extends SessionStore {
       }
     });
     const events = read.events.map((row) => row.event_json.replace(/\n/g, ' ')).join('\n');
-    return { events, records: read.records, circuit, usage };
+    return { events, records: read.records, retractions: read.retractions, circuit, usage };
   }
 
   /**
@@ -214,6 +216,20 @@ export class PostgresStore extends SessionStore {
       [this.sessionId, CHECKPOINT_RECORDED],
     );
     return result.rows.map((row) => ({ eventId: row.event_id, sessionId: this.sessionId, recordedAtMs: Number(row.recorded_at_ms), payload: payloadOf(row.payload_json) }));
+  }
+
+  /** The session's retractions (`checkpoint_retracted` events, the host's), in record order. */
+  async #retractions(client) {
+    const result = await query(
+      client,
+      'reading the retractions',
+      'SELECT event_id, recorded_at_ms, payload_json FROM agent_run_events WHERE session_id = $1 AND kind = $2 ORDER BY ordinal',
+      [this.sessionId, CHECKPOINT_RETRACTED],
+    );
+    return result.rows.map((row) => {
+      const payload = payloadOf(row.payload_json);
+      return { eventId: row.event_id, sessionId: this.sessionId, recordedAtMs: Number(row.recorded_at_ms), checkpointId: payload?.checkpointId, reason: payload?.reason };
+    });
   }
 
   /**
@@ -248,7 +264,7 @@ export class PostgresStore extends SessionStore {
         return checkpoint;
       }
     }
-    return recoverCheckpoint(this.sessionId, await this.#records(client)).checkpoint;
+    return recoverCheckpoint(this.sessionId, await this.#records(client), await this.#retractions(client)).checkpoint;
   }
 
   async persistEvents(events, before) {
@@ -313,6 +329,29 @@ export class PostgresStore extends SessionStore {
           'agent_run_event_id = excluded.agent_run_event_id, checkpoint_json = excluded.checkpoint_json',
         [this.sessionId, checkpoint.checkpointId, checkpoint.coverage.eventCount, record.eventId, json],
       );
+    }, { target: this.#target });
+  }
+
+  /**
+   * The retraction event and the projection row moved to what recovery then selects, in one
+   * transaction under the session's lock, as the host's `PgLedger::retract_checkpoint` writes them.
+   */
+  async persistRetraction({ eventId, recordedAtMs, checkpointId, reason }) {
+    await transaction(this.#pool, 'retracting a checkpoint', async (client) => {
+      await lockSession(client, this.sessionId);
+      const payload = JSON.stringify({ checkpointId, reason });
+      await query(client, 'inserting the retraction', INSERT_AGENT_RUN, [eventId, this.sessionId, 'retraction', CHECKPOINT_RETRACTED, recordedAtMs, payload]);
+      const recovery = recoverCheckpoint(this.sessionId, await this.#records(client), await this.#retractions(client));
+      await query(client, 'clearing the projection row', 'DELETE FROM checkpoint_projection WHERE session_id = $1', [this.sessionId]);
+      if (recovery.checkpoint) {
+        const tip = recovery.checkpoint;
+        await query(
+          client,
+          'writing the projection row',
+          'INSERT INTO checkpoint_projection (session_id, checkpoint_id, event_count, agent_run_event_id, checkpoint_json) VALUES ($1, $2, $3, $4, $5)',
+          [this.sessionId, tip.checkpointId, tip.coverage.eventCount, recovery.eventId, JSON.stringify(tip)],
+        );
+      }
     }, { target: this.#target });
   }
 

@@ -6,7 +6,8 @@
 // write is durable. The session's usage facts (what the provider reported for each request) are
 // kept beside the events, outside their digest, as the native ledger keeps them: the store's
 // `calibration` is the core's calibration learned from them in record order.
-import { ContextfoldError, EventLog, calibrate, checkSuccessor, matchCheckpoint, parseCheckpoint, recoverCheckpoint } from 'contextfold';
+import { ContextfoldError, EventLog, calibrate, checkSuccessor, recoverCheckpoint } from 'contextfold';
+import { listCheckpoints, retractionFor, verifyRecords } from './inspection.js';
 
 /** The AgentRun kind of a recorded checkpoint (the native ledger's `agent_run_events.kind`). */
 export const CHECKPOINT_RECORDED = 'history_compact_checkpoint_recorded';
@@ -42,6 +43,8 @@ export class SessionStore {
   #checkpoint = null;
   /** Every recorded checkpoint event, in record order (what `checkpoints()` and `verify()` read). */
   #records = [];
+  /** Every retraction (`checkpoint_retracted`), in record order. */
+  #retractions = [];
   #checkpointEventId = null;
   #circuit = null;
   /** The usage facts recorded, in record order, and the calibration they teach. */
@@ -104,16 +107,17 @@ export class SessionStore {
   /**
    * Loads what the storage holds (once at open; again through `catchUp`): `events` (array or
    * JSONL) appended to the log, `records` (recorded checkpoint events `{ eventId, sessionId,
-   * recordedAtMs, payload }`) through the core's recovery, the last `circuit`, and `usage` (every
+   * recordedAtMs, payload }`) and `retractions` (`{ eventId, sessionId, recordedAtMs,
+   * checkpointId, reason }`) through the core's recovery, the last `circuit`, and `usage` (every
    * recorded usage fact, in order; left as it is when undefined). Throws the core's code when the
    * stored events are invalid, `store_corrupt` when the current checkpoint covers more events
    * than were stored or a usage fact is not one.
    */
-  restore({ events, records = [], circuit = null, usage }) {
+  restore({ events, records = [], retractions = [], circuit = null, usage }) {
     if (events !== undefined && (typeof events === 'string' ? events.length > 0 : events.length > 0)) {
       this.#log.append(events);
     }
-    const recovery = recoverCheckpoint(this.sessionId, records);
+    const recovery = recoverCheckpoint(this.sessionId, records, retractions);
     const covered = Number(recovery.checkpoint?.coverage?.eventCount ?? 0);
     if (covered > this.#log.length) {
       throw new ContextfoldError('store_corrupt', `the current checkpoint ${recovery.checkpoint.checkpointId} covers ${covered} events; the storage holds ${this.#log.length}`);
@@ -122,6 +126,7 @@ export class SessionStore {
     this.#checkpointEventId = recovery.eventId;
     this.#recoveryDiagnostics = recovery.diagnostics;
     this.#records = records.slice();
+    this.#retractions = retractions.slice();
     this.#circuit = circuit;
     if (usage !== undefined) {
       try {
@@ -267,59 +272,48 @@ export class SessionStore {
   /**
    * Every recorded checkpoint, in record order, as `contextfold checkpoints` lists them:
    * `{ eventId, recordedAtMs, checkpointId, schemaVersion, eventCount, turnCount,
-   * estimatedTokens, previousCheckpointId, producedBy, current }`, or `{ eventId, error: { code,
-   * message } }` for a record that is not a checkpoint.
+   * estimatedTokens, previousCheckpointId, producedBy, current, retracted }` (`retracted`: why it
+   * was taken back, or null), or `{ eventId, error: { code, message } }` for a record that is
+   * not a checkpoint.
    */
   checkpoints() {
-    return this.#records.map((record) => {
-      try {
-        const checkpoint = parseCheckpoint(record.payload);
-        return {
-          eventId: record.eventId,
-          recordedAtMs: record.recordedAtMs,
-          checkpointId: checkpoint.checkpointId,
-          schemaVersion: checkpoint.schemaVersion,
-          eventCount: Number(checkpoint.coverage.eventCount),
-          turnCount: Number(checkpoint.coverage.turnCount),
-          estimatedTokens: Number(checkpoint.estimatedTokens),
-          previousCheckpointId: checkpoint.previousCheckpointId ?? null,
-          producedBy: checkpoint.producedBy ?? null,
-          current: record.eventId === this.#checkpointEventId,
-        };
-      } catch (error) {
-        return { eventId: record.eventId, error: { code: error.code, message: error.message } };
-      }
-    });
+    return listCheckpoints(this.sessionId, this.#records, this.#retractions, this.#checkpointEventId);
+  }
+
+  /** Every retraction recorded, in record order (a copy). */
+  get retractions() {
+    return this.#retractions.slice();
   }
 
   /**
    * Checks what `contextfold verify` checks, over this store's log: every recorded checkpoint
    * against the events it claims to cover (count, boundary, turns, digest: the core's
-   * `matchCheckpoint`), and the current checkpoint against the core's recovery over the records.
-   * Resolves to `{ ok, events, checkpoints: [{ eventId, checkpointId, ok, code?, detail? }],
-   * projection: { ok, checkpointId, recoveredTip } }`; nothing is written.
+   * `matchCheckpoint`), and the current checkpoint against the core's recovery over the records
+   * and retractions. Resolves to `{ ok, events, checkpoints: [{ eventId, checkpointId, ok, code?,
+   * detail?, retracted? }], retractions, projection: { ok, checkpointId, recoveredTip } }`;
+   * nothing is written.
    */
   verify() {
+    return this.#serialized(async () => verifyRecords(this.sessionId, this.#log.events(), this.#records, this.#retractions, this.#checkpoint));
+  }
+
+  /**
+   * Takes a compaction back without touching history (`contextfold checkpoints --retract ID
+   * --reason TEXT`): records a retraction of `checkpointId`, which takes back every checkpoint
+   * built on it too, and makes the previous valid checkpoint (or none: the raw source) current.
+   * Resolves to the new current checkpoint once the retraction is durable. Throws
+   * `invalid_argument`, `checkpoint_not_found` or `checkpoint_already_retracted` (nothing
+   * written).
+   */
+  retractCheckpoint(checkpointId, reason) {
     return this.#serialized(async () => {
-      const events = this.#log.events();
-      const checkpoints = this.#records.map((record) => {
-        try {
-          const checkpoint = parseCheckpoint(record.payload);
-          try {
-            matchCheckpoint(checkpoint, events);
-            return { eventId: record.eventId, checkpointId: checkpoint.checkpointId, ok: true };
-          } catch (error) {
-            return { eventId: record.eventId, checkpointId: checkpoint.checkpointId, ok: false, code: error.code, detail: error.message };
-          }
-        } catch (error) {
-          return { eventId: record.eventId, checkpointId: null, ok: false, code: error.code, detail: error.message };
-        }
-      });
-      const recovered = recoverCheckpoint(this.sessionId, this.#records);
-      const checkpointId = this.#checkpoint?.checkpointId ?? null;
-      const recoveredTip = recovered.checkpoint?.checkpointId ?? null;
-      const projection = { ok: checkpointId === recoveredTip, checkpointId, recoveredTip };
-      return { ok: projection.ok && checkpoints.every((c) => c.ok), events: events.length, checkpoints, projection };
+      const retraction = retractionFor(this.sessionId, this.#records, this.#retractions, checkpointId, reason);
+      await this.#durably(() => this.persistRetraction(retraction));
+      this.#retractions.push(retraction);
+      const recovery = recoverCheckpoint(this.sessionId, this.#records, this.#retractions);
+      this.#checkpoint = recovery.checkpoint;
+      this.#checkpointEventId = recovery.eventId;
+      return this.#checkpoint;
     });
   }
 
@@ -341,6 +335,14 @@ export class SessionStore {
   /** Subclass: durably write the circuit. */
   async persistCircuit(_circuit) {
     throw new ContextfoldError('not_implemented', 'persistCircuit');
+  }
+
+  /**
+   * Subclass: durably write one retraction `{ eventId, sessionId, recordedAtMs, checkpointId,
+   * reason }` (a store sharing the native schema moves its projection row in the same write).
+   */
+  async persistRetraction(_retraction) {
+    throw new ContextfoldError('not_implemented', 'persistRetraction');
   }
 
   /** Subclass: durably write one usage fact record `{ eventId, sessionId, recordedAtMs, payload }`. */

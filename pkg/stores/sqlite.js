@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { ContextfoldError, checkSuccessor, ledgerRows, ledgerTokensEstimator, parseCheckpoint, recoverCheckpoint } from 'contextfold';
 import { CHECKPOINT_RECORDED, SessionStore, USAGE_RECORDED, requireSessionId } from './session-store.js';
+import { CHECKPOINT_RETRACTED } from './inspection.js';
 import { acquireLock } from './lock-file.js';
 import { BUSY_TIMEOUT_MS, PAGE_SIZE, TOKENS_ESTIMATOR_KEY, migrate, refuseNewer, rollback, userVersion } from './sqlite-schema.js';
 
@@ -149,7 +150,7 @@ export class SqliteStore extends SessionStore {
         }
       });
     try {
-      this.restore({ events: rows.map((row) => row.event_json.replace(/\n/g, ' ')).join('\n'), records: this.#records(), circuit, usage });
+      this.restore({ events: rows.map((row) => row.event_json.replace(/\n/g, ' ')).join('\n'), records: this.#records(), retractions: this.#retractions(), circuit, usage });
     } catch (cause) {
       throw corrupt(`the stored events are not a valid log: ${cause?.message ?? cause}`, cause);
     }
@@ -163,6 +164,17 @@ export class SqliteStore extends SessionStore {
       .prepare('SELECT event_id, recorded_at_ms, payload_json FROM agent_run_events WHERE session_id = ? AND kind = ? ORDER BY ordinal')
       .all(this.sessionId, CHECKPOINT_RECORDED)
       .map((row) => ({ eventId: row.event_id, sessionId: this.sessionId, recordedAtMs: Number(row.recorded_at_ms), payload: payloadOf(row.payload_json) }));
+  }
+
+  /** The session's retractions (`checkpoint_retracted` events, the host's), in record order. */
+  #retractions() {
+    return this.#db
+      .prepare('SELECT event_id, recorded_at_ms, payload_json FROM agent_run_events WHERE session_id = ? AND kind = ? ORDER BY ordinal')
+      .all(this.sessionId, CHECKPOINT_RETRACTED)
+      .map((row) => {
+        const payload = payloadOf(row.payload_json);
+        return { eventId: row.event_id, sessionId: this.sessionId, recordedAtMs: Number(row.recorded_at_ms), checkpointId: payload?.checkpointId, reason: payload?.reason };
+      });
   }
 
   /** Runs `write` in one BEGIN IMMEDIATE transaction; rolls back when it throws. */
@@ -200,7 +212,7 @@ export class SqliteStore extends SessionStore {
         if (recorded?.id === checkpoint.checkpointId) return checkpoint;
       }
     }
-    return recoverCheckpoint(this.sessionId, this.#records()).checkpoint;
+    return recoverCheckpoint(this.sessionId, this.#records(), this.#retractions()).checkpoint;
   }
 
   async persistEvents(events, before) {
@@ -241,6 +253,26 @@ export class SqliteStore extends SessionStore {
             'agent_run_event_id = excluded.agent_run_event_id, checkpoint_json = excluded.checkpoint_json',
         )
         .run(this.sessionId, checkpoint.checkpointId, BigInt(checkpoint.coverage.eventCount), record.eventId, JSON.stringify(checkpoint));
+    });
+  }
+
+  /**
+   * The retraction event and the projection row moved to what recovery then selects, in one
+   * transaction, as the host's `Store::retract_checkpoint` writes them.
+   */
+  async persistRetraction({ eventId, recordedAtMs, checkpointId, reason }) {
+    this.#transaction(() => {
+      this.#db
+        .prepare('INSERT INTO agent_run_events (event_id, session_id, run_id, kind, recorded_at_ms, payload_json) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(eventId, this.sessionId, 'retraction', CHECKPOINT_RETRACTED, BigInt(recordedAtMs), JSON.stringify({ checkpointId, reason }));
+      const recovery = recoverCheckpoint(this.sessionId, this.#records(), this.#retractions());
+      this.#db.prepare('DELETE FROM checkpoint_projection WHERE session_id = ?').run(this.sessionId);
+      if (recovery.checkpoint) {
+        const tip = recovery.checkpoint;
+        this.#db
+          .prepare('INSERT INTO checkpoint_projection (session_id, checkpoint_id, event_count, agent_run_event_id, checkpoint_json) VALUES (?, ?, ?, ?, ?)')
+          .run(this.sessionId, tip.checkpointId, BigInt(tip.coverage.eventCount), recovery.eventId, JSON.stringify(tip));
+      }
     });
   }
 
