@@ -248,7 +248,9 @@ impl Store {
             )
             .map_err(StoreError::sqlite("listing sessions"))?;
         let rows = statement
-            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?.max(0) as u64)))
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?.max(0) as u64))
+            })
             .map_err(StoreError::sqlite("listing sessions"))?;
         rows.collect::<Result<_, _>>().map_err(StoreError::sqlite("listing sessions"))
     }

@@ -27,9 +27,10 @@ const EMBED_BATCH: usize = 5000;
 /// `{"sessions": [{"session", "events"}]}`: every session of the database with its event count.
 pub(crate) async fn sessions(ledger: &SharedLedger) -> Result<Value, CliError> {
     let rows = ledger.session_counts().await?;
-    let sessions: Vec<Value> =
-        rows.into_iter().map(|(session, events)| json!({"session": session, "events": events}))
-            .collect();
+    let sessions: Vec<Value> = rows
+        .into_iter()
+        .map(|(session, events)| json!({"session": session, "events": events}))
+        .collect();
     Ok(json!({ "sessions": sessions }))
 }
 
@@ -168,13 +169,18 @@ pub(crate) async fn events_page(
 
 /// Every timeline row of `session`, read in bounded batches (`--out` embeds them; the page
 /// still shows one page at a time).
-pub(crate) async fn all_events(ledger: &SharedLedger, session: &str) -> Result<Vec<Value>, CliError> {
+pub(crate) async fn all_events(
+    ledger: &SharedLedger,
+    session: &str,
+) -> Result<Vec<Value>, CliError> {
     let mut out = Vec::new();
     let mut after = None;
     loop {
         let rows = ledger.stored_rows(session, after, EMBED_BATCH).await?;
         let Some(last) = rows.last() else { return Ok(out) };
         after = Some(last.seq);
-        out.extend(rows.iter().map(|row| event_row(row.seq, &row.runtime_event_id, &row.event_json)));
+        out.extend(
+            rows.iter().map(|row| event_row(row.seq, &row.runtime_event_id, &row.event_json)),
+        );
     }
 }

@@ -63,9 +63,9 @@ async fn write_file(
 ) -> Result<Output, CliError> {
     let mut listed = data::sessions(ledger).await?;
     if let Some(only) = &options.session {
-        listed["sessions"]
-            .as_array_mut()
-            .map(|rows| rows.retain(|row| row["session"].as_str() == Some(only)));
+        if let Some(rows) = listed["sessions"].as_array_mut() {
+            rows.retain(|row| row["session"].as_str() == Some(only));
+        }
     }
     let names: Vec<String> = listed["sessions"]
         .as_array()
@@ -162,7 +162,9 @@ fn render(boot: &Value, event_blocks: &[(usize, Value)]) -> String {
             script_json(rows)
         ));
     }
-    PAGE_HTML
-        .replacen("<!--BOOT-->", &data, 1)
-        .replacen("<!--SCRIPT-->", &format!("<script>\n{PAGE_JS}</script>"), 1)
+    PAGE_HTML.replacen("<!--BOOT-->", &data, 1).replacen(
+        "<!--SCRIPT-->",
+        &format!("<script>\n{PAGE_JS}</script>"),
+        1,
+    )
 }
