@@ -62,10 +62,10 @@ async fn write_file(
     path: &std::path::Path,
 ) -> Result<Output, CliError> {
     let mut listed = data::sessions(ledger).await?;
-    if let Some(only) = &options.session {
-        if let Some(rows) = listed["sessions"].as_array_mut() {
-            rows.retain(|row| row["session"].as_str() == Some(only));
-        }
+    if let Some(only) = &options.session
+        && let Some(rows) = listed["sessions"].as_array_mut()
+    {
+        rows.retain(|row| row["session"].as_str() == Some(only));
     }
     let names: Vec<String> = listed["sessions"]
         .as_array()
