@@ -52,10 +52,13 @@ pub(crate) async fn overview(ledger: &SharedLedger, session: &str) -> Result<Val
         let Ok(cp) = HistoryCompactCheckpoint::from_value(record.payload.clone()) else {
             continue;
         };
+        // A rolling checkpoint folds the events after its predecessor's; a recompression (the
+        // same events again, for a smaller window) and a first checkpoint fold all they cover.
         let folded_from = cp
             .previous_checkpoint_id
             .as_deref()
             .and_then(|previous| high_water.get(previous))
+            .filter(|&&seq| seq < cp.high_water.seq)
             .map_or(1, |seq: &u64| seq + 1);
         high_water.insert(cp.checkpoint_id.clone(), cp.high_water.seq);
         let manifest = cp.manifest.as_ref();
@@ -64,7 +67,7 @@ pub(crate) async fn overview(ledger: &SharedLedger, session: &str) -> Result<Val
             "checkpointId": cp.checkpoint_id,
             "highWaterSeq": cp.high_water.seq,
             "trigger": cp.high_water.name,
-            "foldedFromSeq": folded_from.min(cp.high_water.seq),
+            "foldedFromSeq": folded_from,
             "summary": cp.summary(),
             "summarizer": manifest.map(|m| m.summarizer.clone()),
             "quality": manifest.and_then(|m| m.quality.as_ref()),

@@ -375,7 +375,8 @@ async function start() {
   const wanted = VIEWS.includes(location.hash.slice(1)) ? location.hash.slice(1) : 'timeline';
   show(wanted);
   try {
-    const session = boot.session ?? (await api('/api/sessions')).sessions[0]?.session;
+    const asked = new URLSearchParams(location.search).get('session');
+    const session = asked ?? boot.session ?? (await api('/api/sessions')).sessions[0]?.session;
     if (!session) { status('this database has no sessions'); show('sessions'); document.body.dataset.ready = '1'; return; }
     await openSession(session, wanted);
   } catch (error) {
