@@ -11,13 +11,19 @@ use contextfold_core::budget::{CharEstimator, estimate_event};
 use serde_json::{Value, json};
 
 use crate::cli_agent_files::artifact_session;
+use crate::cli_postgres::{fresh_database, server};
 use crate::cli_support::{fails, import_args, ok, write};
 
-/// A database with session `w` (40 turns) holding two checkpoints over the same events: the
+/// A SQLite file with session `w` (40 turns) holding two checkpoints over the same events: the
 /// 32k one and its recompression for 8k, which names it.
 fn two_checkpoints(dir: &std::path::Path) -> (String, String, String) {
-    let file = write(dir, "w.jsonl", &artifact_session());
     let db = dir.join("inspect.sqlite").to_str().expect("utf8").to_owned();
+    two_checkpoints_in(dir, db)
+}
+
+/// Session `w` with its two checkpoints in `db` (a file or a PostgreSQL URL).
+fn two_checkpoints_in(dir: &std::path::Path, db: String) -> (String, String, String) {
+    let file = write(dir, "w.jsonl", &artifact_session());
     ok(&import_args(&db, "w", "events-jsonl", file.to_str().expect("utf8")));
     let compact = |window: &str| {
         let args = ["compact", "--db", &db, "--session", "w", "--context-window", window];
@@ -148,10 +154,10 @@ fn out_writes_one_self_contained_html_file_with_the_session_data() {
     fails(&["inspect", "--db", &db, "--session", "nope", "--out", "x.html"], "unknown_session");
 }
 
-#[test]
-fn listen_serves_the_page_and_the_figures_of_checkpoints_and_verify() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (db, _, small) = two_checkpoints(dir.path());
+/// `inspect --listen` over `db` (session `w` with two checkpoints): the page, the sessions, the
+/// figures of `checkpoints --json` and `verify --json`, a page of events, typed errors.
+fn serves_the_cli_figures(db: &str, small: &str) {
+    let db = db.to_owned();
     let served = Served::start(&db);
     let (status, page) = served.request("GET", "/", &[], "");
     assert_eq!(status, 200);
@@ -187,6 +193,21 @@ fn listen_serves_the_page_and_the_figures_of_checkpoints_and_verify() {
     stream.read_to_string(&mut answer).expect("read");
     assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
     fails(&["inspect", "--db", &db, "--listen", "0.0.0.0:0"], "inspector_listen_failed");
+}
+
+#[test]
+fn listen_serves_the_page_and_the_figures_of_checkpoints_and_verify() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, _, small) = two_checkpoints(dir.path());
+    serves_the_cli_figures(&db, &small);
+}
+
+#[test]
+fn listen_serves_the_same_figures_from_postgres() {
+    let Some(url) = server() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, _, small) = two_checkpoints_in(dir.path(), fresh_database(&url, "inspect"));
+    serves_the_cli_figures(&db, &small);
 }
 
 #[test]
