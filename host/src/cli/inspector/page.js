@@ -20,6 +20,7 @@ const state = { session: null, overview: null, events: [], after: 0, row: -1, pi
 /** Parsed embedded event blocks, by session (file mode). */
 const embedded = new Map();
 
+/** The first element matching `selector` under `root`. */
 const $ = (selector, root = document) => root.querySelector(selector);
 /** An element with attributes and children (strings become text, never markup). */
 function el(tag, attrs = {}, ...children) {
@@ -37,6 +38,7 @@ function status(message, error = false) {
   node.textContent = message;
   node.classList.toggle('error', error);
 }
+/** A count as the page prints it (`90,000`; `–` when absent). */
 const fmt = (n) => (n === null || n === undefined ? '–' : Number(n).toLocaleString('en-US'));
 
 /** The embedded timeline rows of `session`, parsed on first use. */
