@@ -79,6 +79,15 @@ pub enum CliError {
     /// The provider simulator could not start.
     #[error("cannot start the provider simulator: {0}")]
     Simulator(#[from] crate::simulator::SimulatorError),
+    /// `inspect` cannot serve on its `--listen` address (not loopback without `--allow-remote`,
+    /// or the bind failed).
+    #[error("cannot serve the inspector on {addr}: {detail}")]
+    InspectorListen {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        detail: String,
+    },
     /// Writing output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -98,6 +107,7 @@ impl CliError {
             CliError::VerifyFailed { .. } => "verify_failed",
             CliError::Demo { .. } => "demo_request_failed",
             CliError::Simulator(error) => error.code(),
+            CliError::InspectorListen { .. } => "inspector_listen_failed",
             CliError::Output(_) => "output_failed",
         }
     }

@@ -8,15 +8,24 @@ use contextfold_core::checkpoint::{Recovery, SkipReason};
 use serde_json::{Value, json};
 
 use super::{CliError, Output, Target};
+use crate::ledger::SharedLedger;
 use crate::storage::LookupSource;
 
 /// `checkpoints`: every recorded checkpoint event, and which one is current.
 pub(crate) async fn checkpoints(target: &Target) -> Result<Output, CliError> {
     let ledger = target.open_session().await?;
-    let lookup = ledger.current_checkpoint(&target.session).await?;
+    checkpoints_of(&ledger, &target.session).await
+}
+
+/// What `checkpoints` prints for `session` of `ledger` (also served by `contextfold inspect`).
+pub(crate) async fn checkpoints_of(
+    ledger: &SharedLedger,
+    session: &str,
+) -> Result<Output, CliError> {
+    let lookup = ledger.current_checkpoint(session).await?;
     let current = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
-    let records = ledger.checkpoint_records(&target.session).await?;
-    let recovery = records.recover(&target.session);
+    let records = ledger.checkpoint_records(session).await?;
+    let recovery = records.recover(session);
     let retracted = retracted_by_event(&recovery);
     let mut rows = Vec::new();
     let mut text = String::new();
@@ -68,7 +77,7 @@ pub(crate) async fn checkpoints(target: &Target) -> Result<Output, CliError> {
         text.push_str("no checkpoints recorded\n");
     }
     let json = json!({
-        "session": target.session,
+        "session": session,
         "current": current,
         "source": lookup.source,
         "checkpoints": rows,
@@ -86,12 +95,23 @@ pub(crate) async fn retract(
     reason: &str,
 ) -> Result<Output, CliError> {
     let ledger = target.open_session().await?;
+    retract_in(&ledger, &target.session, checkpoint_id, reason).await
+}
+
+/// What `checkpoints --retract` does and prints for `session` of `ledger` (also the inspector's
+/// retract button).
+pub(crate) async fn retract_in(
+    ledger: &SharedLedger,
+    session: &str,
+    checkpoint_id: &str,
+    reason: &str,
+) -> Result<Output, CliError> {
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as u64);
     let event_id = format!("retract-{checkpoint_id}-{now_ms}");
-    ledger.retract_checkpoint(&target.session, &event_id, now_ms, checkpoint_id, reason).await?;
-    let mut listed = checkpoints(target).await?;
+    ledger.retract_checkpoint(session, &event_id, now_ms, checkpoint_id, reason).await?;
+    let mut listed = checkpoints_of(ledger, session).await?;
     listed.json["retracted"] = json!(checkpoint_id);
     let current = listed.json["current"].as_str().unwrap_or("none (the raw source)").to_owned();
     listed.text = format!("retracted {checkpoint_id}; current: {current}\n{}", listed.text);
@@ -112,8 +132,35 @@ fn retracted_by_event(recovery: &Recovery) -> HashMap<&str, &str> {
 /// digest), and the projection row against ledger recovery.
 pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliError> {
     let ledger = target.open_session().await?;
-    let checkpoint_records = ledger.checkpoint_records(&target.session).await?;
-    let recovery = checkpoint_records.recover(&target.session);
+    let (json, failures) = verify_report(&ledger, &target.session, deep).await?;
+    if !failures.is_empty() {
+        eprintln!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+        return Err(CliError::VerifyFailed { failures: failures.len(), codes: failures.join(",") });
+    }
+    let mut text = format!(
+        "ok: {} checkpoint(s) match the {} canonical events; projection at {}\n",
+        json["verified"],
+        json["events"],
+        json["projection"]["checkpointId"].as_str().unwrap_or("none")
+    );
+    if let Some(rows) = json["rows"].as_object() {
+        text.push_str(&format!(
+            "ok: {} row(s) parsed, {} stored in canonical form, derived columns all match\n",
+            rows["checked"], rows["canonical"]
+        ));
+    }
+    Ok(Output { json, text, exit: 0 })
+}
+
+/// What `verify` computes for `session` of `ledger`: its `--json` document, and the failure
+/// codes (none when it passes). Also served by `contextfold inspect`.
+pub(crate) async fn verify_report(
+    ledger: &SharedLedger,
+    session: &str,
+    deep: bool,
+) -> Result<(Value, Vec<&'static str>), CliError> {
+    let checkpoint_records = ledger.checkpoint_records(session).await?;
+    let recovery = checkpoint_records.recover(session);
     let retracted = retracted_by_event(&recovery);
     let records = &checkpoint_records.recorded;
     let mut results: Vec<Option<Value>> = Vec::new();
@@ -134,7 +181,7 @@ pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliErr
     // Every checkpoint in one streamed pass over the ledger.
     let checkpoints: Vec<HistoryCompactCheckpoint> =
         parsed.iter().map(|(_, cp)| cp.clone()).collect();
-    let sweep = ledger.verify_checkpoints(&target.session, checkpoints).await?;
+    let sweep = ledger.verify_checkpoints(session, checkpoints).await?;
     let mut swept = parsed.iter().zip(&sweep.results);
     for slot in results.iter_mut().filter(|slot| slot.is_none()) {
         let Some(((event_id, cp), result)) = swept.next() else { break };
@@ -155,20 +202,20 @@ pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliErr
         }
     }
     let recovered = recovery.selected.as_ref().map(|c| c.checkpoint_id.clone());
-    let lookup = ledger.current_checkpoint(&target.session).await?;
+    let lookup = ledger.current_checkpoint(session).await?;
     let projection_id = lookup.checkpoint.as_ref().map(|c| c.checkpoint_id.clone());
     let projection_ok = lookup.source != LookupSource::Recovered && projection_id == recovered;
     if !projection_ok {
         failures.push("projection_mismatch");
     }
-    let rows = if deep { Some(ledger.check_rows(&target.session).await?) } else { None };
+    let rows = if deep { Some(ledger.check_rows(session).await?) } else { None };
     if rows.as_ref().is_some_and(|rows| !rows.mismatched.is_empty()) {
         failures.push("derived_column_mismatch");
     }
     let verified = results.iter().filter(|r| r["ok"] == Value::Bool(true)).count();
     let json = json!({
         "rows": rows.as_ref().map(|rows| json!({"checked": rows.rows, "canonical": rows.canonical_rows, "mismatchedSeqs": rows.mismatched})),
-        "session": target.session,
+        "session": session,
         "events": sweep.events,
         "checkpoints": results,
         "verified": verified,
@@ -176,22 +223,7 @@ pub(crate) async fn verify(target: &Target, deep: bool) -> Result<Output, CliErr
         "projection": {"ok": projection_ok, "checkpointId": projection_id, "recoveredTip": recovered, "notes": lookup.notes},
         "ok": failures.is_empty(),
     });
-    if !failures.is_empty() {
-        eprintln!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
-        return Err(CliError::VerifyFailed { failures: failures.len(), codes: failures.join(",") });
-    }
-    let mut text = format!(
-        "ok: {verified} checkpoint(s) match the {} canonical events; projection at {}\n",
-        sweep.events,
-        projection_id.as_deref().unwrap_or("none")
-    );
-    if let Some(rows) = rows {
-        text.push_str(&format!(
-            "ok: {} row(s) parsed, {} stored in canonical form, derived columns all match\n",
-            rows.rows, rows.canonical_rows
-        ));
-    }
-    Ok(Output { json, text, exit: 0 })
+    Ok((json, failures))
 }
 
 /// `recover`: rebuilds the projection row from the AgentRun ledger.

@@ -10,6 +10,7 @@ mod demo_session;
 mod error;
 pub mod formats;
 mod inspect;
+mod inspector;
 mod session_files;
 mod target;
 
@@ -185,6 +186,29 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Serve a local page over a database (sessions, a paged timeline with token estimates,
+    /// checkpoint coverage, lineage, verification and retraction, the usage plot, summaries
+    /// beside the events they folded), or write it as one self-contained HTML file
+    /// (docs/inspector.md). Serving: the first stdout line is the page's URL.
+    Inspect {
+        /// The SQLite file, or a PostgreSQL URL (as `--db` of the other commands).
+        #[arg(long, value_parser = target::parse_db)]
+        db: Db,
+        /// The session the page opens first (default: the first session).
+        #[arg(long)]
+        session: Option<String>,
+        /// Address to serve on (port 0: any free port); loopback only unless
+        /// `--allow-remote`.
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
+        /// Write one self-contained HTML file (data embedded, read-only) instead of serving.
+        #[arg(long, value_name = "FILE", conflicts_with = "allow_remote")]
+        out: Option<PathBuf>,
+        /// Serve on a non-loopback `--listen` address (anyone who reaches it can read the
+        /// sessions).
+        #[arg(long)]
+        allow_remote: bool,
+    },
     /// Serve the loopback provider simulator (OpenAI Chat, Responses, Anthropic Messages) until
     /// killed; the first stdout line is the bound address (docs/simulator.md).
     ProviderSim {
@@ -267,7 +291,10 @@ pub fn main() -> ExitCode {
     // multi-thread runtime a PostgreSQL row stream hands every socket read across threads (a
     // cold `project` of a 90k-event ledger spent a third more CPU; docs/performance.md). The
     // simulator serves many clients and the demo prepares in the background: they get workers.
-    let serves = matches!(cli.command, Command::ProviderSim { .. } | Command::Demo { .. });
+    let serves = matches!(
+        cli.command,
+        Command::ProviderSim { .. } | Command::Demo { .. } | Command::Inspect { .. }
+    );
     let mut builder = if serves {
         tokio::runtime::Builder::new_multi_thread()
     } else {
@@ -340,6 +367,10 @@ async fn run(cli: Cli) -> Result<Output, CliError> {
         Command::Verify { target, deep } => inspect::verify(&target, deep).await,
         Command::Recover { target } => inspect::recover(&target).await,
         Command::Export { target } => inspect::export(&target).await,
+        Command::Inspect { db, session, listen, out, allow_remote } => {
+            let options = inspector::InspectOptions { db, session, listen, out, allow_remote };
+            inspector::inspect(options).await
+        }
         Command::ProviderSim {
             listen,
             context_window,

@@ -34,12 +34,29 @@ pub enum Db {
 }
 
 /// Parses `--db`: a PostgreSQL URL when it has that scheme, else a file path.
-fn parse_db(value: &str) -> Result<Db, String> {
+pub(crate) fn parse_db(value: &str) -> Result<Db, String> {
     if PgLedgerConfig::is_url(value) {
         let config = PgLedgerConfig::from_url(value).map_err(|error| error.to_string())?;
         return Ok(Db::Postgres(Box::new(config)));
     }
     Ok(Db::File(PathBuf::from(value)))
+}
+
+impl Db {
+    /// The ledger of an existing database: a file that does not exist is the store's
+    /// `database_not_found`; a server gets its schema checked as any open does.
+    pub(crate) async fn open_existing(&self) -> Result<SharedLedger, CliError> {
+        Ok(match self {
+            Db::File(path) => {
+                let path = path.clone();
+                let store = tokio::task::spawn_blocking(move || Store::open_existing(path))
+                    .await
+                    .map_err(|_| StoreError::Cancelled)??;
+                Arc::new(SqliteLedger::new(Arc::new(store)))
+            }
+            Db::Postgres(config) => Arc::new(PgLedger::connect(config).await?),
+        })
+    }
 }
 
 impl Target {
@@ -54,16 +71,7 @@ impl Target {
     /// The ledger of an existing session: a file that does not exist, or a session without
     /// events, is [`StoreError::UnknownSession`] or the store's own error.
     pub(crate) async fn open_session(&self) -> Result<SharedLedger, CliError> {
-        let ledger: SharedLedger = match &self.db {
-            Db::File(path) => {
-                let path = path.clone();
-                let store = tokio::task::spawn_blocking(move || Store::open_existing(path))
-                    .await
-                    .map_err(|_| StoreError::Cancelled)??;
-                Arc::new(SqliteLedger::new(Arc::new(store)))
-            }
-            Db::Postgres(config) => Arc::new(PgLedger::connect(config).await?),
-        };
+        let ledger = self.db.open_existing().await?;
         if ledger.last_seq(&self.session).await?.is_none() {
             return Err(StoreError::UnknownSession { session_id: self.session.clone() }.into());
         }

@@ -184,6 +184,10 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// The number of events of `session_id`.
     async fn event_count(&self, session_id: &str) -> Result<u64, StoreError>;
 
+    /// Every session with at least one event, with its event count, sorted by id
+    /// (`contextfold inspect`).
+    async fn session_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
+
     /// Rebuilds the projection row from the AgentRun ledger (`contextfold recover`): the
     /// recovered tip, or no row when there is none.
     async fn rebuild_projection(&self, session_id: &str) -> Result<CheckpointLookup, StoreError>;
@@ -372,6 +376,9 @@ impl Ledger for postgres::PgLedger {
     }
     async fn event_count(&self, session_id: &str) -> Result<u64, StoreError> {
         postgres::PgLedger::event_count(self, session_id).await
+    }
+    async fn session_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        postgres::PgLedger::session_counts(self).await
     }
     async fn rebuild_projection(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
         postgres::PgLedger::rebuild_projection(self, session_id).await

@@ -135,6 +135,9 @@ impl Ledger for SqliteLedger {
         let session = session_id.to_owned();
         self.with(move |store| store.event_count(&session)).await
     }
+    async fn session_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.with(Store::session_counts).await
+    }
     async fn rebuild_projection(&self, session_id: &str) -> Result<CheckpointLookup, StoreError> {
         let session = session_id.to_owned();
         self.with(move |store| store.rebuild_projection(&session)).await

@@ -238,6 +238,23 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(StoreError::sqlite("listing sessions"))
     }
 
+    /// Every session with at least one canonical event, with its event count, sorted by id.
+    pub fn session_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let conn = self.lock();
+        let mut statement = conn
+            .prepare(
+                "SELECT session_id, count(*) FROM runtime_events GROUP BY session_id \
+                 ORDER BY session_id",
+            )
+            .map_err(StoreError::sqlite("listing sessions"))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?.max(0) as u64))
+            })
+            .map_err(StoreError::sqlite("listing sessions"))?;
+        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite("listing sessions"))
+    }
+
     /// Appends one AgentRun event (Run lifecycle, compaction outcome). Checkpoint events are
     /// refused here: they are written by [`Store::append_checkpoint`] with their projection row.
     pub fn append_agent_run_event(&self, record: &AgentRunRecord) -> Result<(), StoreError> {

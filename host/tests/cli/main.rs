@@ -10,6 +10,7 @@ mod providers;
 mod cli;
 mod cli_agent_files;
 mod cli_attachments;
+mod cli_inspector;
 mod cli_postgres;
 mod cli_providers;
 mod cli_retract;

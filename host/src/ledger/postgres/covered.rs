@@ -113,4 +113,18 @@ impl PgLedger {
             .get(0);
         Ok(count.max(0) as u64)
     }
+
+    /// Every session with at least one event, with its event count, sorted by id.
+    pub async fn session_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let client = self.client("listing sessions").await?;
+        let rows = client
+            .query(
+                "SELECT session_id, count(*) FROM runtime_events GROUP BY session_id \
+                 ORDER BY session_id",
+                &[],
+            )
+            .await
+            .map_err(PgError::during("listing sessions"))?;
+        Ok(rows.iter().map(|row| (row.get(0), row.get::<_, i64>(1).max(0) as u64)).collect())
+    }
 }
