@@ -188,6 +188,13 @@ impl SessionFileError {
     }
 }
 
+/// One JSON value of a session file (a line, or a whole Cline history), read by the core's own
+/// JSON text reader: serde_json's text parser stays out of the npm module, where it would add
+/// about 16 KB gzipped (docs/performance.md, "npm package").
+fn parse_json(text: &str) -> Result<serde_json::Value, crate::json_read::text::JsonSyntaxError> {
+    crate::json_read::text::value_from_text(text)
+}
+
 /// The format of a session file, judged from its first records; `None` when no reader
 /// recognizes it.
 pub fn detect_session_format(text: &str) -> Option<SessionFormat> {

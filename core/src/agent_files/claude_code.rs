@@ -89,7 +89,7 @@ pub(super) fn looks_like(text: &str) -> bool {
         return false;
     }
     lines.take(LINES_LOOKED_AT).all(|line| {
-        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line) else {
+        let Ok(Value::Object(record)) = super::parse_json(line) else {
             return false;
         };
         let known = record
@@ -149,7 +149,7 @@ fn split_runs(text: &str) -> Result<Runs, SessionFileError> {
         if line.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(line)
+        let value: Value = super::parse_json(line)
             .map_err(|e| SessionFileError::Syntax { line: line_no, detail: e.to_string() })?;
         let Value::Object(fields) = value else {
             return Err(shape(line_no, "$", "a JSON object"));

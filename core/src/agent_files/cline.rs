@@ -37,7 +37,7 @@ pub(super) fn looks_like(text: &str) -> bool {
     if !text.trim_start().starts_with('[') {
         return false;
     }
-    let Ok(Value::Array(messages)) = serde_json::from_str::<Value>(text) else {
+    let Ok(Value::Array(messages)) = super::parse_json(text) else {
         return false;
     };
     messages
@@ -48,7 +48,7 @@ pub(super) fn looks_like(text: &str) -> bool {
 
 /// Reads a history (see the module docs for the rules).
 pub(super) fn import(text: &str, ids: &ImportContext) -> Result<ImportedSession, SessionFileError> {
-    let value = serde_json::from_str::<Value>(text)
+    let value = super::parse_json(text)
         .map_err(|error| SessionFileError::Syntax { line: 1, detail: error.to_string() })?;
     let Value::Array(mut messages) = value else {
         let expected = "an array of messages";

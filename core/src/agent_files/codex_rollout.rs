@@ -66,7 +66,7 @@ pub(super) fn looks_like(text: &str) -> bool {
     let Some(first) = text.lines().find(|line| !line.trim().is_empty()) else {
         return false;
     };
-    let Ok(Value::Object(record)) = serde_json::from_str::<Value>(first) else {
+    let Ok(Value::Object(record)) = super::parse_json(first) else {
         return false;
     };
     match record.get("type") {
@@ -96,7 +96,7 @@ pub(super) fn import(text: &str, ids: &ImportContext) -> Result<ImportedSession,
         if raw.trim().is_empty() {
             continue;
         }
-        let record = serde_json::from_str::<Value>(raw)
+        let record = super::parse_json(raw)
             .map_err(|error| SessionFileError::Syntax { line, detail: error.to_string() })?;
         let Value::Object(record) = record else {
             return Err(shape(line, "$", "a JSON object"));
