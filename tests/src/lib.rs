@@ -42,7 +42,7 @@ pub mod random_sessions;
 mod scenarios;
 pub mod trajectories;
 pub mod transcript;
-mod window_cases;
+pub mod window_cases;
 
 use std::path::PathBuf;
 

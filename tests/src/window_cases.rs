@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 
 use crate::scenarios::{case, recorded_checkpoint, to_values, transcript_input};
 
-/// A session whose tool results carry a dozen distinct error lines a turn: the exact
-/// artifacts the extractive summarizer keeps, so its 32k summary is too large for 8k.
-fn artifact_session(turns: usize) -> LogBuilder {
-    let mut log = LogBuilder::new("s-window");
+/// Session `session_id` of `turns` turns whose tool results carry a dozen distinct error lines
+/// each: the exact artifacts the extractive summarizer keeps, so its 32k summary of 40 turns is
+/// too large for 8k (the host's CLI tests use it too).
+pub fn artifact_session(session_id: &str, turns: usize) -> LogBuilder {
+    let mut log = LogBuilder::new(session_id);
     for n in 1..=turns {
         let errors: String = (1..=12)
             .map(|k| {
@@ -37,7 +38,7 @@ fn artifact_session(turns: usize) -> LogBuilder {
 
 /// (projection cases, compaction cases) of the 32k → 8k switch.
 pub(crate) fn smaller_window_cases() -> (Vec<Value>, Vec<Value>) {
-    let mut log = artifact_session(40);
+    let mut log = artifact_session("s-window", 40);
     let folded = to_values(log.events());
     let last = folded.len();
     let at_32k = transcript_input(&folded, "none", 32_000, json!({"currentTurnId": null}));

@@ -91,28 +91,10 @@ fn a_file_read_as_the_wrong_format_is_a_typed_error_naming_the_line() {
     fails(&["checkpoints", "--db", db, "--session", "s"], "unknown_session");
 }
 
-/// Session `w`: 40 turns whose results carry a dozen distinct error lines each, the exact
-/// artifacts the extractive summarizer keeps, so its 32k checkpoint does not fit 8k.
+/// Session `w` of the 32k-to-8k conformance vectors (`contextfold_conformance::window_cases`), as
+/// events JSON Lines: its 32k checkpoint does not fit 8k.
 pub(crate) fn artifact_session() -> String {
-    let mut log = contextfold_core::LogBuilder::new("w");
-    for n in 1..=40 {
-        let errors: String = (1..=12)
-            .map(|k| {
-                format!("error[E{n:02}{k:02}]: mismatched types in src/m{n}/p{k}.rs:{}\n", n * k)
-            })
-            .collect();
-        log.turn(&format!("t{n}"))
-            .user(&format!("turn {n}: run `cargo test -p crate_{n}` and fix what fails"))
-            .response(Some(&format!("resp-{n}")))
-            .tool_call(
-                &format!("c{n}"),
-                "shell",
-                json!({"cmd": format!("cargo test -p crate_{n}")}),
-            )
-            .response(None)
-            .tool_result(&format!("c{n}"), "shell", json!(errors))
-            .assistant(&format!("Fixed src/m{n}/p1.rs."));
-    }
+    let log = contextfold_conformance::window_cases::artifact_session("w", 40);
     log.events().iter().map(|e| serde_json::to_string(e).expect("json") + "\n").collect()
 }
 
