@@ -234,7 +234,9 @@ test('the summaries view shows each summary, its quality record and the events i
   const recorded = exported.agentRunEvents.filter((e) => e.kind === 'history_compact_checkpoint_recorded');
   const pick = recorded[3];
   await page.click(`#summary-pick button[data-event-id="${pick.eventId}"]`);
-  await page.waitForFunction((id) => document.querySelector('#summary-pick [aria-pressed="true"]')?.dataset.eventId === id, pick.eventId);
+  // The summary is drawn at once, its source events when their page arrives.
+  await page.waitForFunction((id) => document.querySelector('#summary-pick [aria-pressed="true"]')?.dataset.eventId === id
+    && document.getElementById('source-table').dataset.sourceOf === id, pick.eventId);
   assert.equal(await page.textContent('#summary-side .summary'), pick.payload.summary);
   const overall = pick.payload.manifest.quality.after.overall;
   assert.match(await page.textContent('#summary-side tr[data-class="overall"]'), new RegExp(`${overall.kept}/${overall.total}`));

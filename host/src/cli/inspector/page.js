@@ -317,9 +317,12 @@ async function loadSource(after) {
   const detail = state.overview.details.find((d) => d.eventId === state.pick);
   after = Math.max(detail.foldedFromSeq - 1, Math.min(after, state.sourceEnd - 1));
   const page = await api('/api/events', { session: state.session, after, limit: SOURCE_PAGE });
+  // Another pick or page may have been asked for while this one was on its way: show only the latest.
+  if (state.pick !== detail.eventId) return;
   const events = page.events.filter((e) => e.seq <= state.sourceEnd);
   state.sourceAfter = after;
   eventRows($('#source-table tbody'), events, 0);
+  $('#source-table').dataset.sourceOf = detail.eventId;
   $('#source-range').textContent = events.length ? `folded events ${fmt(events[0].seq)}–${fmt(events.at(-1).seq)} of ${fmt(detail.foldedFromSeq)}–${fmt(state.sourceEnd)}` : 'no events';
 }
 
