@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::attachment::AttachmentError;
 use crate::calibration::UsageFact;
 use crate::event::RuntimeEvent;
-use crate::projection::ImportContext;
+use crate::projection::{ImportContext, ImportOptions};
 
 /// A session file format read as the agent wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,6 +57,39 @@ impl SessionFormat {
     /// The format named `name` ([`SessionFormat::name`]).
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|format| format.name() == name)
+    }
+}
+
+/// The options of a session-file import as JSON (the npm package's `importSessionFile`): the
+/// id options of every importer ([`ImportOptions`]) and `format`: a [`SessionFormat::name`], or
+/// `"auto"`, `null` or left out to detect it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionFileOptions {
+    /// The format to read; `None`: detect it.
+    pub format: Option<SessionFormat>,
+    /// The ids of the imported events.
+    pub ids: ImportContext,
+}
+
+impl SessionFileOptions {
+    /// Reads `{ format?, sessionId, ...ImportOptions }`; the error says what does not read (an
+    /// unknown format, a field no importer knows, a missing `sessionId`).
+    pub fn from_json(mut options: serde_json::Value) -> Result<Self, String> {
+        use serde_json::Value;
+        let format = match options.as_object_mut().and_then(|object| object.shift_remove("format"))
+        {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) if name == "auto" => None,
+            Some(Value::String(name)) => {
+                Some(SessionFormat::from_name(&name).ok_or_else(|| {
+                    format!("format `{name}` is not auto, claude-code, codex-rollout or cline")
+                })?)
+            }
+            Some(other) => return Err(format!("format must be a string, not {other}")),
+        };
+        let ids = serde_json::from_value::<ImportOptions>(options).map_err(|e| e.to_string())?;
+        Ok(Self { format, ids: ImportContext::from(ids) })
     }
 }
 
@@ -224,5 +257,60 @@ pub fn import_session_file(
         SessionFormat::ClaudeCode => claude_code::import(text, ids),
         SessionFormat::CodexRollout => codex_rollout::import(text, ids),
         SessionFormat::Cline => cline::import(text, ids),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A Codex rollout of one user message and one answer.
+    const ROLLOUT: &str = concat!(
+        r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"r1","cwd":"/w"}}"#,
+        "\n",
+        r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]}}"#,
+        "\n",
+        r#"{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}"#,
+        "\n",
+    );
+
+    /// `importSessionFile(text, options)` as the binding runs it: `ok`, the core's code, or
+    /// `options` for options that do not read.
+    fn outcome(text: &str, options: serde_json::Value) -> Result<ImportedSession, &'static str> {
+        let options = SessionFileOptions::from_json(options).map_err(|_| "options")?;
+        import_session_file(options.format, text, &options.ids).map_err(|e| e.code())
+    }
+
+    #[test]
+    fn the_format_is_detected_or_named() {
+        for options in [
+            json!({ "sessionId": "s" }),
+            json!({ "sessionId": "s", "format": "auto" }),
+            json!({ "sessionId": "s", "format": null }),
+            json!({ "sessionId": "s", "format": "codex-rollout", "firstSeq": 5 }),
+        ] {
+            let first_seq =
+                options.get("firstSeq").and_then(serde_json::Value::as_u64).unwrap_or(1);
+            let imported = outcome(ROLLOUT, options).expect("a rollout");
+            assert_eq!(imported.format, SessionFormat::CodexRollout);
+            assert_eq!(imported.events.len(), 2);
+            assert_eq!(imported.events[0].seq, first_seq);
+            assert_eq!(imported.events[0].session_id, "s");
+        }
+    }
+
+    #[test]
+    fn options_that_do_not_read_and_files_that_do_not_import_say_why() {
+        let code = |text: &str, options| outcome(text, options).map(|_| "ok").unwrap_or_else(|c| c);
+        let named = |format: &str| json!({ "sessionId": "s", "format": format });
+        assert_eq!(code(ROLLOUT, named("gemini")), "options");
+        assert_eq!(code(ROLLOUT, json!({ "sessionId": "s", "format": 3 })), "options");
+        assert_eq!(code(ROLLOUT, json!({ "sessionId": "s", "formats": "auto" })), "options");
+        assert_eq!(code(ROLLOUT, json!({})), "options");
+        assert_eq!(code("", json!({ "sessionId": "s" })), "session_file_unknown_format");
+        assert_eq!(code("{\"a\":1}\n", json!({ "sessionId": "s" })), "session_file_unknown_format");
+        assert_eq!(code(ROLLOUT, named("claude-code")), "session_file_unsupported");
     }
 }

@@ -37,8 +37,8 @@ pub use project::{ProjectInput, Projection, ReplayedCheckpoint, project, project
 
 // The session files agents leave on disk, re-exported here.
 pub use crate::agent_files::{
-    FileDiagnostic, ImportedSession, LinkedSession, SessionFileError, SessionFormat,
-    detect_session_format, import_session_file,
+    FileDiagnostic, ImportedSession, LinkedSession, SessionFileError, SessionFileOptions,
+    SessionFormat, detect_session_format, import_session_file,
 };
 
 // Tool-result pruning and the archive, re-exported here.

@@ -334,3 +334,18 @@ fn fold_is_empty_when_nothing_new_is_covered() {
     assert_eq!(select_fold(7, &prefix), None);
     assert_eq!(select_fold(9, &prefix), None);
 }
+
+#[test]
+fn options_accept_the_documented_shapes_only() {
+    let read = |value| serde_json::from_value::<PrefixOptions>(value).ok();
+    let options = read(json!({ "currentTurnId": "t", "reserveTailTurns": 2 }));
+    let expected = PrefixOptions {
+        current_turn_id: Some("t".into()),
+        reserve_tail_tokens: 0,
+        reserve_tail_turns: 2,
+    };
+    assert_eq!(options, Some(expected));
+    assert_eq!(read(json!({})), Some(PrefixOptions::default()));
+    assert!(read(json!({ "reserveTail": 2 })).is_none());
+    assert!(read(json!({ "reserveTailTokens": -1 })).is_none());
+}

@@ -18,6 +18,7 @@
 
 use contextfold_core::binding::value_from_text;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -129,6 +130,16 @@ pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
     };
     integral_numbers_as_integers(&mut json);
     Ok(json)
+}
+
+/// Reads a JS argument as a `T` (serde's derive over [`json_from_js`]); errors name `what`.
+pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, BindingError> {
+    from_json(json_from_js(value, what)?, what)
+}
+
+/// Reads a JSON value as a `T` (serde's derive); errors name `what`.
+pub fn from_json<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, BindingError> {
+    serde_json::from_value(value).map_err(|e| BindingError::invalid(what, e))
 }
 
 /// Writes a core type for the wrapper (JSON text, or a JS value when it holds a large integer).

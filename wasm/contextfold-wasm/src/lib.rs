@@ -33,12 +33,12 @@ use contextfold_core::event::{
 };
 use contextfold_core::projection::{
     ImportContext, ImportOptions, import_anthropic as core_import_anthropic, import_model_messages,
-    import_openai_chat,
+    import_openai_chat, import_openai_responses,
 };
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
+use crate::convert::{BindingError, from_js, from_json, json_from_js, json_to_js, to_js};
 pub use crate::coverage::{evaluate_replay, safe_boundaries, select_safe_prefix};
 pub use crate::event_log::EventLog;
 use crate::hash_engine::BindingEngine;
@@ -79,18 +79,11 @@ pub(crate) fn read_with_events(
     let mut json = json_from_js(value, what)?;
     let events = match json.as_object_mut().and_then(|object| object.shift_remove("events")) {
         Some(Value::Array(events)) => Some(events_from_json(events)?),
-        Some(other) => return Err(BindingError::invalid(what, not_an_array(&other))),
+        // Not an array: serde's words for it (`invalid type: map, expected a sequence`).
+        Some(other) => Some(events_from_json(from_json(other, what)?)?),
         None => None,
     };
     Ok((events, json))
-}
-
-/// serde's words for a value that is not an array (`invalid type: map, expected a sequence`).
-fn not_an_array(value: &Value) -> String {
-    match serde_json::from_value::<Vec<Value>>(value.clone()) {
-        Err(error) => error.to_string(),
-        Ok(_) => "expected a sequence".to_owned(),
-    }
 }
 
 /// The fast path of [`read_with_events`]: `None` for any text it does not read.
@@ -129,12 +122,8 @@ pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, Bindin
     }
     match json_from_js(value, "events")? {
         Value::Array(events) => events_from_json(events),
-        other => Err(BindingError::invalid("events", not_an_array(&other))),
+        other => events_from_json(from_json(other, "events")?),
     }
-}
-
-fn events_to_js(events: &[RuntimeEvent]) -> Result<JsValue, BindingError> {
-    to_js(&events, "events")
 }
 
 /// `SHA-256` source digest (`sha256:<hex>`) of the events, as a checkpoint's coverage records it.
@@ -189,51 +178,48 @@ pub fn validate_log(events: JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// Reads the id options of the import functions (the core's [`ImportOptions`]).
-fn import_context(options: JsValue) -> Result<ImportContext, BindingError> {
-    let value = json_from_js(options, "import options")?;
-    serde_json::from_value::<ImportOptions>(value)
-        .map(ImportContext::from)
-        .map_err(|e| BindingError::invalid("import options", e))
+/// A core importer: the wire value (`what`) and the id options (the core's [`ImportOptions`]) in,
+/// the RuntimeEvents out.
+fn import_with(
+    wire: JsValue,
+    options: JsValue,
+    what: &str,
+    importer: impl Fn(&Value, &ImportContext) -> Result<Vec<RuntimeEvent>, BindingError>,
+) -> Result<JsValue, JsValue> {
+    let ids = ImportContext::from(from_js::<ImportOptions>(options, "import options")?);
+    Ok(to_js(&importer(&json_from_js(wire, what)?, &ids)?, "events")?)
 }
 
 /// Imports AI SDK `ModelMessage[]` as RuntimeEvents (the core's `import_model_messages`).
 #[wasm_bindgen(js_name = importModelMessages)]
 pub fn import_ai_sdk(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    let ids = import_context(options)?;
-    let messages = json_from_js(messages, "messages")?;
-    let events =
-        import_model_messages(&messages, &ids).map_err(|e| BindingError::core(e.code(), e))?;
-    Ok(events_to_js(&events)?)
+    import_with(messages, options, "messages", |w, ids| {
+        import_model_messages(w, ids).map_err(|e| BindingError::core(e.code(), e))
+    })
 }
 
 /// Imports an OpenAI Chat Completions conversation (the core's `import_openai_chat`).
 #[wasm_bindgen(js_name = importOpenAIChat)]
 pub fn import_chat(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    let ids = import_context(options)?;
-    let messages = json_from_js(messages, "messages")?;
-    let events =
-        import_openai_chat(&messages, &ids).map_err(|e| BindingError::core(e.code(), e))?;
-    Ok(events_to_js(&events)?)
+    import_with(messages, options, "messages", |w, ids| {
+        import_openai_chat(w, ids).map_err(|e| BindingError::core(e.code(), e))
+    })
 }
 
 /// Imports an OpenAI Responses input (the core's `import_openai_responses`).
 #[wasm_bindgen(js_name = importOpenAIResponses)]
 pub fn import_responses(input: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    let ids = import_context(options)?;
-    let input = json_from_js(input, "input")?;
-    let events = contextfold_core::projection::import_openai_responses(&input, &ids)
-        .map_err(|e| BindingError::core(e.code(), e))?;
-    Ok(events_to_js(&events)?)
+    import_with(input, options, "input", |w, ids| {
+        import_openai_responses(w, ids).map_err(|e| BindingError::core(e.code(), e))
+    })
 }
 
 /// Imports an Anthropic Messages conversation (the core's `import_anthropic`).
 #[wasm_bindgen(js_name = importAnthropic)]
 pub fn import_anthropic(body: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    let ids = import_context(options)?;
-    let body = json_from_js(body, "messages")?;
-    let events = core_import_anthropic(&body, &ids).map_err(|e| BindingError::core(e.code(), e))?;
-    Ok(events_to_js(&events)?)
+    import_with(body, options, "messages", |w, ids| {
+        core_import_anthropic(w, ids).map_err(|e| BindingError::core(e.code(), e))
+    })
 }
 
 /// Checks that `events` starts with exactly the prefix `checkpoint` covers: `{ covered }`, or
@@ -290,16 +276,10 @@ pub fn recover_checkpoint(
     records: JsValue,
     retractions: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let what = "recorded checkpoint events";
-    let records: Vec<RecordedCheckpointEvent> =
-        serde_json::from_value(json_from_js(records, what)?)
-            .map_err(|e| BindingError::invalid(what, e))?;
-    let retractions: Vec<RetractionEvent> = if retractions.is_undefined() {
-        Vec::new()
-    } else {
-        let what = "checkpoint retractions";
-        serde_json::from_value(json_from_js(retractions, what)?)
-            .map_err(|e| BindingError::invalid(what, e))?
+    let records: Vec<RecordedCheckpointEvent> = from_js(records, "recorded checkpoint events")?;
+    let retractions: Vec<RetractionEvent> = match retractions.is_undefined() {
+        true => Vec::new(),
+        false => from_js(retractions, "checkpoint retractions")?,
     };
     let recovery = select_recovered_checkpoint_with(session_id, &records, &retractions);
     let value = json!({
@@ -335,9 +315,7 @@ pub fn extractive_summary(
 
 /// Reads model facts (`null` or `undefined`: the defaults).
 fn model_from_js(model: JsValue) -> Result<ModelFacts, BindingError> {
-    let model: Option<ModelFacts> = serde_json::from_value(json_from_js(model, "model")?)
-        .map_err(|e| BindingError::invalid("model", e))?;
-    Ok(model.unwrap_or_default())
+    Ok(from_js::<Option<ModelFacts>>(model, "model")?.unwrap_or_default())
 }
 
 /// The context budget derived from model facts: `{ contextWindow, reserve, historyBudget }`.
@@ -357,14 +335,10 @@ pub fn prepare_due(history_tokens: f64, model: JsValue) -> Result<bool, JsValue>
 /// (the core's `merge`), for two compactions that ran side by side on copies of one circuit.
 #[wasm_bindgen(js_name = mergeCircuits)]
 pub fn merge_circuits(into: JsValue, other: JsValue) -> Result<JsValue, JsValue> {
-    let read = |value| -> Result<MalformedInputCircuit, BindingError> {
-        let circuit: Option<MalformedInputCircuit> =
-            serde_json::from_value(json_from_js(value, "circuit")?)
-                .map_err(|e| BindingError::invalid("circuit", e))?;
-        Ok(circuit.unwrap_or_default())
-    };
-    let mut circuit = read(into)?;
-    circuit.merge(&read(other)?);
+    let read = |value| from_js::<Option<MalformedInputCircuit>>(value, "circuit");
+    let (into, other) = (read(into)?.unwrap_or_default(), read(other)?.unwrap_or_default());
+    let mut circuit = into;
+    circuit.merge(&other);
     Ok(to_js(&circuit, "circuit")?)
 }
 

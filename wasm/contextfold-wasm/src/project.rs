@@ -39,7 +39,7 @@ pub(crate) fn options_from_js(
     if value.as_object_mut().and_then(|o| o.shift_remove("events")).is_some() {
         return Err(BindingError::invalid(what, without_events));
     }
-    serde_json::from_value(value).map_err(|e| BindingError::invalid(what, e))
+    convert::from_json(value, what)
 }
 
 /// Projects the next request's history: `input` is `{ events, ...options }` (the core's
@@ -64,8 +64,7 @@ pub fn project(
         return Ok(project_events(&parsed.events, options, source, &mut verifier)?);
     }
     let (events, options) = read_with_events(input, "project input")?;
-    let options: ProjectOptions =
-        serde_json::from_value(options).map_err(|e| BindingError::invalid("project input", e))?;
+    let options = convert::from_json(options, "project input")?;
     let source = Source { jsonl: None, counter: counter.as_ref(), exact, held: None };
     Ok(project_events(&events.unwrap_or_default(), options, source, &mut verifier)?)
 }

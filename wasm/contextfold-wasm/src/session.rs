@@ -16,10 +16,10 @@ use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{BindingError, json_from_js, json_to_js, to_js};
+use crate::convert::{BindingError, from_js, from_json, json_from_js, json_to_js, to_js};
 use crate::measure::{BaseEstimator, CounterFailure};
 use crate::read_with_events;
-use results::{AppendResult, NativeResult, SummaryResult, read_answer};
+use results::{AppendResult, NativeResult, SummaryResult};
 
 mod results;
 
@@ -31,7 +31,7 @@ fn options_from_js(input: JsValue, why: &str) -> Result<CompactOptions, BindingE
     if events.is_some_and(|events| events.as_array().is_none_or(|events| !events.is_empty())) {
         return Err(BindingError::invalid("compaction input", why));
     }
-    serde_json::from_value(value).map_err(|e| BindingError::invalid("compaction input", e))
+    from_json(value, "compaction input")
 }
 
 /// One compaction transaction driven from JavaScript.
@@ -75,9 +75,7 @@ impl CompactionSession {
         let Some(events) = events else {
             return Err(BindingError::invalid("compaction input", "missing field `events`").into());
         };
-        let options = serde_json::from_value::<CompactOptions>(options)
-            .map_err(|e| BindingError::invalid("compaction input", e))?;
-        Self::start(options, events, &[], base)
+        Self::start(from_json(options, "compaction input")?, events, &[], base)
     }
 
     /// Plans a compaction over events already in wasm (an [`crate::event_log::EventLog`]'s):
@@ -175,7 +173,7 @@ impl CompactionSession {
     /// Reports a summary: `{ text, finishReason }` or `{ error: { kind, message } }`.
     #[wasm_bindgen(js_name = handleSummary)]
     pub fn handle_summary(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result = read_answer::<SummaryResult>(result, "summary result")?;
+        let result = from_js::<SummaryResult>(result, "summary result")?;
         let result = match (result.error, result.text) {
             (Some(error), _) => Err(error),
             (None, Some(text)) => Ok(SummaryResponse {
@@ -196,7 +194,7 @@ impl CompactionSession {
     /// Reports native compaction output: `{ items }` or `{ error: { kind, message } }`.
     #[wasm_bindgen(js_name = handleNative)]
     pub fn handle_native(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result = read_answer::<NativeResult>(result, "native result")?;
+        let result = from_js::<NativeResult>(result, "native result")?;
         let result = match (result.error, result.items) {
             (Some(error), _) => Err(error),
             (None, Some(items)) => Ok(items),
@@ -214,7 +212,7 @@ impl CompactionSession {
     /// Reports the append: `{}` once durable, or `{ error: { conflict, message } }`.
     #[wasm_bindgen(js_name = handleAppend)]
     pub fn handle_append(&mut self, result: JsValue) -> Result<(), JsValue> {
-        let result = read_answer::<AppendResult>(result, "append result")?;
+        let result = from_js::<AppendResult>(result, "append result")?;
         let tx = self.tx.as_mut().ok_or_else(finished)?;
         let result = match result.error {
             Some(error) => Err(error),

@@ -3,19 +3,7 @@
 
 use contextfold_core::compaction::{AppendFailure, ProviderFailure};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
-use wasm_bindgen::JsValue;
-
-use crate::convert::{BindingError, json_from_js};
-
-/// Reads the JS answer `value` as a `T`; an error names `what`.
-pub(super) fn read_answer<T: DeserializeOwned>(
-    value: JsValue,
-    what: &str,
-) -> Result<T, BindingError> {
-    serde_json::from_value(json_from_js(value, what)?).map_err(|e| BindingError::invalid(what, e))
-}
 
 /// The answer to a `summarize` effect: `{ text, finishReason }` or `{ error }`.
 #[derive(Debug, PartialEq, Deserialize)]
