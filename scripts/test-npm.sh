@@ -9,6 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# step NAME: prints NAME, and the seconds the step before it took.
+step_name='' step_start=$SECONDS
+step() {
+  [ -z "$step_name" ] || echo "== ${step_name}: $((SECONDS - step_start)) s"
+  step_name=$1 step_start=$SECONDS
+  [ -z "$step_name" ] || echo "== ${step_name}"
+}
+
 WASM_BINDGEN_VERSION=0.2.130
 
 rustup target add wasm32-unknown-unknown
@@ -28,18 +36,18 @@ if [ "${CONTEXTFOLD_WORKSPACE_TESTED:-0}" != 1 ]; then
   cargo test -p contextfold-conformance --test native_compaction
 fi
 
-echo "== npm ci (pkg-tests)"
+step "npm ci (pkg-tests)"
 (cd pkg-tests && npm ci --no-audit --no-fund)
 
-echo "== build pkg/"
+step "build pkg/"
 # The package as it ships: wasm-opt -O1 (npm binaryen, from the npm ci above) runs by default,
 # about 20 s on 2 cores; never WASM_OPT=none here, the tests must see the shipped module.
 WASM_OPT='' bash scripts/build-pkg.sh
 
-echo "== TypeScript: pkg/index.d.ts as a user compiles against it"
+step "TypeScript: pkg/index.d.ts as a user compiles against it"
 (cd pkg-tests && npx tsc -p types && npx tsc -p types/tsconfig.ai.json)
 
-echo "== seeded long-turn sessions for test/long-turns.test.js"
+step "seeded long-turn sessions for test/long-turns.test.js"
 export LONG_TURN_DIR="$PWD/target/long-turns"
 mkdir -p "$LONG_TURN_DIR"
 # Both native binaries come from the workspace's debug test build (built once, by
@@ -47,7 +55,7 @@ mkdir -p "$LONG_TURN_DIR"
 "$(bash scripts/workspace-bin.sh gen-long-turn)" \
   --seed 1 --steps 60 --prior-turns 2 --out "$LONG_TURN_DIR/generated-1.jsonl"
 
-echo "== native contextfold binary (debug), for the sqlite store's verify tests"
+step "native contextfold binary (debug), for the sqlite store's verify tests"
 CONTEXTFOLD_BIN="$(bash scripts/workspace-bin.sh contextfold)"
 export CONTEXTFOLD_BIN
 
@@ -55,14 +63,14 @@ export CONTEXTFOLD_BIN
 # single-threaded wasm, and several files mostly wait on real timers (background preparation)
 # or child processes; Node's default on two cores is one file at a time. Measured on the idle
 # CI machine: 47.6 s at four against 53.4 s at two (docs/performance.md, "CI time").
-echo "== node --test (the built package, imported as a user would)"
+step "node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test --test-concurrency=4 test/)
 
 NODE24_BIN="$(bash scripts/node24.sh)"
-echo "== Node 24: the node:sqlite store, and the PostgreSQL store's rows against it (both skip that on Node 20)"
+step "Node 24: the node:sqlite store, and the PostgreSQL store's rows against it (both skip that on Node 20)"
 (cd pkg-tests && PATH="$NODE24_BIN:$PATH" node --test test/stores-sqlite.test.js test/stores-postgres.test.js)
 
-echo "== Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
+step "Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
 (
   export PATH="$NODE24_BIN:$PATH"
   (cd examples/ai-sdk-agent && npm ci --no-audit --no-fund)
@@ -72,5 +80,6 @@ echo "== Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
   node --test test/*.test.js
 )
 
-echo "== headless Chromium (the web build)"
+step "headless Chromium (the web build)"
 (cd pkg-tests && node --test browser/)
+step ""

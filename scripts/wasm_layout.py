@@ -16,10 +16,12 @@ changes neither what the module does nor how fast it runs.
 Likeness: the Jaccard similarity of the sets of 4-byte substrings of two function bodies.
 Order: greedy, from the largest function, each next function the one most like the last
 placed (and, a quarter as much, the one before it; ties to the lower index, so the output is
-the same on every run). Quadratic in the
-number of functions: about 3 s for the package's ~1,500. Standard library only.
+the same on every run). About 5 s for the package's ~4,200 functions (the pairwise scan it
+replaced, same order, took 40 s of every CI run). Standard library only.
 """
 
+import collections
+import itertools
 import sys
 
 from wasm_imports import import_entries, leb
@@ -69,31 +71,44 @@ def shingles(body):
     return {int.from_bytes(body[i:i + SHINGLE], "little") for i in range(max(1, len(body) - SHINGLE + 1))}
 
 
-def similarity(a, b):
-    """Jaccard similarity of two shingle sets (0 when either is empty)."""
-    shared = len(a & b)
-    return shared / (len(a) + len(b) - shared + 1)
-
-
 def greedy_order(bodies):
-    """Indices of `bodies`, each next one the most like the last (see the module doc)."""
+    """Indices of `bodies`, each next one the most like the last (see the module doc).
+
+    The shared substrings of the last placed function with every other come from an inverted
+    index (substring -> the functions holding it), so only functions sharing something with it
+    are scored; the scores against the one before it are the previous step's. A function that
+    shares nothing scores 0, so when nothing scores above 0 the lowest remaining index is next.
+    """
     sets = [shingles(body) for body in bodies]
-    remaining = list(range(len(bodies)))
-    current = max(remaining, key=lambda k: (len(bodies[k]), -k))
-    order = []
+    sizes = [len(s) for s in sets]
+    holders = collections.defaultdict(list)
+    for k, shingle_set in enumerate(sets):
+        for shingle in shingle_set:
+            holders[shingle].append(k)
+    placed = bytearray(len(bodies))
+    lowest_remaining = 0
+    current = max(range(len(bodies)), key=lambda k: (len(bodies[k]), -k))
+    order, before = [], {}
     while True:
         order.append(current)
-        remaining.remove(current)
-        if not remaining:
+        placed[current] = 1
+        if len(order) == len(bodies):
             return order
-        last = sets[current]
-        before = sets[order[-2]] if len(order) > 1 else set()
-        best, best_score = remaining[0], -1.0
-        for k in remaining:
-            score = similarity(last, sets[k]) + BEFORE_LAST_WEIGHT * similarity(before, sets[k])
+        shared = collections.Counter(itertools.chain.from_iterable(holders[s] for s in sets[current]))
+        size = sizes[current]
+        last = {k: n / (size + sizes[k] - n + 1) for k, n in shared.items() if not placed[k]}
+        best, best_score = None, -1.0
+        for k in sorted(last.keys() | before.keys()):
+            if placed[k]:
+                continue
+            score = last.get(k, 0.0) + BEFORE_LAST_WEIGHT * before.get(k, 0.0)
             if score > best_score:
                 best, best_score = k, score
-        current = best
+        while placed[lowest_remaining]:
+            lowest_remaining += 1
+        if best is None or (best_score <= 0.0 and lowest_remaining < best):
+            best = lowest_remaining
+        before, current = last, best
 
 
 def with_order_as_names(data, sections, imported, order):
