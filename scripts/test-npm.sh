@@ -47,7 +47,7 @@ WASM_OPT='' bash scripts/build-pkg.sh
 step "TypeScript: pkg/index.d.ts as a user compiles against it"
 (cd pkg-tests && npx tsc -p types && npx tsc -p types/tsconfig.ai.json)
 
-step "seeded long-turn sessions for test/long-turns.test.js"
+step "seeded long-turn sessions for test/long-turns*.test.js"
 export LONG_TURN_DIR="$PWD/target/long-turns"
 mkdir -p "$LONG_TURN_DIR"
 # Both native binaries come from the workspace's debug test build (built once, by

@@ -1,8 +1,9 @@
 // Drives one long agent turn through the npm package as an agent host would: the task and its
 // live head appended first, then one model step at a time; after each step the host evaluates
 // mid-turn (project; compact when it does not fit: at most one transaction a step) and builds
-// the next request with projectForRequest(). Shared by test/long-turns.test.js and
+// the next request with projectForRequest(). Shared by test/long-turns*.test.js and
 // bench/long-turns.js.
+import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { EventLog, compact, estimateEvents, matchCheckpoint } from 'contextfold';
@@ -139,4 +140,28 @@ export async function driveLongTurn(events, window, { windowed = false } = {}) {
 /** One `LONG_TURN` report line (the same shape as the native test's). */
 export function reportLine(source, window, summarizer, run) {
   return `LONG_TURN runtime=npm source=${source} window=${window} summarizer=${summarizer} steps=${run.steps} compactions=${run.compactions} checkpoints=${run.checkpoints} max_request_tokens=${run.maxRequest} minimum_exceeded=${run.minimumExceeded} over_budget_steps=${run.overBudget} ms=${run.ms}`;
+}
+
+/**
+ * The seeded generated sessions at each of `windows`: every request fits (the windowed
+ * summarizer at 8k too, or a typed reason says why not), the task alone fits, small windows
+ * compact. The windows are split over test files so that Node runs them side by side.
+ */
+export async function checkGeneratedAt(windows) {
+  const files = generatedFiles();
+  assert.ok(files.length >= 1, 'scripts/test-npm.sh writes the generated sessions (LONG_TURN_DIR)');
+  for (const file of files) {
+    const events = readJsonl(file);
+    for (const window of windows) {
+      // The windowed summarizer (rolling steps, like an LLM) at 8k; bench/long-turns.js runs
+      // it at every window, with 1,000-step sessions.
+      for (const windowed of window === 8000 ? [false, true] : [false]) {
+        const run = await driveLongTurn(events, window, { windowed });
+        console.log(reportLine(path.basename(file, '.jsonl'), window, windowed ? 'windowed' : 'extractive', run));
+        assert.equal(run.minimumExceeded, 0, 'the task alone fits every window');
+        if (!windowed) assert.equal(run.overBudget, 0, 'every request fits');
+        assert.ok(window > 16000 || run.checkpoints > 0, 'small windows compact');
+      }
+    }
+  }
 }
