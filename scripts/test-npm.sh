@@ -67,19 +67,44 @@ step "node --test (the built package, imported as a user would)"
 (cd pkg-tests && node --test --test-concurrency=4 test/)
 
 NODE24_BIN="$(bash scripts/node24.sh)"
-step "Node 24: the node:sqlite store, and the PostgreSQL store's rows against it (both skip that on Node 20)"
-(cd pkg-tests && PATH="$NODE24_BIN:$PATH" node --test test/stores-sqlite.test.js test/stores-postgres.test.js)
-
-step "Node 24 + ai@7: pkg-tests/node24 and examples/ai-sdk-agent"
-(
+# The Node 24 suites and Chromium run side by side (each mostly waits on loopback servers,
+# timers and child processes); each one's output is printed whole when all have ended.
+logs=$(mktemp -d)
+side_by_side() {
+  local name=$1 status=0
+  shift
+  echo "== started: $name"
+  ( "$@" ) >"$logs/$name.log" 2>&1 || status=$?
+  echo "$status" >"$logs/$name.status"
+}
+node24_stores() {
+  cd pkg-tests
+  PATH="$NODE24_BIN:$PATH" node --test test/stores-sqlite.test.js test/stores-postgres.test.js
+}
+node24_ai_sdk() {
   export PATH="$NODE24_BIN:$PATH"
   (cd examples/ai-sdk-agent && npm ci --no-audit --no-fund)
   cd pkg-tests/node24
   npm ci --no-audit --no-fund
   npx tsc -p types
-  node --test test/*.test.js
-)
-
-step "headless Chromium (the web build)"
-(cd pkg-tests && node --test browser/)
+  # Node 24 runs one file at a time on two cores by default; these mostly wait.
+  node --test --test-concurrency=4 test/*.test.js
+}
+chromium_web() {
+  cd pkg-tests
+  node --test browser/
+}
+step "Node 24 (the node:sqlite store, the PostgreSQL store's rows against it; ai@7, pkg-tests/node24, examples/ai-sdk-agent) and headless Chromium (the web build), side by side"
+side_by_side node24-stores node24_stores &
+side_by_side node24-ai-sdk node24_ai_sdk &
+side_by_side chromium chromium_web &
+wait
+failed=0
+for name in node24-stores node24-ai-sdk chromium; do
+  echo "== $name (exit $(cat "$logs/$name.status"))"
+  cat "$logs/$name.log"
+  [ "$(cat "$logs/$name.status")" = 0 ] || failed=1
+done
+rm -rf "$logs"
 step ""
+exit "$failed"
