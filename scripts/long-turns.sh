@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Long agent turns, end to end (issue 16 evidence), with the figures docs/performance.md reports:
-#  1. the host test `long_turns` (its ignored 1,000-step session included): generated and real
+#  1. the host test `long_turns` (its ignored second seed and 1,000-step session included): generated and real
 #     trajectories through the native runtime on SQLite at 4k, 8k, 16k and 128k windows, then the
 #     same sessions through the npm package (pkg-tests/bench/long-turns.js), one table each;
 #  2. one ~90,000-event session built from the real trajectories (each one a turn, repeated

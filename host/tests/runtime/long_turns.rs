@@ -203,27 +203,32 @@ fn report(source: &str, window: u64, summarizer: &str, run: &Run) {
     );
 }
 
-// The two seeds replay independently, one task each on two workers: the test takes the time
-// of one seed, not of both (it was the longest test of CI's `cargo test`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn generated_long_turns_fit_every_step_at_every_window() {
-    let seeds = [1u64, 2].map(|seed| {
-        tokio::spawn(async move {
-            let spec = LongTurnSpec::new(seed, 60).with_prior_turns(2);
-            let (events, turn) = (long_turn_session(&spec), spec.task_turn_id());
-            for window in WINDOWS {
-                let run = drive(&events, &turn, window, ExtractiveSummarizer).await;
-                report(&format!("generated-{seed}"), window, "extractive", &run);
-                assert_eq!(run.minimum_exceeded, 0, "the task alone fits every window");
-                assert_eq!(run.over_budget, 0, "every request fits");
-                let run = drive(&events, &turn, window, WindowedExtractive).await;
-                report(&format!("generated-{seed}"), window, "windowed", &run);
-            }
-        })
-    });
-    for seed in seeds {
-        seed.await.expect("a seed's replay passes");
+/// The seeded generated session of `seed` at every window, with the extractive summarizer and
+/// with one presented as an LLM with an input window.
+async fn generated_fits_at_every_window(seed: u64) {
+    let spec = LongTurnSpec::new(seed, 60).with_prior_turns(2);
+    let (events, turn) = (long_turn_session(&spec), spec.task_turn_id());
+    for window in WINDOWS {
+        let run = drive(&events, &turn, window, ExtractiveSummarizer).await;
+        report(&format!("generated-{seed}"), window, "extractive", &run);
+        assert_eq!(run.minimum_exceeded, 0, "the task alone fits every window");
+        assert_eq!(run.over_budget, 0, "every request fits");
+        let run = drive(&events, &turn, window, WindowedExtractive).await;
+        report(&format!("generated-{seed}"), window, "windowed", &run);
     }
+}
+
+#[tokio::test]
+async fn generated_long_turns_fit_every_step_at_every_window() {
+    generated_fits_at_every_window(1).await;
+}
+
+/// A second seed: the same guarantees on another generated session (the long run; CI's test
+/// command runs seed 1 here and in the npm package's long-turn tests).
+#[tokio::test]
+#[ignore = "long run: scripts/long-turns.sh"]
+async fn a_second_generated_seed_fits_every_step_at_every_window() {
+    generated_fits_at_every_window(2).await;
 }
 
 fn trajectories() -> Vec<PathBuf> {
