@@ -93,11 +93,8 @@ fi
 
 # The workspace's native crates, selected as scripts/test.sh selects them (the same features,
 # so its debug test build is reused, nothing recompiles). host/tests/component/ is the one
-# test binary that drives wasmtime; its benchmark is bench/component.sh's. The calibration
-# tests are left out as they were before the binaries were merged (issue 38: one of them
-# fails against the current component; to be fixed on its own).
+# test binary that drives wasmtime; its benchmark is bench/component.sh's.
 native=(--workspace --exclude contextfold-component --exclude contextfold-hostile-guest)
 export CONTEXTFOLD_COMPONENTS_DIR="$PWD/$out"
 cargo test -q "${native[@]}" --test behaviour -- --nocapture
-cargo test -q "${native[@]}" --test component -- --ignored --skip component_bench:: \
-  --skip component_calibration:: --nocapture
+cargo test -q "${native[@]}" --test component -- --ignored --skip component_bench:: --nocapture

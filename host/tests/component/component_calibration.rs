@@ -81,10 +81,11 @@ fn a_learned_calibration_scales_the_projection_and_decides_fits() {
             .expect("projects"),
     )
     .expect("json");
-    assert_eq!(calibrated["ratioPermille"], 1500);
+    // The learned ratio plus the core's 2% calibration margin (`CALIBRATION_MARGIN_PERMILLE`).
+    assert_eq!(calibrated["ratioPermille"], 1530);
     assert_eq!(calibrated["uncalibratedTokens"], estimate);
     let scaled = calibrated["estimatedTokens"].as_u64().expect("tokens");
-    assert!(scaled.abs_diff(estimate * 3 / 2) <= 40, "{scaled} vs 1.5 x {estimate}");
+    assert!(scaled.abs_diff(estimate * 153 / 100) <= 40, "{scaled} vs 1.53 x {estimate}");
 
     // A window that holds the estimate but not 1.5 times it.
     let window = (estimate * 13 / 10) * 4 / 3 + 8;
