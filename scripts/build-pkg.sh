@@ -29,13 +29,9 @@ if [ "$wasm_opt" != none ] && [ -z "${WASM_OPT:-}" ] && [ ! -x "$wasm_opt" ]; th
   (cd pkg-tests && npm ci --no-audit --no-fund >/dev/null)
 fi
 
-# The wasm32 builds share no compiled crate with the native debug builds (another target and
-# profile, even for proc macros), so they have a target directory of their own: scripts/test.sh
-# runs them beside the native build without waiting on its lock.
-wasm_target="${CONTEXTFOLD_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}/wasm}"
-CARGO_TARGET_DIR="$wasm_target" cargo build -p contextfold-wasm --target wasm32-unknown-unknown \
-  --profile wasm-release
-wasm="$wasm_target/wasm32-unknown-unknown/wasm-release/contextfold_wasm.wasm"
+cargo build -p contextfold-wasm --target wasm32-unknown-unknown --profile wasm-release
+target_dir=${CARGO_TARGET_DIR:-target}
+wasm="$target_dir/wasm32-unknown-unknown/wasm-release/contextfold_wasm.wasm"
 
 rm -rf pkg/dist
 strip=(--remove-name-section --remove-producers-section)

@@ -5,14 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # wasm32-wasip2 is checked (the same code for the same architecture; the full code generation
 # and link are the wasm32-unknown-unknown build below, whose module is inspected).
-# The wasm32 builds share no compiled crate with the native debug builds (another target and
-# profile, even for proc macros), so they have a target directory of their own: scripts/test.sh
-# runs them beside the native build without waiting on its lock.
-wasm_target="${CONTEXTFOLD_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}/wasm}"
-CARGO_TARGET_DIR="$wasm_target" cargo check -q -p contextfold-core --target wasm32-wasip2
-CARGO_TARGET_DIR="$wasm_target" cargo build -q -p contextfold-core --release \
-  --target wasm32-unknown-unknown --example wasm_probe
-module="$wasm_target/wasm32-unknown-unknown/release/examples/wasm_probe.wasm"
+cargo check -q -p contextfold-core --target wasm32-wasip2
+cargo build -q -p contextfold-core --release --target wasm32-unknown-unknown --example wasm_probe
+module="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/examples/wasm_probe.wasm"
 found=$(python3 scripts/wasm_imports.py "$module")
 if [ -n "$found" ]; then
   echo "FAIL: the core's wasm build imports from its host:"

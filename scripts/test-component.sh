@@ -15,16 +15,13 @@ if ! wasm-tools --version 2>/dev/null | grep -q "^wasm-tools ${WASM_TOOLS_VERSIO
     --no-default-features --features component,validate,print
 fi
 
-# The wasm32 builds share no compiled crate with the native debug builds (another target and
-# profile, even for proc macros), so they have a target directory of their own: scripts/test.sh
-# runs them beside the native build without waiting on its lock.
-wasm_target="${CONTEXTFOLD_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}/wasm}"
+target_dir="${CARGO_TARGET_DIR:-target}"
 out=target/components
 mkdir -p "$out"
-CARGO_TARGET_DIR="$wasm_target" cargo build -q --release --target wasm32-unknown-unknown \
+cargo build -q --release --target wasm32-unknown-unknown \
   -p contextfold-component -p contextfold-hostile-guest
 for crate in contextfold_component:contextfold_compactor contextfold_hostile_guest:contextfold_hostile; do
-  module="${wasm_target}/wasm32-unknown-unknown/release/${crate%%:*}.wasm"
+  module="${target_dir}/wasm32-unknown-unknown/release/${crate%%:*}.wasm"
   wasm-tools component new "$module" -o "$out/${crate##*:}.wasm"
   wasm-tools validate --features all "$out/${crate##*:}.wasm"
 done

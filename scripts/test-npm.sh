@@ -6,15 +6,8 @@
 # store on Node 24 (checked by the native `contextfold verify`) and headless Chromium.
 # Installs what it needs, idempotently: the wasm32 target, wasm-bindgen-cli (pinned to the
 # crate's exact version), Debian's chromium, and the test project's npm packages (npm ci).
-#
-#   bash scripts/test-npm.sh               # build the package, then test it
-#   bash scripts/test-npm.sh --build-only  # install, npm ci and build the package; no tests
-#   CONTEXTFOLD_PKG_BUILT=1 bash scripts/test-npm.sh   # test the package built just before
-#                                          # (scripts/test.sh builds it beside the native build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_only=0
-[ "${1:-}" = --build-only ] && build_only=1
 
 # step NAME: prints NAME, and the seconds the step before it took.
 step_name='' step_start=$SECONDS
@@ -37,25 +30,19 @@ if ! command -v chromium >/dev/null; then
 fi
 
 # scripts/test.sh sets CONTEXTFOLD_WORKSPACE_TESTED=1: its workspace `cargo test` has run these.
-if [ "$build_only" = 0 ] && [ "${CONTEXTFOLD_WORKSPACE_TESTED:-0}" != 1 ]; then
+if [ "${CONTEXTFOLD_WORKSPACE_TESTED:-0}" != 1 ]; then
   echo "== native: binding unit tests and the native compaction fixture"
   cargo test -p contextfold-wasm
   cargo test -p contextfold-conformance --test native_compaction
 fi
 
-if [ "${CONTEXTFOLD_PKG_BUILT:-0}" != 1 ]; then
-  step "npm ci (pkg-tests)"
-  (cd pkg-tests && npm ci --no-audit --no-fund)
+step "npm ci (pkg-tests)"
+(cd pkg-tests && npm ci --no-audit --no-fund)
 
-  step "build pkg/"
-  # The package as it ships: wasm-opt -O1 (npm binaryen, from the npm ci above) and the layout
-  # run by default; never WASM_OPT=none here, the tests must see the shipped module.
-  WASM_OPT='' bash scripts/build-pkg.sh
-fi
-if [ "$build_only" = 1 ]; then
-  step ""
-  exit 0
-fi
+step "build pkg/"
+# The package as it ships: wasm-opt -O1 (npm binaryen, from the npm ci above) runs by default,
+# about 20 s on 2 cores; never WASM_OPT=none here, the tests must see the shipped module.
+WASM_OPT='' bash scripts/build-pkg.sh
 
 step "TypeScript: pkg/index.d.ts as a user compiles against it"
 (cd pkg-tests && npx tsc -p types && npx tsc -p types/tsconfig.ai.json)

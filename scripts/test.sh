@@ -5,9 +5,8 @@
 #
 # Built once each: the workspace's debug test build (one test binary per area, e.g.
 # host/tests/cli/; wasmtime only in host/tests/component/), reused by every later script
-# through the same package selection; and, beside it in target/wasm, the core's wasm32 probe,
-# the components (scripts/test-component.sh) and the npm package (scripts/test-npm.sh;
-# scripts/conformance.sh requires it instead of rebuilding it).
+# through the same package selection; the components (scripts/test-component.sh); the npm
+# package (scripts/test-npm.sh; scripts/conformance.sh requires it instead of rebuilding it).
 # The long suites are named scripts, not run here: the full `scripts/reliability.sh`
 # (10,000 cases per invariant, 200 kills, cargo-fuzz), `scripts/mutants.sh`,
 # `scripts/long-turns.sh`, `bench/*.sh`; their last results are in docs/reliability.md and
@@ -28,13 +27,6 @@ if [ -z "${CONTEXTFOLD_PG_URL:-}" ]; then
   echo "== PostgreSQL: no server binaries (apt-get install postgresql): its tests are skipped"
 fi
 start=$SECONDS
-ram='' wasm_pid=''
-# On any exit: stop the wasm builds if they still run, remove the RAM directory.
-cleanup() {
-  if [ -n "$wasm_pid" ]; then pkill -P "$wasm_pid" 2>/dev/null || true; kill "$wasm_pid" 2>/dev/null || true; fi
-  [ -z "$ram" ] || rm -rf "$ram"
-}
-trap cleanup EXIT
 # Tests write real SQLite files and fsync every durable append; on a RAM filesystem those waits
 # vanish (the long-turn tests spent about a third of their time in them on the CI disk) while
 # every file stays a real SQLite database. Durability itself is proved by the power-loss and
@@ -44,6 +36,7 @@ if [ -n "${CONTEXTFOLD_TEST_TMPDIR:-}" ]; then
   export TMPDIR=$CONTEXTFOLD_TEST_TMPDIR
 elif [ -d /dev/shm ] && [ -w /dev/shm ]; then
   ram=$(mktemp -d /dev/shm/contextfold-test.XXXXXX)
+  trap 'rm -rf "$ram"' EXIT
   # Tools (npm, build scripts) may run programs from TMPDIR: only an executable mount will do.
   printf '#!/bin/sh\n' >"$ram/probe" && chmod +x "$ram/probe"
   if "$ram/probe" 2>/dev/null; then export TMPDIR=$ram; fi
@@ -69,28 +62,6 @@ phase fmt cargo fmt --all -- --check
 # and scripts/build-pkg.sh build them for wasm32.
 CLIPPY_DRIVER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
 export CLIPPY_DRIVER RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc.sh"
-# The wasm32 builds (the core's import probe for both wasm targets, the components, the npm
-# package) run beside the native test build: they share no compiled crate with it and have a
-# target directory of their own (target/wasm), so they take the cores the native build leaves
-# idle instead of running after it. Their output is printed when the `wasm-builds` phase waits
-# for them; the later scripts test what they built (CONTEXTFOLD_PKG_BUILT=1: the package is not
-# built twice).
-wasm_log=$(mktemp)
-wasm_builds() {
-  bash scripts/check-wasm-imports.sh
-  bash scripts/test-component.sh --build-only
-  bash scripts/test-npm.sh --build-only
-}
-(set -e; wasm_builds) >"$wasm_log" 2>&1 &
-wasm_pid=$!
-wait_wasm_builds() {
-  local status=0
-  wait "$wasm_pid" || status=$?
-  wasm_pid=''
-  cat "$wasm_log"
-  return "$status"
-}
-
 # build_tests: every target, and the `test = false` suites scripts/reliability.sh runs (Cargo
 # drops `--test NAME` when `--all-targets` is given, so they are a second, cheap command).
 build_tests() {
@@ -105,8 +76,7 @@ phase build-and-lint build_tests
 docs=(-p contextfold-core -p contextfold-conformance -p contextfold-wasm)
 phase rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc -q "${docs[@]}" --no-deps
 phase cargo-test cargo test "${native[@]}"
-phase wasm-builds wait_wasm_builds
-export CONTEXTFOLD_PKG_BUILT=1
+phase wasm-imports bash scripts/check-wasm-imports.sh
 
 # host: demo, verify and --json shapes through the binary; component: the wasmtime component
 # and its ignored tests; npm: the package in Node and Chromium; conformance: the golden vectors

@@ -18,11 +18,8 @@ bin=pkg-tests/node_modules/.bin
 features=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd)
 
-# The wasm32 builds' own target directory, as scripts/build-pkg.sh's.
-wasm_target="${CONTEXTFOLD_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}/wasm}"
-CARGO_TARGET_DIR="$wasm_target" cargo build -q -p contextfold-wasm --target wasm32-unknown-unknown \
-  --profile wasm-release
-wasm="$wasm_target/wasm32-unknown-unknown/wasm-release/contextfold_wasm.wasm"
+cargo build -q -p contextfold-wasm --target wasm32-unknown-unknown --profile wasm-release
+wasm="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/wasm-release/contextfold_wasm.wasm"
 wasm-bindgen --target web --out-dir "$out" --out-name m "$wasm"
 module="$out/m_bg.wasm"
 
