@@ -146,14 +146,7 @@ impl PgLedger {
         let tx =
             client.transaction().await.map_err(PgError::during("starting a projection rebuild"))?;
         Self::lock_session(&tx, session_id).await?;
-        let lookup = lookup_from(recover(&*tx, session_id).await?, Vec::new());
-        tx.execute("DELETE FROM checkpoint_projection WHERE session_id = $1", &[&session_id])
-            .await
-            .map_err(PgError::during("clearing the projection row"))?;
-        if let (Some(checkpoint), Some(event_id)) = (&lookup.checkpoint, &lookup.agent_run_event_id)
-        {
-            write_projection(&*tx, checkpoint, event_id).await?;
-        }
+        let lookup = reproject(&*tx, session_id).await?;
         tx.commit().await.map_err(PgError::during("committing a projection rebuild"))?;
         Ok(lookup)
     }
@@ -177,17 +170,27 @@ impl PgLedger {
         checkpoint_records(&*tx, session_id).await?.check_retractable(session_id, checkpoint_id)?;
         let record = retraction_record(session_id, event_id, recorded_at_ms, checkpoint_id, reason);
         insert_agent_run_event(&tx, &record).await?;
-        let lookup = lookup_from(recover(&*tx, session_id).await?, Vec::new());
-        tx.execute("DELETE FROM checkpoint_projection WHERE session_id = $1", &[&session_id])
-            .await
-            .map_err(PgError::during("clearing the projection row"))?;
-        if let (Some(checkpoint), Some(event_id)) = (&lookup.checkpoint, &lookup.agent_run_event_id)
-        {
-            write_projection(&*tx, checkpoint, event_id).await?;
-        }
+        let lookup = reproject(&*tx, session_id).await?;
         tx.commit().await.map_err(PgError::during("committing a retraction"))?;
         Ok(lookup)
     }
+}
+
+/// Replaces the projection row of `session_id` by what recovery selects now (removes it when
+/// nothing is selected) and returns that selection; the caller holds the session's lock.
+async fn reproject(
+    client: &impl GenericClient,
+    session_id: &str,
+) -> Result<CheckpointLookup, StoreError> {
+    let lookup = lookup_from(recover(client, session_id).await?, Vec::new());
+    client
+        .execute("DELETE FROM checkpoint_projection WHERE session_id = $1", &[&session_id])
+        .await
+        .map_err(PgError::during("clearing the projection row"))?;
+    if let (Some(checkpoint), Some(event_id)) = (&lookup.checkpoint, &lookup.agent_run_event_id) {
+        write_projection(client, checkpoint, event_id).await?;
+    }
+    Ok(lookup)
 }
 
 async fn recover(client: &impl GenericClient, session_id: &str) -> Result<Recovery, StoreError> {
