@@ -6,42 +6,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { APICallError, generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { APICallError, generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { getEncoding } from 'js-tiktoken';
-import { z } from 'zod';
 import { digestPrefix, matchCheckpoint } from 'contextfold';
 import { MemoryStore } from 'contextfold/stores/memory';
 import { contextfold } from 'contextfold/ai-sdk';
 import { toolPairs } from './helpers.js';
+import { encoding, promptTokens, tools } from './build-log-agent.js';
 
-const encoding = getEncoding('o200k_base');
 const TASK = 'Fix the failing build: find the type error in the parser and make `cargo build` pass.';
 const WINDOW = 8000;
-
-/** Tool output of 300-1,500 tokens: lines of a build log. */
-function output(step) {
-  const lines = 10 + ((step * 37) % 40);
-  return Array.from({ length: lines }, (_, i) => `   Compiling crate_${step}_${i} v0.${i % 7}.${step} (src/module_${i}/parser_${step}.rs) error[E0${300 + ((i * step) % 300)}]`).join('\n');
-}
-
-const tools = {
-  run_shell: tool({ inputSchema: z.object({ command: z.string() }), execute: async ({ command }) => `$ ${command}\n${output(Number(command.split('_').at(-1)))}` }),
-};
-
-/** Tokens of a provider-level prompt (every text, tool input and output), o200k_base. */
-function promptTokens(prompt) {
-  let tokens = 0;
-  for (const message of prompt) {
-    const parts = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-    for (const part of parts) {
-      const text = part.text ?? (part.type === 'tool-call' ? JSON.stringify(part.input) : part.type === 'tool-result' ? JSON.stringify(part.output) : JSON.stringify(part));
-      tokens += encoding.encode(text).length + 3;
-    }
-  }
-  return tokens;
-}
 
 /** A scripted V3 model refusing prompts over the window; records each prompt's checks. */
 function windowedModel(steps, { stream = false, window = WINDOW, system = null } = {}) {

@@ -11,42 +11,17 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { getEncoding } from 'js-tiktoken';
-import { z } from 'zod';
 import { JsonlFileStore } from 'contextfold/stores/jsonl';
 import { contextfold } from 'contextfold/ai-sdk';
 import { toolPairs } from './helpers.js';
+import { promptTokens, tools } from './build-log-agent.js';
 
-const encoding = getEncoding('o200k_base');
 const WINDOW = 8000;
 const STEPS = 40;
 const PROCESSES = 3;
 const TASK = 'Fix the failing build: `cargo build` stops with a type error in the expression parser.';
-
-/** Tool output of 300-1,500 tokens: lines of a build log. */
-function output(step) {
-  const lines = 10 + ((step * 37) % 40);
-  return Array.from({ length: lines }, (_, i) => `   Compiling crate_${step}_${i} v0.${i % 7}.${step} (src/module_${i}/parser_${step}.rs) error[E0${300 + ((i * step) % 300)}]`).join('\n');
-}
-
-const tools = {
-  run_shell: tool({ inputSchema: z.object({ command: z.string() }), execute: async ({ command }) => `$ ${command}\n${output(Number(command.split('_').at(-1)))}` }),
-};
-
-/** The o200k tokens of a provider-level prompt (texts, tool inputs and outputs, 3 an item). */
-function promptTokens(prompt) {
-  let tokens = 0;
-  for (const message of prompt) {
-    const parts = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-    for (const part of parts) {
-      const text = part.text ?? (part.type === 'tool-call' ? JSON.stringify(part.input) : part.type === 'tool-result' ? JSON.stringify(part.output) : JSON.stringify(part));
-      tokens += encoding.encode(text).length + 3;
-    }
-  }
-  return tokens;
-}
 
 /** A scripted model: tool calls, then an answer at each process's last step; every part has item ids. */
 function scriptedModel(state) {
