@@ -2,7 +2,7 @@
 // This file converts errors and drives the compaction transaction asynchronously (values cross
 // the boundary through values.js); every decision is the Rust core's.
 import {
-  ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, jsonlBytes, projectInput, useUtf16ToString,
+  ContextfoldError, convertError, decode, decodeProjection, encode, encodeEvents, encodeObjects, jsonlBytes, projectInput, useUtf16ToString,
   withoutCounter,
 } from './values.js';
 import { usageFact } from './usage.js';
@@ -74,6 +74,11 @@ export function providerFailure(error) {
   return { kind: 'unavailable', message };
 }
 
+/** `input` without its `events` (which go to wasm as their own argument). */
+function withoutEvents({ events: _events, ...options }) {
+  return options;
+}
+
 function randomCheckpointId() {
   return `cp-${globalThis.crypto.randomUUID()}`;
 }
@@ -132,13 +137,12 @@ export function createApi(raw, options = {}) {
         if (log !== undefined) {
           const events = log();
           if (!events) throw new ContextfoldError('log_freed', 'the event log has been freed');
-          this.#raw = events.startCompaction(encode({ ...input, events: [] }), count);
+          this.#raw = events.startCompaction(encode(withoutEvents(input)), count);
           return;
         }
-        const bytes = input !== null && typeof input === 'object' ? jsonlBytes(input.events) : undefined;
-        this.#raw = bytes === undefined
-          ? new raw.CompactionSession(encode(input), undefined, count)
-          : new raw.CompactionSession(encode({ ...input, events: [] }), bytes, count);
+        const events = input !== null && typeof input === 'object' ? input.events : undefined;
+        const options = events === undefined ? input : withoutEvents(input);
+        this.#raw = new raw.CompactionSession(encode(options), events === undefined ? undefined : encodeEvents(events), count);
       } catch (error) {
         throw convertError(error);
       }
@@ -221,7 +225,7 @@ export function createApi(raw, options = {}) {
         }
         const list = Array.isArray(events) ? events : [events];
         const held = HeldStrings.collect(list);
-        const length = this.#raw.append(encode(list), held !== null);
+        const length = this.#raw.append(encodeObjects(list, true), held !== null);
         this.#held.appended(held, length);
         return length;
       });

@@ -5,12 +5,13 @@
 // events with those copies (the same strings compare by identity first, so an unchanged event
 // costs a walk over its fields, not a scan of its text), so an event the caller changed in place
 // is always seen: a call whose events extend the last call's appends only the new ones (their
-// JSON text), and the log projects (its long strings shared back, held-strings.js; the
-// checkpoint's prefix verified once) or digests (kept incrementally). Other events start a new
+// value tape, tape.js, or else their JSON text), and the log projects (its long strings shared
+// back, held-strings.js; the checkpoint's prefix verified once) or digests (kept incrementally). Other events start a new
 // log. Whatever the log refuses (an invalid log, a value JSON cannot write or that is not plain
 // data, a projection error) goes the plain way, the whole input as JSON text, so results and
 // errors are those of the plain way. Memory: one call's events, in wasm and as the copies.
 import { HeldStrings } from './held-strings.js';
+import { eventsTape } from './tape.js';
 
 /** Fewer events than this go the plain way: a log is not worth keeping for them. */
 const MIN_LOGGED_EVENTS = 64;
@@ -50,9 +51,8 @@ export class LastLog {
       if (first === events.length) return this.#raw;
       const fresh = events.slice(first);
       const copies = fresh.map(copy);
-      const json = JSON.stringify(fresh);
       const held = HeldStrings.collect(fresh);
-      this.#raw.append(json, held !== null);
+      this.#raw.append(eventsTape(fresh, { shared: true }) ?? JSON.stringify(fresh), held !== null);
       this.#held.appended(held, events.length);
       for (const c of copies) this.#copies.push(c);
       return this.#raw;

@@ -1,5 +1,5 @@
 // How values cross between JavaScript and the raw wasm-bindgen exports: errors, structured
-// arguments (JSON text, or the value itself when it holds a BigInt), events as JSONL bytes, and
+// arguments (JSON text, or a value tape: tape.js), events as JSONL bytes, and
 // results (JSON text, UTF-16 code units when large, a projection's long strings sent in a UTF-16
 // table). No decision is taken here.
 
@@ -21,18 +21,27 @@ export class ContextfoldError extends Error {
 
 /**
  * Encodes a structured argument for the wasm exports: JSON text (one cheap copy across the
- * boundary), or the value itself when it holds a BigInt, which JSON cannot write; the Rust side
- * then reads it exactly through serde-wasm-bindgen.
+ * boundary), or a value tape (tape.js) when it holds a BigInt, which JSON cannot write.
  */
 export function encode(value) {
   if (value === undefined) return undefined;
   try {
     return JSON.stringify(value);
   } catch (error) {
-    if (error instanceof TypeError) return value;
+    if (error instanceof TypeError) return exactTape(value);
     throw error;
   }
 }
+
+/**
+ * Encodes events given as an array of objects: their tape when it carries them (tape.js; in
+ * its shared buffer with `shared`), else `encode`.
+ */
+export function encodeObjects(events, shared = false) {
+  return eventsTape(events, { shared }) ?? encode(events);
+}
+
+import { eventsTape, exactTape } from './tape.js';
 
 const textEncoder = new TextEncoder();
 
@@ -65,9 +74,9 @@ export function jsonlBytes(events) {
   return textEncoder.encode(events);
 }
 
-/** Encodes an events argument: JSONL bytes (see `jsonlBytes`), else JSON text of the array. */
+/** Encodes an events argument: JSONL bytes (see `jsonlBytes`), else as `encodeObjects`. */
 export function encodeEvents(events) {
-  return jsonlBytes(events) ?? encode(events);
+  return jsonlBytes(events) ?? encodeObjects(events);
 }
 
 const utf16Decoder = new TextDecoder('utf-16le');
@@ -119,18 +128,12 @@ export function decodeProjection(result) {
   return projection;
 }
 
-/**
- * `project()`: events given as JSONL go to wasm as bytes beside the options, any other input
- * as the JSON text of the whole (read by wasm straight from the text).
- */
+/** `project()`: the options as JSON text, the events beside them (`encodeEvents`). */
 export function projectInput(raw, input) {
   const [plain, count] = withoutCounter(input);
-  const bytes = plain !== null && typeof plain === 'object' ? jsonlBytes(plain.events) : undefined;
-  if (bytes !== undefined) {
-    const { events: _events, ...options } = plain;
-    return decodeProjection(raw.project(encode(options), bytes, count));
-  }
-  return decodeProjection(raw.project(encode(plain), undefined, count));
+  if (plain === null || typeof plain !== 'object') return decodeProjection(raw.project(encode(plain), undefined, count));
+  const { events, ...options } = plain;
+  return decodeProjection(raw.project(encode(options), events === undefined ? undefined : encodeEvents(events), count));
 }
 
 /**

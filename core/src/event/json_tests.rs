@@ -270,3 +270,39 @@ fn text_read_agrees_with_the_value_route() {
         }
     }
 }
+
+const JSONL_EVENT: &str = r#"{"sessionId":"s","runId":"r","turnId":"t","runtimeEventId":"e1","seq":1,"content":{"type":"user_text","text":"héllo"}}"#;
+
+fn jsonl_error(text: &str) -> (usize, &'static str) {
+    let error = RuntimeEvent::parse_jsonl_lines(text).expect_err("a bad line");
+    (error.line, error.source.code())
+}
+
+#[test]
+fn jsonl_lines_skip_blanks_and_keep_each_event_s_line() {
+    let event2 = JSONL_EVENT.replace("e1", "e2").replace("\"seq\":1", "\"seq\":2");
+    let text = format!("\r\n{JSONL_EVENT}\r\n   \n{event2}\n");
+    let (events, lines) = RuntimeEvent::parse_jsonl_lines(&text).expect("parses");
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(lines, [2, 4]);
+    assert!(RuntimeEvent::parse_jsonl("").expect("empty").is_empty());
+    assert!(RuntimeEvent::parse_jsonl("\n\n").expect("blank").is_empty());
+}
+
+#[test]
+fn a_jsonl_duplicate_key_keeps_its_last_value() {
+    // The text fast path refuses a repeated field; the value route reads it as serde_json does.
+    let text = JSONL_EVENT.replace("\"seq\":1", "\"seq\":1,\"seq\":2");
+    assert_eq!(RuntimeEvent::parse_jsonl(&text).expect("parses")[0].seq, 2);
+}
+
+#[test]
+fn bad_jsonl_lines_report_their_number_and_code() {
+    assert_eq!(jsonl_error(&format!("{JSONL_EVENT}\n{{not json")), (2, "event_syntax"));
+    let unknown = JSONL_EVENT.replace("user_text", "telepathy");
+    assert_eq!(jsonl_error(&format!("\n\n{unknown}")), (3, "event_unknown_kind"));
+    let extra = JSONL_EVENT.replace("\"seq\":1", "\"seq\":1,\"mood\":\"ok\"");
+    assert_eq!(jsonl_error(&extra), (1, "event_unknown_field"));
+    assert_eq!(jsonl_error(&JSONL_EVENT.replace("\"seq\":1,", "")), (1, "event_invalid"));
+    assert_eq!(jsonl_error("[]"), (1, "event_missing_kind"));
+}

@@ -6,8 +6,9 @@
 //! come back as JSON text for `JSON.parse`. Crossing the boundary as one string is far cheaper
 //! than building or walking a JS object graph field by field.
 //!
-//! Exact path: `JSON.stringify` cannot write a `BigInt`, so an argument holding one is passed as
-//! the JS value itself and read by a walk of it (BigInts exactly). Results holding an integer
+//! Tape: `JSON.stringify` cannot write a `BigInt`, so an argument holding one comes as a value
+//! tape (a `DataView`, [`crate::tape`]) with its BigInts as exact integers; so do the events the
+//! wrapper sends as plain objects, for speed. Results holding an integer
 //! beyond 2^53 come back as JS objects with that integer as a `BigInt` instead of JSON text, so
 //! 64-bit counts never lose precision. Every other number is a plain JS number.
 //!
@@ -21,6 +22,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
+
+use crate::tape::from_tape;
 
 /// 2^53: the largest integer below which every integer is a double.
 const MAX_SAFE: u64 = 1 << 53;
@@ -121,12 +124,15 @@ impl From<BindingError> for JsValue {
     }
 }
 
-/// Reads a JS argument as JSON: JSON text from the wrapper, or a JS value holding a `BigInt`.
+/// Reads a JS argument as JSON: JSON text from the wrapper, a value tape ([`tape_bytes`]), or
+/// `undefined` or `null` (null).
 /// Integral numbers are read as integers.
 pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
-    let mut json: Value = match value.as_string() {
-        Some(text) => value_from_text(&text).map_err(|e| BindingError::invalid(what, e))?,
-        None => json_from_exact_js(&value).map_err(|detail| BindingError::invalid(what, detail))?,
+    let mut json: Value = match (value.as_string(), tape_bytes(&value)) {
+        (Some(text), _) => value_from_text(&text).map_err(|e| BindingError::invalid(what, e))?,
+        (None, Some(tape)) => from_tape(&tape).map_err(|e| BindingError::invalid(what, e))?,
+        (None, None) if value.is_undefined() || value.is_null() => Value::Null,
+        (None, None) => return Err(BindingError::invalid(what, "not JSON text or a value tape")),
     };
     integral_numbers_as_integers(&mut json);
     Ok(json)
@@ -206,58 +212,20 @@ fn exact_js(json: &Value) -> Result<JsValue, JsValue> {
     })
 }
 
-/// Reads a JS value the wrapper could not write as JSON text (it holds a `BigInt`) as JSON:
-/// `null` and `undefined` are null, a safe integer an integer, a `BigInt` an integer in
-/// `i64::MIN..=u64::MAX`, NaN and the infinities null (as `JSON.stringify` writes them), arrays
-/// and plain objects (or `Map`s with string keys) their items; anything else is refused.
-fn json_from_exact_js(value: &JsValue) -> Result<Value, String> {
-    if value.is_null() || value.is_undefined() {
-        return Ok(Value::Null);
-    }
-    if let Some(b) = value.as_bool() {
-        return Ok(Value::Bool(b));
-    }
-    if value.is_bigint() {
-        return match i64::try_from(value.clone()) {
-            Ok(n) => Ok(n.into()),
-            Err(value) => u64::try_from(value).map(Value::from).map_err(|_| {
-                "a BigInt outside i64::MIN..=u64::MAX bounds is not a JSON integer".to_owned()
-            }),
-        };
-    }
-    if let Some(x) = value.as_f64() {
-        if js_sys::Number::is_safe_integer(value) {
-            return Ok((x as i64).into());
-        }
-        return Ok(Number::from_f64(x).map_or(Value::Null, Value::Number));
-    }
-    if let Some(text) = value.as_string() {
-        return Ok(Value::String(text));
-    }
-    if js_sys::Array::is_array(value) {
-        let items = js_sys::Array::from(value);
-        return items.iter().map(|item| json_from_exact_js(&item)).collect();
-    }
-    let entries = if let Some(map) = value.dyn_ref::<js_sys::Map>() {
-        js_sys::Array::from(&map.entries())
-    } else if value.is_object()
-        && !js_sys::Symbol::iterator().js_in(value)
-        && !value.is_instance_of::<js_sys::ArrayBuffer>()
-    {
-        js_sys::Object::entries(value.unchecked_ref())
-    } else {
-        return Err(format!(
-            "invalid type: {}, expected a JSON value",
-            value.js_typeof().as_string().unwrap_or_default()
-        ));
-    };
-    let mut object = serde_json::Map::new();
-    for entry in entries.iter() {
-        let entry = js_sys::Array::from(&entry);
-        let key = entry.get(0).as_string().ok_or("a map key that is not a string")?;
-        object.insert(key, json_from_exact_js(&entry.get(1))?);
-    }
-    Ok(Value::Object(object))
+/// The bytes of a value tape ([`crate::tape`]), which the wrapper passes as a `DataView` (JSONL
+/// comes as a `Uint8Array`, JSON text as a string), copied into wasm memory.
+pub fn tape_bytes(value: &JsValue) -> Option<Vec<u8>> {
+    let view = value.dyn_ref::<js_sys::DataView>()?;
+    let (offset, length) = (view.byte_offset() as u32, view.byte_length() as u32);
+    Some(
+        js_sys::Uint8Array::new_with_byte_offset_and_length(&view.buffer(), offset, length)
+            .to_vec(),
+    )
+}
+
+/// Whether `value` is a value tape that holds a `BigInt` (its first byte is 1).
+pub fn is_exact_tape(value: &JsValue) -> bool {
+    value.dyn_ref::<js_sys::DataView>().is_some_and(|v| v.byte_length() > 0 && v.get_uint8(0) == 1)
 }
 
 fn is_large(number: &Number) -> bool {

@@ -13,12 +13,11 @@ use contextfold_core::digest::PrefixHasher;
 use contextfold_core::event::{LogValidator, RuntimeEvent};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::to_js;
-use crate::events_from_js;
+use crate::convert::{from_js, to_js};
 use crate::hash_engine::BindingEngine;
-use crate::jsonl::{events_from_jsonl_js, located_log_error};
+use crate::jsonl::{JsonlEvents, located_log_error};
 use crate::measure::JsCounter;
-use crate::project::{Source, options_from_js, project_events};
+use crate::project::{Source, project_events};
 use crate::session::CompactionSession;
 
 /// An append-only event log held in wasm memory, with its running source digest.
@@ -68,13 +67,7 @@ impl EventLog {
     /// JSONL events (a `Uint8Array`, see [`crate::jsonl`]) are appended the same way; an error
     /// about one of them names its line.
     pub fn append(&mut self, events: JsValue, held: bool) -> Result<u32, JsValue> {
-        let (events, lines) = match events_from_jsonl_js(&events) {
-            Some(parsed) => {
-                let parsed = parsed?;
-                (parsed.events, parsed.lines)
-            }
-            None => (events_from_js(events)?, Vec::new()),
-        };
+        let JsonlEvents { events, lines } = crate::events_with_lines(events)?;
         let first_new = self.events.len();
         if let Err(error) = self.validator.append(&events) {
             let line_of = |index: usize| lines.get(index.checked_sub(first_new)?).copied();
@@ -133,8 +126,7 @@ impl EventLog {
         count_tokens: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
         let exact = !options.is_string();
-        let detail = "an EventLog projects its own events; leave `events` out";
-        let options = options_from_js(options, "project options", detail)?;
+        let options = from_js(options, "project options")?;
         let counter = count_tokens.map(JsCounter::new);
         let held = Some(self.held.as_slice());
         let source = Source { jsonl: None, counter: counter.as_ref(), exact, held };

@@ -18,8 +18,9 @@ pub mod session;
 pub mod session_file;
 pub mod shared_strings;
 pub mod string_table;
+pub mod tape;
 
-use contextfold_core::binding::{TextReader, match_checkpoint_prefix_with};
+use contextfold_core::binding::match_checkpoint_prefix_with;
 use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts, estimate_events};
 use contextfold_core::checkpoint::{
     RecordedCheckpointEvent, RetractionEvent, is_valid_successor, select_recovered_checkpoint_with,
@@ -42,6 +43,7 @@ use crate::convert::{BindingError, from_js, from_json, json_from_js, json_to_js,
 pub use crate::coverage::{evaluate_replay, safe_boundaries, select_safe_prefix};
 pub use crate::event_log::EventLog;
 use crate::hash_engine::BindingEngine;
+use crate::jsonl::JsonlEvents;
 pub use crate::measure::calibrate;
 pub use crate::project::project;
 pub use crate::session::CompactionSession;
@@ -61,56 +63,18 @@ pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, Binding
         .collect()
 }
 
-/// Reads an argument object that holds `events` beside its options: the events typed and the
-/// object without them. From JSON text, each event is read straight from the text
-/// ([`RuntimeEvent::read_text`], the common case) and each option as a value; anything that
-/// path does not read is read again as a JSON value ([`json_from_js`]), whose events
-/// [`events_from_json`] reads, reporting the first bad one with the core's code. The caller
-/// reads the options from the rest (serde's derive).
-pub(crate) fn read_with_events(
-    value: JsValue,
-    what: &str,
-) -> Result<(Option<Vec<RuntimeEvent>>, Value), BindingError> {
-    if let Some(text) = value.as_string()
-        && let Some(read) = args_from_text(&text)
-    {
-        return Ok(read);
+/// An events argument with the JSONL line of each event (none for an array), to locate a
+/// broken log rule: JSONL bytes, or an array ([`events_from_js`]).
+pub(crate) fn events_with_lines(value: JsValue) -> Result<JsonlEvents, BindingError> {
+    match jsonl::events_from_jsonl_js(&value) {
+        Some(parsed) => parsed,
+        None => Ok(JsonlEvents { events: events_from_js(value)?, lines: Vec::new() }),
     }
-    let mut json = json_from_js(value, what)?;
-    let events = match json.as_object_mut().and_then(|object| object.shift_remove("events")) {
-        Some(Value::Array(events)) => Some(events_from_json(events)?),
-        // Not an array: serde's words for it (`invalid type: map, expected a sequence`).
-        Some(other) => Some(events_from_json(from_json(other, what)?)?),
-        None => None,
-    };
-    Ok((events, json))
-}
-
-/// The fast path of [`read_with_events`]: `None` for any text it does not read.
-fn args_from_text(text: &str) -> Option<(Option<Vec<RuntimeEvent>>, Value)> {
-    let mut reader = TextReader::new(text);
-    reader.begin_object().ok()?;
-    let (mut events, mut rest) = (None, serde_json::Map::new());
-    let mut first = true;
-    while let Some(key) = reader.next_key(first).ok()? {
-        first = false;
-        if key == "events" {
-            if events.replace(RuntimeEvent::read_text_array(&mut reader)?).is_some() {
-                return None;
-            }
-        } else {
-            let value = reader.value().ok()?;
-            if rest.insert(key.into_owned(), value).is_some() {
-                return None;
-            }
-        }
-    }
-    reader.finish().ok()?;
-    Some((events, Value::Object(rest)))
 }
 
 /// Reads an events argument: JSONL bytes (a `Uint8Array`, see [`jsonl`]), or an array: from its
-/// text ([`RuntimeEvent::array_from_text`]), else as JSON values ([`events_from_json`]).
+/// text ([`RuntimeEvent::array_from_text`]) or its value tape ([`tape::events_from_tape`]), else
+/// as JSON values ([`events_from_json`]).
 pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
     if let Some(parsed) = jsonl::events_from_jsonl_js(&value) {
         return parsed.map(|parsed| parsed.events);
@@ -120,10 +84,10 @@ pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, Bindin
     {
         return Ok(events);
     }
-    match json_from_js(value, "events")? {
-        Value::Array(events) => events_from_json(events),
-        other => events_from_json(from_json(other, "events")?),
+    if let Some(tape) = convert::tape_bytes(&value) {
+        return tape::events_from_tape(&tape);
     }
+    events_from_json(from_json(json_from_js(value, "events")?, "events")?)
 }
 
 /// `SHA-256` source digest (`sha256:<hex>`) of the events, as a checkpoint's coverage records it.
@@ -169,13 +133,8 @@ pub fn ledger_tokens_estimator() -> String {
 /// Checks the structural rules of a log; throws with the core's code when one is broken.
 #[wasm_bindgen(js_name = validateLog)]
 pub fn validate_log(events: JsValue) -> Result<(), JsValue> {
-    if let Some(parsed) = jsonl::events_from_jsonl_js(&events) {
-        let parsed = parsed?;
-        return core_validate_log(&parsed.events).map_err(|e| parsed.log_error(e).into());
-    }
-    let events = events_from_js(events)?;
-    core_validate_log(&events).map_err(|e| BindingError::core(e.code(), e))?;
-    Ok(())
+    let parsed = events_with_lines(events)?;
+    core_validate_log(&parsed.events).map_err(|e| parsed.log_error(e).into())
 }
 
 /// A core importer: the wire value (`what`) and the id options (the core's [`ImportOptions`]) in,

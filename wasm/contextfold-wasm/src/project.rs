@@ -23,50 +23,31 @@ use crate::convert::{self, BindingError};
 use crate::hash_engine::BindingEngine;
 use crate::jsonl::JsonlEvents;
 use crate::measure::JsCounter;
-use crate::read_with_events;
 use crate::session::checkpoint_from_json;
 use crate::shared_strings::{SharedString, StringSources};
 use crate::string_table::{MIN_TABLE_BYTES, OutputTable, TableString, steps_of};
 
-/// Reads projection options (no `events`: `without_events` says why; `what` names the
-/// argument in errors).
-pub(crate) fn options_from_js(
-    input: JsValue,
-    what: &str,
-    without_events: &str,
-) -> Result<ProjectOptions, BindingError> {
-    let mut value = convert::json_from_js(input, what)?;
-    if value.as_object_mut().and_then(|o| o.shift_remove("events")).is_some() {
-        return Err(BindingError::invalid(what, without_events));
-    }
-    convert::from_json(value, what)
-}
-
-/// Projects the next request's history: `input` is `{ events, ...options }` (the core's
-/// [`ProjectOptions`]) → `{ messages, system?, estimatedTokens, uncalibratedTokens,
-/// ratioPermille, historyBudget, fits, checkpoint, omittedEvents, diagnostics }`.
-/// `jsonl`: the events as JSONL bytes (a `Uint8Array`, see [`crate::jsonl`]), `input` then
-/// holding no `events`. `count_tokens`: the caller's counter (see [`crate::measure`]).
+/// Projects the next request's history: `options` are the core's [`ProjectOptions`], `events`
+/// JSONL bytes or an array (see [`crate::events_with_lines`]; `undefined`: none) →
+/// `{ messages, system?, estimatedTokens, uncalibratedTokens, ratioPermille, historyBudget,
+/// fits, checkpoint, omittedEvents, diagnostics }`. `count_tokens`: the caller's counter (see
+/// [`crate::measure`]).
 #[wasm_bindgen]
 pub fn project(
-    input: JsValue,
-    jsonl: JsValue,
+    options: JsValue,
+    events: JsValue,
     count_tokens: Option<js_sys::Function>,
 ) -> Result<JsValue, JsValue> {
-    let exact = !input.is_string();
+    let exact = !options.is_string() || convert::is_exact_tape(&events);
     let counter = count_tokens.map(JsCounter::new);
     let mut verifier = FullVerificationWith::<BindingEngine>::default();
-    if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl) {
-        let detail = "`events` are given as JSONL; leave them out of the options";
-        let options = options_from_js(input, "project input", detail)?;
-        let parsed = parsed?;
-        let source = Source { jsonl: Some(&parsed), counter: counter.as_ref(), exact, held: None };
-        return Ok(project_events(&parsed.events, options, source, &mut verifier)?);
-    }
-    let (events, options) = read_with_events(input, "project input")?;
-    let options = convert::from_json(options, "project input")?;
-    let source = Source { jsonl: None, counter: counter.as_ref(), exact, held: None };
-    Ok(project_events(&events.unwrap_or_default(), options, source, &mut verifier)?)
+    let options = convert::from_js::<ProjectOptions>(options, "project input")?;
+    let events = match events.is_undefined() {
+        true => JsonlEvents { events: Vec::new(), lines: Vec::new() },
+        false => crate::events_with_lines(events)?,
+    };
+    let source = Source { jsonl: Some(&events), counter: counter.as_ref(), exact, held: None };
+    Ok(project_events(&events.events, options, source, &mut verifier)?)
 }
 
 /// Where a projection's events came from and how it measures and answers.

@@ -16,23 +16,11 @@ use contextfold_core::{HistoryCompactCheckpoint, RuntimeEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{BindingError, from_js, from_json, json_from_js, json_to_js, to_js};
+use crate::convert::{BindingError, from_js, json_to_js, to_js};
 use crate::measure::{BaseEstimator, CounterFailure};
-use crate::read_with_events;
 use results::{AppendResult, NativeResult, SummaryResult};
 
 mod results;
-
-/// Reads compaction options (the core's [`CompactOptions`]) from a JS argument whose events
-/// come apart (`events: []`; `why` says where from).
-fn options_from_js(input: JsValue, why: &str) -> Result<CompactOptions, BindingError> {
-    let mut value = json_from_js(input, "compaction input")?;
-    let events = value.as_object_mut().and_then(|o| o.shift_remove("events"));
-    if events.is_some_and(|events| events.as_array().is_none_or(|events| !events.is_empty())) {
-        return Err(BindingError::invalid("compaction input", why));
-    }
-    from_json(value, "compaction input")
-}
 
 /// One compaction transaction driven from JavaScript.
 #[wasm_bindgen]
@@ -51,42 +39,35 @@ fn finished() -> BindingError {
 
 #[wasm_bindgen]
 impl CompactionSession {
-    /// Plans a compaction. `input`: `{ events, checkpoint?, model?, trigger, provider?,
+    /// Plans a compaction. `input`: `{ checkpoint?, model?, trigger, provider?,
     /// compactor?, currentTurnId?, checkpointId, nowMs, summarizerLabel?, circuit?,
-    /// calibration?, prepared? }` (the core's `CompactOptions`). `jsonl_events`: the events as JSONL bytes (a `Uint8Array`, see
-    /// [`crate::jsonl`]), which replace the `events: []` of `input`; `undefined` otherwise.
-    /// `count_tokens`: the caller's counter, which then measures every text of the transaction
-    /// (see [`crate::measure`]); a failure of it fails the call that measured with
-    /// `count_tokens_failed` and ends the session.
+    /// calibration?, prepared? }` (the core's `CompactOptions`); `events`: JSONL bytes or an
+    /// array (see [`crate::events_with_lines`]). `count_tokens`: the caller's counter, which then
+    /// measures every text of the transaction (see [`crate::measure`]); a failure of it fails
+    /// the call that measured with `count_tokens_failed` and ends the session.
     #[wasm_bindgen(constructor)]
     pub fn new(
         input: JsValue,
-        jsonl_events: JsValue,
+        events: JsValue,
         count_tokens: Option<js_sys::Function>,
     ) -> Result<CompactionSession, JsValue> {
         let base = BaseEstimator::of(count_tokens);
-        if let Some(parsed) = crate::jsonl::events_from_jsonl_js(&jsonl_events) {
-            let why = "`events` are given as JSONL; pass `events: []` in the input";
-            let options = options_from_js(input, why)?;
-            let parsed = parsed?;
-            return Self::start(options, parsed.events, &parsed.lines, base);
-        }
-        let (events, options) = read_with_events(input, "compaction input")?;
-        let Some(events) = events else {
+        let options = from_js(input, "compaction input")?;
+        if events.is_undefined() {
             return Err(BindingError::invalid("compaction input", "missing field `events`").into());
-        };
-        Self::start(from_json(options, "compaction input")?, events, &[], base)
+        }
+        let events = crate::events_with_lines(events)?;
+        Self::start(options, events.events, &events.lines, base)
     }
 
     /// Plans a compaction over events already in wasm (an [`crate::event_log::EventLog`]'s):
-    /// `input` as for [`CompactionSession::new`], with `events: []`.
+    /// `input` as for [`CompactionSession::new`].
     pub(crate) fn over_events(
         input: JsValue,
         events: Vec<RuntimeEvent>,
         count_tokens: Option<js_sys::Function>,
     ) -> Result<CompactionSession, JsValue> {
-        let why = "`events` is an EventLog; pass `events: []` in the input";
-        let options = options_from_js(input, why)?;
+        let options = from_js(input, "compaction input")?;
         Self::start(options, events, &[], BaseEstimator::of(count_tokens))
     }
 

@@ -1,0 +1,175 @@
+// The value tape: a JS value written into one buffer for wasm to read with serde
+// (wasm/contextfold-wasm/src/tape.rs has the layout). Two uses:
+//
+// - `eventsTape(events)`: events given as plain objects. Their strings go as UTF-8 bytes
+//   (`encodeInto`, no JSON escaping and no unescaping in wasm): the stateless `project()` of a
+//   session wasm has not seen takes about half the time it took as JSON text
+//   (docs/performance.md, npm rows). Only for values whose JSON text means the same value: any
+//   other (a `toJSON`, a class instance, a `Map`, a function, a lone surrogate, deep nesting)
+//   gives `undefined`, and the caller sends the JSON text, so results and errors stay the text's.
+// - `exactTape(value)`: a value `JSON.stringify` cannot write because it holds a `BigInt`; each
+//   BigInt goes as an exact integer, a `Map` with string keys as an object.
+
+import { ContextfoldError } from './values.js';
+
+/** How deep arrays and objects may nest (wasm's JSON reader reads 127 levels). */
+const MAX_DEPTH = 127;
+/** Shorter strings are written by a loop while ASCII: cheaper than `encodeInto`'s call. */
+const SHORT = 48;
+const I64_MIN = -(2n ** 63n);
+const U64_MAX = 2n ** 64n - 1n;
+
+/** Thrown inside a walk for a value the tape does not carry. */
+class NotCarried extends Error {}
+
+const encoder = new TextEncoder();
+const wellFormed = typeof String.prototype.isWellFormed === 'function';
+/** The events tapes' buffer, kept between calls (each tape is read by wasm before the next). */
+let shared = new Uint8Array(1 << 16);
+
+/** A writer of one tape into `buffer` (grown as needed). */
+function writer(buffer, exact) {
+  let bytes = buffer;
+  let view = new DataView(bytes.buffer);
+  bytes[0] = exact ? 1 : 0;
+  let at = 1;
+  const room = (n) => {
+    if (at + n <= bytes.length) return;
+    let size = bytes.length * 2;
+    while (size < at + n) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(bytes.subarray(0, at));
+    bytes = grown;
+    view = new DataView(bytes.buffer);
+  };
+  const count = (n) => {
+    view.setUint32(at, n, true);
+    at += 4;
+  };
+  const string = (text) => {
+    if (!exact && wellFormed && !text.isWellFormed()) throw new NotCarried();
+    room(4 + text.length * 3);
+    if (text.length < SHORT) {
+      let i = 0;
+      for (; i < text.length; i += 1) {
+        const unit = text.charCodeAt(i);
+        if (unit >= 128) break;
+        bytes[at + 4 + i] = unit;
+      }
+      if (i === text.length) {
+        count(i);
+        at += i;
+        return;
+      }
+    }
+    const { written } = encoder.encodeInto(text, bytes.subarray(at + 4));
+    count(written);
+    at += written;
+  };
+  const tag = (t) => {
+    room(9);
+    bytes[at] = t;
+    at += 1;
+  };
+  const write = (value, depth) => {
+    switch (typeof value) {
+      case 'string':
+        tag(4);
+        return string(value);
+      case 'number':
+        if (!Number.isFinite(value)) return tag(0);
+        if (!exact && Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
+          // Read from the digits JSON writes, as wasm reads them from JSON text.
+          tag(9);
+          return string(String(value));
+        }
+        tag(3);
+        view.setFloat64(at, value, true);
+        at += 8;
+        return;
+      case 'boolean':
+        return tag(value ? 2 : 1);
+      case 'bigint':
+        // Events holding one go the exact way (`exactTape`), whose results come back exactly.
+        if (!exact || value < I64_MIN || value > U64_MAX) throw new NotCarried();
+        tag(value < 0n ? 7 : 8);
+        if (value < 0n) view.setBigInt64(at, value, true);
+        else view.setBigUint64(at, value, true);
+        at += 8;
+        return;
+      case 'undefined':
+        return tag(0);
+      case 'object':
+        break;
+      default:
+        throw new NotCarried();
+    }
+    if (value === null) return tag(0);
+    if (depth === MAX_DEPTH) throw new NotCarried();
+    if (Array.isArray(value) && (exact || typeof value.toJSON !== 'function')) {
+      tag(5);
+      count(value.length);
+      for (let i = 0; i < value.length; i += 1) write(value[i], depth + 1);
+      return;
+    }
+    if (exact && value instanceof Map) {
+      for (const key of value.keys()) if (typeof key !== 'string') throw new NotCarried();
+      value = Object.fromEntries(value);
+    }
+    if (exact ? Symbol.iterator in value || value instanceof ArrayBuffer : !plainObject(value)) throw new NotCarried();
+    const keys = Object.keys(value);
+    tag(6);
+    const countAt = at;
+    at += 4;
+    let n = 0;
+    for (let i = 0; i < keys.length; i += 1) {
+      const item = value[keys[i]];
+      if (item === undefined) continue;
+      string(keys[i]);
+      write(item, depth + 1);
+      n += 1;
+    }
+    view.setUint32(countAt, n, true);
+  };
+  return {
+    write,
+    done: () => [bytes, at],
+  };
+}
+
+function plainObject(value) {
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && typeof value.toJSON !== 'function';
+}
+
+/**
+ * The tape of an array of events given as plain data, or undefined (send its JSON text). With
+ * `shared`, it lies in a buffer the next shared tape reuses: for a caller that hands it to wasm
+ * before writing another.
+ */
+export function eventsTape(events, { shared: reuse = false } = {}) {
+  if (!wellFormed || !Array.isArray(events)) return undefined;
+  const tape = writer(shared, false);
+  try {
+    tape.write(events, 0);
+  } catch (error) {
+    if (error instanceof NotCarried || error instanceof RangeError) return undefined;
+    throw error;
+  }
+  const [bytes, length] = tape.done();
+  shared = bytes;
+  return new DataView(reuse ? bytes.buffer : bytes.buffer.slice(0, length), 0, length);
+}
+
+/** The tape of a value holding a `BigInt` (which JSON text cannot carry). */
+export function exactTape(value) {
+  const tape = writer(new Uint8Array(1 << 10), true);
+  try {
+    tape.write(value, 0);
+  } catch (error) {
+    if (!(error instanceof NotCarried || error instanceof RangeError)) throw error;
+    throw new ContextfoldError('invalid_argument', 'a value that is not JSON data: only plain objects, arrays, Maps with string keys, strings, numbers, BigInts in i64..=u64, booleans and null', { cause: error });
+  }
+  const [bytes, length] = tape.done();
+  return new DataView(bytes.buffer, 0, length);
+}
