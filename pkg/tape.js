@@ -47,7 +47,6 @@ function writer(buffer, exact) {
     at += 4;
   };
   const string = (text) => {
-    if (!exact && wellFormed && !text.isWellFormed()) throw new NotCarried();
     room(4 + text.length * 3);
     if (text.length < SHORT) {
       let i = 0;
@@ -62,6 +61,8 @@ function writer(buffer, exact) {
         return;
       }
     }
+    // encodeInto writes a lone surrogate as U+FFFD: such a string goes as JSON text instead.
+    if (!exact && !text.isWellFormed()) throw new NotCarried();
     const { written } = encoder.encodeInto(text, bytes.subarray(at + 4));
     count(written);
     at += written;

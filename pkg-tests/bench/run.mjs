@@ -7,7 +7,7 @@
 // example (tests/examples/native_bench.rs), checks that all three agree on the
 // digest and the projection, and prints the ratios: from events held as JS objects — the same
 // array every call, an array growing by one turn before each call (an agent's loop), and
-// sessions never seen before (report: every event crosses into wasm, pkg/last-log.js) —
+// sessions never seen before (every event crosses into wasm as a value tape, pkg/tape.js) —
 // and from the same JSONL bytes on every side (package: the bytes passed in; plain JS: checked
 // UTF-8 decoding, line split, JSON.parse, then the same work; native: parse then the same
 // work). Each row's two sides are timed in alternation and its ratio is the median over the
@@ -174,6 +174,11 @@ const freshRow = pairedSteps(
   (i) => project({ events: fresh[i], ...projectInput }),
   (i) => plainProject(fresh[i], contextWindow),
 );
+const freshDigestRow = pairedSteps(
+  FRESH_SESSIONS,
+  (i) => digestPrefix(fresh[i]),
+  (i) => plainDigest(fresh[i]),
+);
 const jsonlDigestRow = paired(() => digestPrefix(jsonl), () => plainDigest(parseJsonl(jsonl)));
 const jsonlProjectRow = paired(
   () => project({ events: jsonl, ...projectInput }),
@@ -185,6 +190,7 @@ const { ours: wasmProjectMs, baseline: plainProjectMs } = projectRow;
 const { ours: logProjectMs } = logRow;
 const { ours: growingMs, baseline: plainGrowingMs } = growingRow;
 const { ours: freshMs, baseline: plainFreshMs } = freshRow;
+const { ours: freshDigestMs, baseline: plainFreshDigestMs } = freshDigestRow;
 const { ours: jsonlDigestMs, baseline: plainJsonlDigestMs } = jsonlDigestRow;
 const { ours: jsonlProjectMs, baseline: plainJsonlProjectMs } = jsonlProjectRow;
 
@@ -192,7 +198,7 @@ console.log(`digest:     node(wasm) ${wasmDigestMs.toFixed(1)} ms   plain JS ${p
 console.log(`projection: node(wasm) ${wasmProjectMs.toFixed(1)} ms   plain JS ${plainProjectMs.toFixed(1)} ms`);
 console.log(`from JSONL: digest node(wasm) ${jsonlDigestMs.toFixed(1)} ms   plain JS ${plainJsonlDigestMs.toFixed(1)} ms   projection node(wasm) ${jsonlProjectMs.toFixed(1)} ms   plain JS ${plainJsonlProjectMs.toFixed(1)} ms`);
 console.log(`growing:    node(wasm) ${growingMs.toFixed(1)} ms   plain JS ${plainGrowingMs.toFixed(1)} ms per projection (one turn appended before each)`);
-console.log(`unseen:     node(wasm) ${freshMs.toFixed(1)} ms   plain JS ${plainFreshMs.toFixed(1)} ms per projection of a session not seen before`);
+console.log(`unseen:     node(wasm) ${freshMs.toFixed(1)} ms   plain JS ${plainFreshMs.toFixed(1)} ms per projection of a session not seen before; digest ${freshDigestMs.toFixed(1)} ms   plain JS ${plainFreshDigestMs.toFixed(1)} ms`);
 console.log(`EventLog:   append all + digest ${appendDigestMs.toFixed(1)} ms   digest() after append ${logDigestMs.toFixed(3)} ms   project() ${logProjectMs.toFixed(1)} ms`);
 
 const nativeBin = option('--native');
@@ -215,6 +221,7 @@ console.log(`node vs plain-js digest: ${digestRow.ratio.toFixed(2)} (goal <= ${S
 console.log(`node vs plain-js projection: ${projectRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL})`);
 console.log(`node vs plain-js projection growing: ${growingRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL}; one turn appended before each projection)`);
 console.log(`node vs plain-js projection unseen: ${freshRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL}; every long string crosses into wasm)`);
+console.log(`node vs plain-js digest unseen: ${freshDigestRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL}; every long string crosses into wasm)`);
 console.log(`node vs plain-js digest from jsonl: ${jsonlDigestRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL})`);
 console.log(`node vs plain-js projection from jsonl: ${jsonlProjectRow.ratio.toFixed(2)} (goal <= ${STATELESS_GOAL})`);
 console.log(`eventlog vs plain-js project: ${logRow.ratio.toFixed(2)} (goal < 1.0; events appended once, projected per request)`);
