@@ -65,7 +65,7 @@ pub fn events_from_json(values: Vec<Value>) -> Result<Vec<RuntimeEvent>, Binding
 
 /// An events argument with the JSONL line of each event (none for an array), to locate a
 /// broken log rule: JSONL bytes, or an array ([`events_from_js`]).
-pub(crate) fn events_with_lines(value: JsValue) -> Result<JsonlEvents, BindingError> {
+pub fn events_with_lines(value: JsValue) -> Result<JsonlEvents, BindingError> {
     match jsonl::events_from_jsonl_js(&value) {
         Some(parsed) => parsed,
         None => Ok(JsonlEvents { events: events_from_js(value)?, lines: Vec::new() }),
@@ -75,7 +75,7 @@ pub(crate) fn events_with_lines(value: JsValue) -> Result<JsonlEvents, BindingEr
 /// Reads an events argument: JSONL bytes (a `Uint8Array`, see [`jsonl`]), or an array: from its
 /// text ([`RuntimeEvent::array_from_text`]) or its value tape ([`tape::events_from_tape`]), else
 /// as JSON values ([`events_from_json`]).
-pub(crate) fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
+pub fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError> {
     if let Some(parsed) = jsonl::events_from_jsonl_js(&value) {
         return parsed.map(|parsed| parsed.events);
     }
