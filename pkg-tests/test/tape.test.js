@@ -4,9 +4,12 @@
 // text; a damaged tape is refused with a typed error, never a panic.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventLog, digestPrefix, project } from 'contextfold';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { EventLog, digestPrefix, importAnthropic, importOpenAIChat, project } from 'contextfold';
 import * as raw from '../../pkg/dist/node/contextfold_wasm.js';
 import { eventsTape, exactTape } from '../../pkg/tape.js';
+import { repoRoot } from './helpers.js';
 
 const base = (i) => ({ sessionId: 's', runId: 'r', turnId: `t${i >> 2}`, runtimeEventId: `e${i}`, seq: i + 1 });
 const jsonl = (events) => events.map((e) => JSON.stringify(e)).join('\n');
@@ -52,6 +55,23 @@ test('events as a tape read as their JSON text does: digest, events and projecti
     assert.deepEqual(project({ events, model }), project({ events: text, model }));
     // A second call projects over the hidden log of the first (pkg/last-log.js).
     assert.deepEqual(project({ events, model }), project({ events: text, model }));
+  }
+});
+
+test('real agent logs read the same as a tape and as JSONL (SWE-agent, mini-swe-agent, Moatless)', () => {
+  const logs = [
+    ['swe-agent/native/marshmallow-1867-function-calling.openai-chat.json', importOpenAIChat],
+    ['mini-swe-agent/native/pvlib-1072-deepseek-chat.openai-chat.json', importOpenAIChat],
+    ['moatless/native/django__django-15819.anthropic.json', importAnthropic],
+  ];
+  for (const [file, importer] of logs) {
+    const wire = JSON.parse(readFileSync(path.join(repoRoot, 'tests', 'trajectories', file), 'utf8'));
+    const events = importer(wire, { sessionId: 'real' });
+    assert.ok(eventsTape(events) instanceof DataView, file);
+    const text = jsonl(events);
+    assert.equal(digestPrefix(events), digestPrefix(text), file);
+    const model = { contextWindow: 8_000 };
+    assert.deepEqual(project({ events, model }), project({ events: text, model }), file);
   }
 });
 
