@@ -27,8 +27,9 @@ mod render;
 #[cfg(test)]
 mod tests;
 
-use crate::budget::{CharEstimator, PieceEstimator, TokenEstimator};
+use crate::budget::{CharEstimator, PieceEstimator, TokenEstimator, estimate_events};
 use crate::compaction::effects::SummarizeEffect;
+use crate::compaction::summary_validation::{LARGE_FOLD_TOKENS, MIN_LARGE_FOLD_SUMMARY_TOKENS};
 use crate::event::RuntimeEvent;
 use crate::quality::ArtifactClass;
 
@@ -74,7 +75,7 @@ pub fn extractive_summary(
 ) -> String {
     let material =
         previous_summary.map(parse_previous).unwrap_or_default().then(Material::from_fold(fold));
-    summarize(&material, String::new(), target_tokens)
+    summarize(&material, String::new(), target_tokens, fold_estimate(fold))
 }
 
 /// The summary a [`SummarizeEffect`] asks for, read from `events`, the log its compaction runs
@@ -109,13 +110,25 @@ pub fn extractive_summary_of(
         .then(Material::from_fold(carried))
         .then(Material::from_fold(fold));
     let replayed: Vec<String> = replayed.iter().filter_map(user_text).collect();
-    summarize(&material, replayed.join("\n"), target_tokens)
+    let fold_tokens = fold_estimate(carried) + fold_estimate(fold);
+    summarize(&material, replayed.join("\n"), target_tokens, fold_tokens)
+}
+
+/// The larger built-in estimate of `events`.
+fn fold_estimate(events: &[RuntimeEvent]) -> u64 {
+    estimate_events(&CharEstimator, events).max(estimate_events(&PieceEstimator, events))
 }
 
 /// The summary of `material` within `target_tokens`, quoting nothing the live head `replayed`
-/// beside it already shows.
-fn summarize(material: &Material, replayed: String, target_tokens: u64) -> String {
+/// beside it already shows, and at least [`floor_tokens`] of a fold of `fold_tokens`.
+fn summarize(
+    material: &Material,
+    replayed: String,
+    target_tokens: u64,
+    fold_tokens: u64,
+) -> String {
     let mut chosen = choose(material, replayed, target_tokens);
+    pad_to_floor(material, &mut chosen, floor_tokens(fold_tokens).min(target_tokens));
     loop {
         let text = render(material, &chosen);
         if fits_target(&text, target_tokens) || chosen.slots.is_empty() {
@@ -123,6 +136,56 @@ fn summarize(material: &Material, replayed: String, target_tokens: u64) -> Strin
         }
         // The per-item costs are estimates: give back the last choice until the whole fits.
         chosen.slots.pop();
+    }
+}
+
+/// The fewest tokens a summary of a fold of `fold_tokens` (the larger built-in estimate) is
+/// given: the summary validator refuses one under `MIN_LARGE_FOLD_SUMMARY_TOKENS` of a fold
+/// over `LARGE_FOLD_TOKENS`, measured with the runtime's estimator, whose calibrated ratio
+/// may count this summary at half of these estimates and the fold at twice (so the floor
+/// holds for ratios from 0.5 on). A fold of one step with a 90 KB tool result is summarized
+/// in under 200 tokens otherwise, and every compaction of it is refused.
+fn floor_tokens(fold_tokens: u64) -> u64 {
+    const MARGIN: u64 = 2;
+    match fold_tokens > LARGE_FOLD_TOKENS / MARGIN {
+        true => MIN_LARGE_FOLD_SUMMARY_TOKENS * MARGIN,
+        false => 0,
+    }
+}
+
+/// Brings `chosen` up to `floor` tokens by both built-in estimates with the least useful
+/// material, which nothing else pads a summary with: the older calls' lines, then how large
+/// results began, newest first, each opening as long as the rest of the floor needs.
+fn pad_to_floor(material: &Material, chosen: &mut Chosen, floor: u64) {
+    let short = |chosen: &Chosen| {
+        let text = render(material, chosen);
+        floor.saturating_sub(
+            CharEstimator.estimate_text(&text).min(PieceEstimator.estimate_text(&text)),
+        )
+    };
+    let mut missing = short(chosen);
+    let older = material.done.len().saturating_sub(CALLS_FIRST);
+    for index in (0..older).rev() {
+        if missing == 0 {
+            return;
+        }
+        if !chosen.slots.contains(&Slot::Done(index)) {
+            chosen.slots.push(Slot::Done(index));
+            let line = format!("- {}\n", material.done[index]);
+            missing = missing.saturating_sub(
+                CharEstimator.estimate_text(&line).min(PieceEstimator.estimate_text(&line)),
+            );
+        }
+    }
+    missing = short(chosen);
+    for index in (0..material.openings.len()).rev() {
+        if missing == 0 {
+            return;
+        }
+        // About four characters a token; the next opening makes up for a short estimate.
+        let chars = usize::try_from(missing.saturating_mul(4)).unwrap_or(usize::MAX);
+        chosen.slots.push(Slot::Opening { index, chars });
+        missing = short(chosen);
     }
 }
 
@@ -249,9 +312,10 @@ fn choose(material: &Material, replayed: String, target_tokens: u64) -> Chosen {
             }
         }
     }
-    // Nothing pads the room that is left (older call lines, the openings of large results):
-    // the request after compaction fills it with raw steps or leaves it to grow into, and a
-    // padded summary cost compression (long trajectories at 32k: 81.3% against 90.3% without)
-    // and compactions, for no artifact kept (docs/performance.md).
+    // Nothing pads the room that is left (older call lines, the openings of large results),
+    // except up to a large fold's floor (`pad_to_floor`): the request after compaction fills
+    // it with raw steps or leaves it to grow into, and a padded summary cost compression (long
+    // trajectories at 32k: 81.3% against 90.3% without) and compactions, for no artifact kept
+    // (docs/performance.md).
     picker.chosen
 }

@@ -13,6 +13,13 @@ const MAX_OUTCOME_CHARS: usize = 200;
 /// Longest string argument shown whole under Done, in characters.
 const MAX_ARGUMENT_CHARS: usize = 200;
 
+/// A tool result longer than this many bytes keeps the opening of its lines, quoted only to
+/// bring a summary of a large fold up to its floor (`extractive::pad_to_floor`).
+const LARGE_RESULT_BYTES: usize = 1_000;
+/// Longest opening kept of a large result, in characters (a summary's floor is a few hundred
+/// tokens, so this is more than one opening is ever cut to).
+const MAX_OPENING_CHARS: usize = 2_000;
+
 /// Cues of assistant sentences that record a decision.
 const DECISION_CUES: &[&str] = &["decided", "instead", "we will", "i will", "chose", "going with"];
 
@@ -56,6 +63,9 @@ pub(super) struct Material {
     pub(super) done: Vec<String>,
     pub(super) decisions: Vec<String>,
     pub(super) notes: Vec<String>,
+    /// How large tool results began: their first non-empty lines, each exact, joined by
+    /// ` | `, after the tool's name and the result's size.
+    pub(super) openings: Vec<String>,
     /// The newest plan's lines.
     pub(super) plan: Vec<String>,
     /// Exact artifacts (plan excluded), newest last.
@@ -115,7 +125,26 @@ impl Material {
                         material.notes.push(format!("Note: {}", cut(first, MAX_OUTCOME_CHARS)));
                     }
                 }
-                EventContent::ToolResult { .. } | EventContent::HostedToolResult { .. } => {}
+                EventContent::ToolResult { tool_name, output, .. }
+                | EventContent::HostedToolResult { tool_name, output, .. } => {
+                    let text = output_text(output);
+                    if text.len() > LARGE_RESULT_BYTES {
+                        let mut lines = text.lines().map(str::trim_end).filter(|l| !l.is_empty());
+                        let mut begins = lines.next().unwrap_or_default().to_owned();
+                        for line in lines {
+                            if begins.len() >= MAX_OPENING_CHARS * 4 {
+                                break;
+                            }
+                            begins.push_str(" | ");
+                            begins.push_str(line);
+                        }
+                        let begins = cut(&begins, MAX_OPENING_CHARS);
+                        let bytes = text.len();
+                        material
+                            .openings
+                            .push(format!("`{tool_name}` result ({bytes} bytes) begins: {begins}"));
+                    }
+                }
                 EventContent::Reasoning { .. } => {}
             }
         }
@@ -152,6 +181,7 @@ impl Material {
             done: newest_place([self.done, newer.done].concat()),
             decisions: newest_place([self.decisions, newer.decisions].concat()),
             notes: newest_place([self.notes, newer.notes].concat()),
+            openings: newest_place([self.openings, newer.openings].concat()),
             plan: if newer.plan.is_empty() { self.plan } else { newer.plan },
             artifacts: newest_place([self.artifacts, newer.artifacts].concat()),
             span: match (self.span, newer.span) {

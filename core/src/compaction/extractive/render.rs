@@ -3,7 +3,7 @@
 //! Quoted user text goes as `> ` lines under its item, so its own headings, labels and code
 //! fences stay body text of the Goal section and its lines keep their exact spacing.
 
-use super::material::Material;
+use super::material::{Material, cut};
 use crate::quality::ArtifactClass;
 use crate::quality::gate::end_cleanly;
 
@@ -21,6 +21,11 @@ pub(super) enum Slot {
     Done(usize),
     Decision(usize),
     Note(usize),
+    /// How a large result began ([`Material::openings`]), cut to `chars` characters.
+    Opening {
+        index: usize,
+        chars: usize,
+    },
     Plan(usize),
     Critical(ArtifactClass, String),
 }
@@ -67,11 +72,15 @@ pub(super) fn render(material: &Material, chosen: &Chosen) -> String {
     }
     section(&mut out, "Goal", &goal, "- (no user request in the covered events)");
 
-    let done: Vec<String> = chosen
+    let mut done: Vec<String> = chosen
         .indexes(|s| if let Slot::Done(i) = s { Some(*i) } else { None })
         .into_iter()
         .map(|i| material.done[i].clone())
         .collect();
+    done.extend(chosen.slots.iter().filter_map(|slot| match slot {
+        Slot::Opening { index, chars } => Some(cut(&material.openings[*index], *chars)),
+        _ => None,
+    }));
     section(&mut out, "Done and In Progress", &done, "- No tool calls in the covered events.");
 
     let mut decisions: Vec<String> = chosen

@@ -170,3 +170,33 @@ fn an_artifact_a_longer_listed_one_quotes_gives_its_room_back() {
     assert!(summary.contains("src/config/parse_section.rs"), "{summary}");
     assert!(!summary.contains("- parse_section\n"), "listed twice:\n{summary}");
 }
+
+#[test]
+fn a_large_fold_of_few_calls_is_summarized_above_the_validators_floor() {
+    // One step whose read returns 100 KB, the task replayed beside the summary: a few calls and
+    // paths come to under 200 tokens, which the validator refuses for a fold this large. The
+    // opening of the large result brings the summary up to the floor, under every built-in
+    // estimator at the calibrated ratios the floor allows for.
+    let listing: String =
+        (0..3_000).map(|i| format!("{i:>5}\tlet value_{i} = parse({i});\n")).collect();
+    let mut log = LogBuilder::new("s");
+    log.turn("t1").user("Find why parse() overflows on deep input.");
+    log.tool_call("c1", "read_file", json!({"path": "src/parser.rs"}));
+    log.tool_result("c1", "read_file", json!(listing));
+    let events = log.build();
+    let summary = extractive_summary_of(None, &[], &events, &events[..1], 6_000);
+    assert!(summary.contains("`read_file` result ("), "{summary}");
+    assert!(summary.contains("begins:     0\tlet value_0 = parse(0); |     1\t"), "{summary}");
+    for ratio_permille in [500, 1_000, 2_000] {
+        for base in [&CharEstimator as &dyn TokenEstimator, &PieceEstimator] {
+            let estimator = crate::calibration::CalibratedEstimator { base, ratio_permille };
+            let fold_tokens = estimate_events(&estimator, &events);
+            assert!(fold_tokens > 10_000, "{fold_tokens}");
+            let verdict = validate_summary(&summary, FinishReason::Stop, fold_tokens, &estimator);
+            assert!(verdict.is_ok(), "ratio {ratio_permille}: {verdict:?}\n{summary}");
+        }
+    }
+    // A small fold is not padded: room left over stays unused.
+    let small = extractive_summary_of(None, &[], &fold(), &[], 6_000);
+    assert!(!small.contains("begins:"), "{small}");
+}
