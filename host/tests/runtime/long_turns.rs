@@ -14,10 +14,10 @@ use crate::runtime_support;
 use std::path::PathBuf;
 
 use contextfold_conformance::long_turn::{LongTurnSpec, long_turn_session};
-use contextfold_core::budget::estimate_events;
+use contextfold_core::budget::{CharEstimator, estimate_events};
 use contextfold_core::checkpoint::match_checkpoint_prefix;
 use contextfold_core::compaction::{
-    Compactor, ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
+    Compactor, OutcomeKind, ProviderFailure, SummarizeEffect, SummaryRequest, SummaryResponse,
 };
 use contextfold_core::{
     EventContent, HistoryCompactCheckpoint, ModelFacts, ReasonCode, RuntimeEvent,
@@ -229,6 +229,33 @@ async fn generated_long_turns_fit_every_step_at_every_window() {
 #[ignore = "long run: scripts/long-turns.sh"]
 async fn a_second_generated_seed_fits_every_step_at_every_window() {
     generated_fits_at_every_window(2).await;
+}
+
+/// The long turn of `host/benches/provider_budget` (seed 11, 32k) on the characters estimate
+/// (the npm package's and the component's base): its first step reads a 94 KB file, and the
+/// mid-turn compaction folds just that step. Its summary (the task named, three calls) came to
+/// 182 tokens, which the validator refuses for a fold over 10,000, so every compaction failed
+/// open and the next request went out over budget (bisected to `6101122`).
+#[tokio::test]
+async fn a_first_step_with_a_large_result_is_compacted_and_the_next_request_fits() {
+    let spec = LongTurnSpec::new(11, 60);
+    let (events, turn) = (long_turn_session(&spec), spec.task_turn_id());
+    let (task_index, _) = task_of(&events, &turn);
+    let config = SessionConfig {
+        session_id: events[0].session_id.clone(),
+        model: ModelFacts { context_window: Some(32_000), ..Default::default() },
+        ..runtime_support::config()
+    };
+    let (_dir, _store, runtime) = runtime_with(config, ExtractiveSummarizer, NoNativeCompactor);
+    let runtime = runtime.with_estimator(std::sync::Arc::new(CharEstimator));
+    runtime.begin_turn(&turn).expect("begin");
+    runtime.append(events[..=task_index].to_vec()).await.expect("task");
+    let first = steps(&events[task_index + 1..]).remove(0);
+    runtime.append(first).await.expect("the first step");
+    let report = runtime.evaluate_mid_turn().await.expect("mid-turn").expect("over budget");
+    assert_eq!(report.outcome.outcome, OutcomeKind::Recorded, "{:?}", report.outcome.diagnostics);
+    let projection = runtime.project_for_request().await.expect("project").projection;
+    assert!(projection.fits, "{:?}", projection.diagnostics);
 }
 
 fn trajectories() -> Vec<PathBuf> {
