@@ -13,7 +13,8 @@
 //! call, command, path and identifier in turn, round after round; an artifact already quoted
 //! elsewhere costs nothing, and one that only a call line quotes is listed as well while there
 //! is room (a rolling update reads artifacts back from the task and Critical Context, and may
-//! drop an old call line). Room left over stays unused: nothing pads it. What the live head
+//! drop an old call line). Room left over stays unused: nothing pads it, except up to the
+//! validator's floor for a large fold ([`floor_tokens`]). What the live head
 //! replays right after the summary (the task of a turn still being worked on) is named, not
 //! copied ([`extractive_summary_for`]). What had to be left out is counted per class and named
 //! with the events that hold its exact text. It is pure and deterministic: the same fold gives
