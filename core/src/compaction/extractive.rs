@@ -141,17 +141,16 @@ fn summarize(
 }
 
 /// The fewest tokens a summary of a fold of `fold_tokens` (the larger built-in estimate) is
-/// given: the summary validator refuses one under `MIN_LARGE_FOLD_SUMMARY_TOKENS` of a fold
-/// over `LARGE_FOLD_TOKENS`, measured with the runtime's estimator, whose calibrated ratio
-/// may count this summary at half of these estimates and the fold at twice (so the floor
-/// holds for ratios from 0.5 on). A fold of one step with a 90 KB tool result is summarized
-/// in under 200 tokens otherwise, and every compaction of it is refused.
+/// given. The validator refuses a summary under `MIN_LARGE_FOLD_SUMMARY_TOKENS` of a fold over
+/// `LARGE_FOLD_TOKENS`, both measured by the runtime's estimator: one built-in estimate times
+/// one calibrated ratio, which scales both sides. So a summary of a fiftieth of its fold (the
+/// validator's own proportion) passes at any ratio; it is capped at twice the validator's
+/// minimum, which passes at ratios from 0.5 on, so that a huge fold (whose payloads the runtime
+/// may archive and not count) is not padded further. Without a floor, a fold of one step with
+/// a 94 KB tool result was summarized in 182 tokens and every compaction of it was refused.
 fn floor_tokens(fold_tokens: u64) -> u64 {
-    const MARGIN: u64 = 2;
-    match fold_tokens > LARGE_FOLD_TOKENS / MARGIN {
-        true => MIN_LARGE_FOLD_SUMMARY_TOKENS * MARGIN,
-        false => 0,
-    }
+    let proportional = (fold_tokens * MIN_LARGE_FOLD_SUMMARY_TOKENS).div_ceil(LARGE_FOLD_TOKENS);
+    proportional.min(2 * MIN_LARGE_FOLD_SUMMARY_TOKENS)
 }
 
 /// Brings `chosen` up to `floor` tokens by both built-in estimates with the least useful

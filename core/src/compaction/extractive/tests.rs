@@ -187,7 +187,8 @@ fn a_large_fold_of_few_calls_is_summarized_above_the_validators_floor() {
     let summary = extractive_summary_of(None, &[], &events, &events[..1], 6_000);
     assert!(summary.contains("`read_file` result ("), "{summary}");
     assert!(summary.contains("begins:     0\tlet value_0 = parse(0); |     1\t"), "{summary}");
-    for ratio_permille in [500, 1_000, 2_000] {
+    // Calibrated ratios from 0.5 (the floor's cap) to 8 (the calibration's largest).
+    for ratio_permille in [500, 1_000, 2_000, 8_000] {
         for base in [&CharEstimator as &dyn TokenEstimator, &PieceEstimator] {
             let estimator = crate::calibration::CalibratedEstimator { base, ratio_permille };
             let fold_tokens = estimate_events(&estimator, &events);
