@@ -156,6 +156,8 @@ pub(crate) async fn check_session(
 async fn a_fleet_of_workers_loses_nothing_on_both_backends() {
     let seed: u64 =
         std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
+    // Manual compactions that lost the race to a holder's checkpoint, over both backends.
+    let mut lost_races = 0;
     for backend in backends("churn").await {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = match (&backend.pg, &backend.sqlite) {
@@ -202,12 +204,18 @@ async fn a_fleet_of_workers_loses_nothing_on_both_backends() {
                 );
             }
         }
-        let lost: u64 = totals
+        let manual: u64 = totals.values().filter_map(|t| t["manual_compactions"].as_u64()).sum();
+        assert!(manual > 0, "{}: manual compactions ran beside the holders", backend.name());
+        lost_races += totals
             .values()
             .filter_map(|t| t["manual_reasons"]["successor_conflict"].as_u64())
-            .sum();
-        assert!(lost > 0, "{}: manual compactions raced the holders and lost", backend.name());
+            .sum::<u64>();
         let handovers: u64 = totals.values().filter_map(|t| t["handovers"].as_u64()).sum();
         assert!(handovers > 0, "{}: sessions were handed over mid-turn", backend.name());
     }
+    // Whether one timed churn meets a lost race is chance: a PostgreSQL run of 2026-12-06 (655
+    // events, 42 manual compactions) met none and failed CI when this was asked per backend.
+    // The compare-and-swap itself is checked on both backends without chance
+    // (`checkpoint_cas.rs`); here the churn as a whole must have raced.
+    assert!(lost_races > 0, "manual compactions raced the holders and lost");
 }
