@@ -127,7 +127,11 @@ impl Material {
                 }
                 EventContent::ToolResult { tool_name, output, .. }
                 | EventContent::HostedToolResult { tool_name, output, .. } => {
-                    let text = output_text(output);
+                    // A string output is read in place: most results are, and most are long.
+                    let text = match output {
+                        Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
+                        other => std::borrow::Cow::Owned(output_text(other)),
+                    };
                     if text.len() > LARGE_RESULT_BYTES {
                         let mut lines = text.lines().map(str::trim_end).filter(|l| !l.is_empty());
                         let mut begins = lines.next().unwrap_or_default().to_owned();
