@@ -19,6 +19,8 @@ const MIN_HELD_UNITS = 86;
 
 /** The places in an event's `content` wasm shares strings from. */
 const SHARED_FIELDS = ['text', 'input', 'output'];
+/** The path key of a string that is the field itself (most are), written once. */
+const FIELD_KEYS = Object.fromEntries(SHARED_FIELDS.map((field) => [field, JSON.stringify(['content', field])]));
 
 /** Per event of a log: `[pathKey, string]` pairs of its long strings, or null when not held. */
 export class HeldStrings {
@@ -45,7 +47,11 @@ export class HeldStrings {
       if (content !== null && typeof content === 'object') {
         if (!plainObject(content)) return null;
         for (const field of SHARED_FIELDS) {
-          if (Object.hasOwn(content, field) && !collectValue(content[field], ['content', field], pairs)) return null;
+          if (!Object.hasOwn(content, field)) continue;
+          const value = content[field];
+          if (typeof value === 'string') {
+            if (value.length >= MIN_HELD_UNITS) pairs.push([FIELD_KEYS[field], value]);
+          } else if (!collectValue(value, ['content', field], pairs)) return null;
         }
       }
       held[i] = pairs;

@@ -16,7 +16,9 @@ pub use crate::recovery::{
     SkippedCheckpoint, SuccessorError, is_valid_successor, select_recovered_checkpoint,
     select_recovered_checkpoint_with,
 };
-pub use crate::replay::{ReplayPlan, ReplayRejection, checkpoint_tokens, evaluate_replay};
+pub use crate::replay::{
+    ReplayDecision, ReplayPlan, ReplayQuestion, ReplayRejection, checkpoint_tokens, evaluate_replay,
+};
 pub use crate::safe_prefix::{
     Fold, PrefixOptions, SafePrefix, safe_boundaries, select_fitting_tail, select_safe_prefix,
     split_current_turn, turn_count,

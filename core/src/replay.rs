@@ -9,7 +9,10 @@
 //! after stale tool-result pruning of the uncovered tail, as the request is sent, so pruning can
 //! make a checkpoint fit.
 
-use crate::budget::{ContextBudget, TokenEstimator, estimate_event};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::budget::{ContextBudget, ModelFacts, TokenEstimator, estimate_event};
 use crate::checkpoint::HistoryCompactCheckpoint;
 use crate::compaction::native::{ProviderIdentity, provider_state_matches};
 use crate::diagnostics::{Diagnostic, ReasonCode, TokenFigures};
@@ -65,6 +68,62 @@ pub struct ReplayRejection {
     pub diagnostic: Diagnostic,
     /// The figures of a source-matched checkpoint that failed only on size.
     pub plan: Option<ReplayPlan>,
+}
+
+/// The replay gate's question as the npm package takes it (JSON, camelCase): `{ events,
+/// checkpoint, currentTurnId?, model?, provider? }` and nothing else. The events and the
+/// checkpoint stay JSON values, for the binding's own readers and their error codes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplayQuestion {
+    /// The whole log.
+    pub events: Vec<Value>,
+    /// The checkpoint to replay.
+    pub checkpoint: Value,
+    /// The turn in progress, if any.
+    #[serde(default)]
+    pub current_turn_id: Option<String>,
+    /// The model of the request (`null`: the defaults).
+    #[serde(default)]
+    pub model: Option<ModelFacts>,
+    /// The provider of the request (a V3 checkpoint must be bound to it).
+    #[serde(default)]
+    pub provider: Option<ProviderIdentity>,
+}
+
+/// The replay gate's answer as JSON (camelCase): `{ decision, code, plan, diagnostic }`. A
+/// rejection is an answer, not an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayDecision {
+    /// `accepted` or `rejected`.
+    pub decision: &'static str,
+    /// The rejection's reason code; `null` when accepted.
+    pub code: Option<&'static str>,
+    /// The replay figures: always when accepted; when rejected, only for a checkpoint that
+    /// matched the log and failed on size.
+    pub plan: Option<ReplayPlan>,
+    /// The rejection's diagnostic; `null` when accepted.
+    pub diagnostic: Option<Diagnostic>,
+}
+
+impl From<Result<ReplayPlan, ReplayRejection>> for ReplayDecision {
+    fn from(evaluated: Result<ReplayPlan, ReplayRejection>) -> Self {
+        match evaluated {
+            Ok(plan) => ReplayDecision {
+                decision: "accepted",
+                code: None,
+                plan: Some(plan),
+                diagnostic: None,
+            },
+            Err(rejection) => ReplayDecision {
+                decision: "rejected",
+                code: Some(rejection.diagnostic.code.as_str()),
+                plan: rejection.plan,
+                diagnostic: Some(rejection.diagnostic),
+            },
+        }
+    }
 }
 
 /// Evaluates whether `checkpoint` may replace the start of `events` in the next request.
@@ -170,4 +229,29 @@ pub fn evaluate_replay_with(
         });
     }
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_replay_question_has_the_documented_shape_only() {
+        let question = json!({ "events": [], "checkpoint": null, "model": null });
+        assert!(serde_json::from_value::<ReplayQuestion>(question).is_ok());
+        assert!(serde_json::from_value::<ReplayQuestion>(json!({ "events": [] })).is_err());
+        let unknown = json!({ "events": [], "checkpoint": {}, "extra": 1 });
+        assert!(serde_json::from_value::<ReplayQuestion>(unknown).is_err());
+    }
+
+    #[test]
+    fn a_rejection_is_a_decision_with_its_code() {
+        let diagnostic = Diagnostic::new(ReasonCode::ProviderMismatch, "another model");
+        let rejected = ReplayDecision::from(Err(ReplayRejection { diagnostic, plan: None }));
+        let written = serde_json::to_value(&rejected).expect("writes");
+        assert_eq!(written["decision"], "rejected");
+        assert_eq!(written["code"], "provider_mismatch");
+        assert_eq!(written["plan"], Value::Null);
+    }
 }

@@ -10,7 +10,8 @@
 //! read again through a `serde_json::Value` and the derive. A new envelope field therefore
 //! needs no change here: events that carry it take the derive's route.
 //!
-//! [`EventContent`] is read by hand, from a `Value` or from the text: serde's derive of an
+//! [`EventContent`] is read by hand, from a `Value`, from any serde input (its members as values,
+//! no map built) or from the text: serde's derive of an
 //! internally tagged enum buffers every content object in serde's private tree before reading
 //! it, and in the npm package's wasm module that generated code outweighed the logic it read
 //! for. Its rules are the derive's (the tests compare both on every single-field change): keys
@@ -20,6 +21,10 @@
 //! content object's `type` is read first wherever it stands. Attachments are read by their
 //! serde derive.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{EVENT_KINDS, EventContent, RuntimeEvent};
@@ -138,20 +143,72 @@ impl RuntimeEvent {
     }
 }
 
-/// serde's `Deserialize` for a type read here: its value parsed by `Value`'s one reader, then
-/// read by hand.
-macro_rules! deserialize_via_value {
-    ($type:ty) => {
-        impl<'de> serde::Deserialize<'de> for $type {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
-                <$type>::read_json(value).map_err(<D::Error as serde::de::Error>::custom)
-            }
-        }
-    };
+/// serde's `Deserialize` for [`EventContent`]: the members of the content object, in order,
+/// a repeated key keeping its first place and its last value (as in the `Value` it stands
+/// for), then read by `read_members`. No map is built and no key
+/// is allocated or hashed (keys are borrowed where the input lends them): the npm package reads
+/// contents by the thousand from its value tape, and a `Value` map cost a third of that read
+/// (docs/performance.md, npm row `unseen`). Anything but an object is refused in serde's words.
+impl<'de> Deserialize<'de> for EventContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ContentVisitor)
+    }
 }
 
-deserialize_via_value!(EventContent);
+/// The visitor of [`EventContent`]'s `Deserialize`.
+struct ContentVisitor;
+
+/// A member's key, borrowed from the input when it can be.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor).map(Key)
+    }
+}
+
+/// The visitor of [`Key`].
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a string key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(key))
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, key: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key))
+    }
+}
+
+impl<'de> Visitor<'de> for ContentVisitor {
+    type Value = EventContent;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an event content object with a `type`")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EventContent, A::Error> {
+        let mut members: Vec<(Cow<'de, str>, Value)> = Vec::with_capacity(6);
+        while let Some(Key(key)) = map.next_key()? {
+            let value = map.next_value()?;
+            match members.iter_mut().find(|(seen, _)| *seen == key) {
+                Some(member) => member.1 = value,
+                None => members.push((key, value)),
+            }
+        }
+        EventContent::read_members(members).map_err(A::Error::custom)
+    }
+}
 
 /// The `type` of a content object.
 #[derive(Clone, Copy, PartialEq)]
@@ -238,16 +295,28 @@ impl Fields {
 
 impl EventContent {
     /// Reads a content object from an owned JSON value: `type` first, then the other fields in
-    /// order, each refused by name if the kind has no such field.
+    /// order, each refused by name if the kind has no such field. (The tests' reference route.)
+    #[cfg(test)]
     pub(crate) fn read_json(value: Value) -> Result<Self, JsonReadError> {
-        let mut object = into_object(value, "an event content object with a `type`")?;
-        let kind = match object.shift_remove("type") {
-            Some(Value::String(tag)) => Kind::named(&tag)?,
-            Some(other) => return Err(JsonReadError::invalid_type(&other, "variant identifier")),
+        let object = into_object(value, "an event content object with a `type`")?;
+        Self::read_members(
+            object.into_iter().map(|(key, value)| (Cow::Owned(key), value)).collect(),
+        )
+    }
+
+    /// Reads a content object from its members (each key once, in order, as in a JSON object):
+    /// `type` first wherever it stands, then the other fields in order, each refused by name if
+    /// the kind has no such field.
+    fn read_members(mut members: Vec<(Cow<'_, str>, Value)>) -> Result<Self, JsonReadError> {
+        let kind = match members.iter().position(|(key, _)| key == "type") {
+            Some(at) => match members.remove(at).1 {
+                Value::String(tag) => Kind::named(&tag)?,
+                other => return Err(JsonReadError::invalid_type(&other, "variant identifier")),
+            },
             None => return Err(missing_field("type")),
         };
         let mut fields = Fields::default();
-        for (key, value) in object {
+        for (key, value) in members {
             fields.set(kind, &key, value)?;
         }
         fields.into_content(kind)

@@ -192,11 +192,53 @@ fn content_agrees_with_the_derive_on_every_single_change() {
         cases.extend(type_last);
         for case in cases {
             let derive = serde_json::from_value::<DerivedContent>(case.clone());
-            compare(&case, EventContent::read_json(case.clone()), derive);
+            let hand = EventContent::read_json(case.clone());
+            same_as_serde_route(&case, &hand);
+            compare(&case, hand, derive);
             compared += 1;
         }
     }
     assert_eq!(compared, 9 * (2 * (1 + 11 * 11) - 1));
+}
+
+/// serde's route of `EventContent` (its members as values, keys borrowed from a text) reads
+/// `case` as `read_json` does: the same content, or the same message (serde_json adds where).
+fn same_as_serde_route(case: &Value, hand: &Result<EventContent, JsonReadError>) {
+    let from_text = serde_json::from_str::<EventContent>(&case.to_string());
+    let from_value = serde_json::from_value::<EventContent>(case.clone());
+    for serde_read in [from_text, from_value] {
+        match (hand, serde_read) {
+            (Ok(hand), Ok(read)) => assert_eq!(hand, &read, "{case}"),
+            (Err(JsonReadError(hand)), Err(read)) => {
+                assert!(read.to_string().starts_with(hand.as_str()), "{case}: `{hand}`, `{read}`")
+            }
+            (hand, read) => panic!("{case}: read_json {hand:?}, serde {read:?}"),
+        }
+    }
+}
+
+#[test]
+fn serde_route_keeps_a_repeated_key_s_first_place_and_last_value() {
+    // As the `Value` the content stands for: the refused first value is replaced.
+    let text = r#"{"type":"tool_call","callId":5,"toolName":"t","input":{},"callId":"c"}"#;
+    let content: EventContent = serde_json::from_str(text).expect("reads");
+    assert_eq!(
+        content,
+        EventContent::ToolCall {
+            call_id: "c".into(),
+            tool_name: "t".into(),
+            input: serde_json::json!({}),
+        }
+    );
+    let repeated_type = r#"{"type":"tool_call","text":"x","type":"system_note"}"#;
+    let content: EventContent = serde_json::from_str(repeated_type).expect("reads");
+    assert_eq!(content, EventContent::SystemNote { text: "x".into() });
+    for not_object in ["null", "true", "1", "-1", "1.5", "\"s\"", "[]"] {
+        let error = serde_json::from_str::<EventContent>(not_object).expect_err(not_object);
+        let value: Value = serde_json::from_str(not_object).expect("json");
+        let JsonReadError(hand) = EventContent::read_json(value).expect_err(not_object);
+        assert!(error.to_string().starts_with(&hand), "{not_object}: {error}");
+    }
 }
 
 /// Text, `serde` and value reads of one event agree, and a refused event names its class.

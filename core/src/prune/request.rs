@@ -27,7 +27,7 @@ use super::attachments::{PrunedAttachment, attachment_candidates, attachment_dia
 use super::candidate::CandidateKind;
 use super::epochs::{EpochCut, close_epochs_at, epoch_minimum};
 use super::stale::{
-    Address, MASKED_RESULT_MIN_TOKENS, PrunedResult, masked_candidates, prune_output,
+    Address, MASKED_RESULT_MIN_TOKENS, OutputTokens, PrunedResult, masked_candidates, prune_output,
     stale_candidates, stale_diagnostic,
 };
 use crate::budget::TokenEstimator;
@@ -99,8 +99,9 @@ pub fn prune_request_within<'a>(
     estimator: &dyn TokenEstimator,
 ) -> RequestPrune<'a> {
     let tail = tail.start.min(request.len())..tail.end.min(request.len());
-    let mut candidates = masked_candidates(request, tail.start, history_budget, estimator);
-    candidates.extend(stale_candidates(request, tail, estimator));
+    let mut estimates = OutputTokens::new(estimator, request.len());
+    let mut candidates = masked_candidates(request, tail.start, history_budget, &mut estimates);
+    candidates.extend(stale_candidates(request, tail, &mut estimates));
     // One candidate per result: the earliest key of the policies that name it.
     crate::sort::sort_by_key(&mut candidates, |c| (c.index, c.kind, c.key));
     candidates.dedup_by(|later, first| (later.index, later.kind) == (first.index, first.kind));
@@ -120,8 +121,14 @@ pub fn prune_request_within<'a>(
         match kind {
             CandidateKind::Output => {
                 // A candidate is larger than the smaller of the two thresholds.
-                if let Some((content, record, _)) =
-                    prune_output(slot, MASKED_RESULT_MIN_TOKENS, estimator, Address::Exact)
+                if let Some(original) = estimates.of(index, slot)
+                    && let Some((content, record, _)) = prune_output(
+                        slot,
+                        MASKED_RESULT_MIN_TOKENS,
+                        original,
+                        estimator,
+                        Address::Exact,
+                    )
                 {
                     results.push(record);
                     *slot = Cow::Owned(slot.with_content(content));

@@ -134,7 +134,7 @@ pub(super) fn quote(text: &str) -> String {
 pub(super) fn stale_candidates(
     request: &[&RuntimeEvent],
     tail: Range<usize>,
-    estimator: &dyn TokenEstimator,
+    estimates: &mut OutputTokens<'_>,
 ) -> Vec<Candidate> {
     let has_current = tail.end < request.len();
     // The first positions after `index` of up to three distinct turns, nearest first.
@@ -147,8 +147,14 @@ pub(super) fn stale_candidates(
         if let Some(trigger) = trigger
             && !event.pinned
             && !event.partial
-            && let Some((_, _, freed)) =
-                prune_output(event, STALE_RESULT_MIN_TOKENS, estimator, Address::StandIn)
+            && let Some(original) = estimates.of(index, event)
+            && let Some((_, _, freed)) = prune_output(
+                event,
+                STALE_RESULT_MIN_TOKENS,
+                original,
+                estimates.estimator,
+                Address::StandIn,
+            )
         {
             let key = if has_current {
                 next_other_turn(request, trigger).unwrap_or(tail.end)
@@ -173,20 +179,13 @@ pub(super) fn masked_candidates(
     request: &[&RuntimeEvent],
     start: usize,
     history_budget: u64,
-    estimator: &dyn TokenEstimator,
+    estimates: &mut OutputTokens<'_>,
 ) -> Vec<Candidate> {
     let kept_tokens = history_budget.saturating_mul(KEPT_RECENT_RESULTS_SHARE_PERCENT) / 100;
     // The complete results after the live head: (position, estimated output tokens).
     let results: Vec<(usize, u64)> = (start.min(request.len())..request.len())
-        .filter_map(|index| {
-            let event = request[index];
-            let (EventContent::ToolResult { output, .. }
-            | EventContent::HostedToolResult { output, .. }) = &event.content
-            else {
-                return None;
-            };
-            (!event.partial).then(|| (index, estimate_value(estimator, output)))
-        })
+        .filter(|&index| !request[index].partial)
+        .filter_map(|index| Some((index, estimates.of(index, request[index])?)))
         .collect();
     let mut candidates = Vec::new();
     // `newer` is the sum of the outputs of results[at + 1..end].
@@ -204,8 +203,13 @@ pub(super) fn masked_candidates(
         if let (Some(by_count), Some(by_share)) = (by_count, by_share)
             && tokens > MASKED_RESULT_MIN_TOKENS
             && !request[index].pinned
-            && let Some((_, _, freed)) =
-                prune_output(request[index], MASKED_RESULT_MIN_TOKENS, estimator, Address::StandIn)
+            && let Some((_, _, freed)) = prune_output(
+                request[index],
+                MASKED_RESULT_MIN_TOKENS,
+                tokens,
+                estimates.estimator,
+                Address::StandIn,
+            )
         {
             let key = by_count.max(by_share);
             candidates.push(Candidate { key, index, kind: CandidateKind::Output, freed });
@@ -230,12 +234,40 @@ pub(super) enum Address {
     StandIn,
 }
 
-/// `event`'s content with the output of a result larger than `min_tokens` replaced by the
-/// placeholder, the record of it and the tokens that frees; `None` when it is not a result or
-/// not larger.
+/// The estimated tokens of the result outputs of one request, each output estimated once
+/// however often the pruning policies ask about it (an output is the longest text to estimate).
+pub(super) struct OutputTokens<'e> {
+    /// The request's estimator.
+    pub(super) estimator: &'e dyn TokenEstimator,
+    known: Vec<Option<u64>>,
+}
+
+impl<'e> OutputTokens<'e> {
+    /// No output of a request of `events` events estimated yet.
+    pub(super) fn new(estimator: &'e dyn TokenEstimator, events: usize) -> Self {
+        OutputTokens { estimator, known: vec![None; events] }
+    }
+
+    /// The tokens of the output of `event`, the request's event at `index`; `None` when it is
+    /// not a result.
+    pub(super) fn of(&mut self, index: usize, event: &RuntimeEvent) -> Option<u64> {
+        let (EventContent::ToolResult { output, .. }
+        | EventContent::HostedToolResult { output, .. }) = &event.content
+        else {
+            return None;
+        };
+        let estimator = self.estimator;
+        Some(*self.known.get_mut(index)?.get_or_insert_with(|| estimate_value(estimator, output)))
+    }
+}
+
+/// `event`'s content with the output of a result larger than `min_tokens` (its output estimated
+/// at `original_tokens`) replaced by the placeholder, the record of it and the tokens that
+/// frees; `None` when it is not a result or not larger.
 pub(super) fn prune_output(
     event: &RuntimeEvent,
     min_tokens: u64,
+    original_tokens: u64,
     estimator: &dyn TokenEstimator,
     address: Address,
 ) -> Option<(EventContent, PrunedResult, u64)> {
@@ -244,7 +276,6 @@ pub(super) fn prune_output(
     else {
         return None;
     };
-    let original_tokens = estimate_value(estimator, output);
     if original_tokens <= min_tokens {
         return None;
     }

@@ -181,7 +181,10 @@ pub fn json_text_to_js(text: String) -> JsValue {
     if text.len() < UTF16_RESULT_MIN_BYTES {
         return JsValue::from(text);
     }
-    js_sys::Uint16Array::from(text.encode_utf16().collect::<Vec<_>>().as_slice()).into()
+    // A text has at most as many UTF-16 units as UTF-8 bytes: reserved once, never regrown.
+    let mut units = Vec::with_capacity(text.len());
+    units.extend(text.encode_utf16());
+    js_sys::Uint16Array::from(units.as_slice()).into()
 }
 
 /// Builds the JS value of `json` with integers beyond 2^53 as `BigInt`s.

@@ -2,18 +2,17 @@
 //! [`contextfold_core::checkpoint::select_safe_prefix`],
 //! [`contextfold_core::checkpoint::safe_boundaries`] and
 //! [`contextfold_core::checkpoint::evaluate_replay`]. Conversion and error mapping only; the
-//! argument and result shapes are those of the conformance ops (`tests/src/ops.rs`).
+//! argument and result shapes are those of the conformance ops (`tests/src/ops.rs`); the replay
+//! gate's are the core's [`ReplayQuestion`] and [`ReplayDecision`].
 
-use contextfold_core::Diagnostic;
 use contextfold_core::binding::evaluate_replay_with;
-use contextfold_core::budget::{CharEstimator, ContextBudget, ModelFacts};
+use contextfold_core::budget::{CharEstimator, ContextBudget};
 use contextfold_core::checkpoint::{
-    FullVerificationWith, PrefixOptions, ReplayPlan, safe_boundaries as core_safe_boundaries,
-    select_safe_prefix as core_select_safe_prefix, split_current_turn,
+    FullVerificationWith, PrefixOptions, ReplayDecision, ReplayQuestion,
+    safe_boundaries as core_safe_boundaries, select_safe_prefix as core_select_safe_prefix,
+    split_current_turn,
 };
-use contextfold_core::compaction::ProviderIdentity;
 use contextfold_core::event::validate_log;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
@@ -50,50 +49,20 @@ pub fn safe_boundaries(events: JsValue, current_turn_id: JsValue) -> Result<JsVa
     Ok(json_to_js(json!(cuts), "safe boundaries")?)
 }
 
-/// Input of [`evaluate_replay`] (`{ events, checkpoint, currentTurnId?, model?, provider? }`,
-/// nothing else), the events as JSON values.
-#[derive(Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ReplayArgs {
-    events: Vec<Value>,
-    checkpoint: Value,
-    #[serde(default)]
-    current_turn_id: Option<String>,
-    #[serde(default)]
-    model: Option<ModelFacts>,
-    #[serde(default)]
-    provider: Option<ProviderIdentity>,
-}
-
-/// The result of [`evaluate_replay`].
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReplayDecision {
-    /// `accepted` or `rejected`.
-    decision: &'static str,
-    /// The rejection's reason code; `null` when accepted.
-    code: Option<String>,
-    /// The replay figures: always when accepted; when rejected, only for a checkpoint that
-    /// matched the log and failed on size.
-    plan: Option<ReplayPlan>,
-    /// The rejection's diagnostic; `null` when accepted.
-    diagnostic: Option<Diagnostic>,
-}
-
 /// The replay gate for the next request: `{ events, checkpoint, currentTurnId?, model?,
 /// provider? }` → `{ decision, code, plan, diagnostic }`. A rejection is a result, not an
 /// error; it throws only on input the core refuses (an invalid log: `log_*`, an unreadable
 /// checkpoint: `checkpoint_*`, a current turn that is not the log's suffix).
 #[wasm_bindgen(js_name = evaluateReplay)]
 pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
-    let args = from_js::<ReplayArgs>(input, "replay input")?;
+    let args = from_js::<ReplayQuestion>(input, "replay input")?;
     let events = events_from_json(args.events)?;
     validate_log(&events).map_err(|e| BindingError::core(e.code(), e))?;
     let checkpoint = checkpoint_from_json(args.checkpoint)?;
     let prior_end = split_current_turn(&events, args.current_turn_id.as_deref())
         .map_err(|e| BindingError::core(e.code(), e))?;
     let budget = ContextBudget::from_model(&args.model.unwrap_or_default());
-    let decision = match evaluate_replay_with(
+    let decision = ReplayDecision::from(evaluate_replay_with(
         &checkpoint,
         &events,
         prior_end,
@@ -101,30 +70,6 @@ pub fn evaluate_replay(input: JsValue) -> Result<JsValue, JsValue> {
         args.provider.as_ref(),
         &CharEstimator,
         &mut FullVerificationWith::<BindingEngine>::default(),
-    ) {
-        Ok(plan) => {
-            ReplayDecision { decision: "accepted", code: None, plan: Some(plan), diagnostic: None }
-        }
-        Err(rejection) => ReplayDecision {
-            decision: "rejected",
-            code: Some(rejection.diagnostic.code.as_str().to_owned()),
-            plan: rejection.plan,
-            diagnostic: Some(rejection.diagnostic),
-        },
-    };
+    ));
     Ok(to_js(&decision, "replay decision")?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replay_args_accept_the_documented_shape_only() {
-        let replay = json!({ "events": [], "checkpoint": null, "model": null });
-        assert!(serde_json::from_value::<ReplayArgs>(replay).is_ok());
-        assert!(serde_json::from_value::<ReplayArgs>(json!({ "events": [] })).is_err());
-        let unknown = json!({ "events": [], "checkpoint": {}, "extra": 1 });
-        assert!(serde_json::from_value::<ReplayArgs>(unknown).is_err());
-    }
 }

@@ -51,6 +51,18 @@ pub fn from_tape<'a, T: serde::Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Ta
     }
 }
 
+/// A value's head: its scalar, or how many items or members follow.
+enum Head<'a> {
+    Unit,
+    Bool(bool),
+    Float(f64),
+    Signed(i64),
+    Unsigned(u64),
+    Str(&'a str),
+    Seq(usize),
+    Map(usize),
+}
+
 /// A cursor over a tape.
 struct Tape<'a> {
     bytes: &'a [u8],
@@ -80,6 +92,34 @@ impl<'a> Tape<'a> {
             .map_err(|_| TapeError::custom("a string is not UTF-8"))
     }
 
+    /// The next value's head, read here once rather than in every visitor's `deserialize_any`.
+    #[inline(never)]
+    fn head(&mut self) -> Result<Head<'a>, TapeError> {
+        Ok(match self.take(1)?[0] {
+            0 => Head::Unit,
+            tag @ (1 | 2) => Head::Bool(tag == 2),
+            3 => match f64::from_le_bytes(self.word()?) {
+                x if x.fract() != 0.0 || x.abs() > MAX_SAFE => Head::Float(x),
+                x if x < 0.0 => Head::Signed(x as i64),
+                x => Head::Unsigned(x as u64),
+            },
+            9 => match value_from_text(self.string()?) {
+                Ok(Value::Number(n)) => match (n.as_u64(), n.as_i64()) {
+                    (Some(u), _) => Head::Unsigned(u),
+                    (None, Some(i)) => Head::Signed(i),
+                    _ => Head::Float(n.as_f64().unwrap_or(f64::NAN)),
+                },
+                _ => return Err(TapeError::custom("a number's text is not a number")),
+            },
+            4 => Head::Str(self.string()?),
+            5 => Head::Seq(self.count()?),
+            6 => Head::Map(self.count()?),
+            7 => Head::Signed(i64::from_le_bytes(self.word()?)),
+            8 => Head::Unsigned(u64::from_le_bytes(self.word()?)),
+            tag => return Err(TapeError::custom(format_args!("unknown tape tag {tag}"))),
+        })
+    }
+
     fn nested<T>(&mut self, read: impl FnOnce(&mut Self) -> T) -> Result<T, TapeError> {
         if self.depth == MAX_DEPTH {
             return Err(TapeError::custom("recursion limit exceeded"));
@@ -95,32 +135,15 @@ impl<'de, 'a: 'de> Deserializer<'de> for &mut Tape<'a> {
     type Error = TapeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TapeError> {
-        match self.take(1)?[0] {
-            0 => visitor.visit_unit(),
-            1 => visitor.visit_bool(false),
-            2 => visitor.visit_bool(true),
-            3 => match f64::from_le_bytes(self.word()?) {
-                x if x.fract() != 0.0 || x.abs() > MAX_SAFE => visitor.visit_f64(x),
-                x if x < 0.0 => visitor.visit_i64(x as i64),
-                x => visitor.visit_u64(x as u64),
-            },
-            9 => match value_from_text(self.string()?) {
-                Ok(Value::Number(number)) => {
-                    number.deserialize_any(visitor).map_err(TapeError::custom)
-                }
-                _ => Err(TapeError::custom("a number's text is not a number")),
-            },
-            4 => visitor.visit_borrowed_str(self.string()?),
-            tag @ (5 | 6) => {
-                let left = self.count()?;
-                self.nested(|tape| match tag {
-                    5 => visitor.visit_seq(Items { tape, left }),
-                    _ => visitor.visit_map(Items { tape, left }),
-                })?
-            }
-            7 => visitor.visit_i64(i64::from_le_bytes(self.word()?)),
-            8 => visitor.visit_u64(u64::from_le_bytes(self.word()?)),
-            tag => Err(TapeError::custom(format_args!("unknown tape tag {tag}"))),
+        match self.head()? {
+            Head::Unit => visitor.visit_unit(),
+            Head::Bool(b) => visitor.visit_bool(b),
+            Head::Float(x) => visitor.visit_f64(x),
+            Head::Signed(n) => visitor.visit_i64(n),
+            Head::Unsigned(n) => visitor.visit_u64(n),
+            Head::Str(text) => visitor.visit_borrowed_str(text),
+            Head::Seq(left) => self.nested(|tape| visitor.visit_seq(Items { tape, left }))?,
+            Head::Map(left) => self.nested(|tape| visitor.visit_map(Items { tape, left }))?,
         }
     }
 
