@@ -7,7 +7,8 @@
 // `text`, `input` and `output`: where wasm looks, see wasm/contextfold-wasm/src/shared_strings.rs)
 // by its path. JS strings are immutable and only references are kept, so a caller changing its
 // objects after the append changes nothing here. A projection then leaves those strings out
-// (`sharedStrings`: where each goes, which event holds it, where, its UTF-16 length) and they
+// (`sharedStrings`: per string, which event holds it, where, its UTF-16 length and where it
+// goes) and they
 // are put back from here; the strings of events appended as JSONL still come through the UTF-16
 // table (values.js, `decodeProjection`).
 
@@ -77,19 +78,19 @@ export class HeldStrings {
   restore(messages, shared) {
     const strings = new Array(shared.length);
     for (let i = 0; i < shared.length; i += 1) {
-      const { event, path, length } = shared[i];
+      // [event, path (its JSON text: the key of `collect`), length, ...where it goes]
+      const [event, key, length] = shared[i];
       const pairs = this.#events[event];
       if (!pairs) return false;
-      const key = JSON.stringify(path);
       const pair = pairs.find((candidate) => candidate[0] === key);
       if (pair === undefined || pair[1].length !== length) return false;
       strings[i] = pair[1];
     }
     for (let i = 0; i < shared.length; i += 1) {
-      const { at } = shared[i];
+      const at = shared[i];
       let target = messages;
       const last = at.length - 1;
-      for (let k = 0; k < last; k += 1) target = target[at[k]];
+      for (let k = 3; k < last; k += 1) target = target[at[k]];
       target[at[last]] = strings[i];
     }
     return true;
