@@ -78,7 +78,7 @@ export class HeldStrings {
   restore(messages, shared) {
     const strings = new Array(shared.length);
     for (let i = 0; i < shared.length; i += 1) {
-      // [event, path (its JSON text: the key of `collect`), length, ...where it goes]
+      // [event, path (its JSON text: the key of `collect`), length, where it goes]
       const [event, key, length] = shared[i];
       const pairs = this.#events[event];
       if (!pairs) return false;
@@ -87,10 +87,10 @@ export class HeldStrings {
       strings[i] = pair[1];
     }
     for (let i = 0; i < shared.length; i += 1) {
-      const at = shared[i];
+      const at = shared[i][3];
       let target = messages;
       const last = at.length - 1;
-      for (let k = 3; k < last; k += 1) target = target[at[k]];
+      for (let k = 0; k < last; k += 1) target = target[at[k]];
       target[at[last]] = strings[i];
     }
     return true;

@@ -24,7 +24,8 @@ pub use crate::safe_prefix::{
     split_current_turn, turn_count,
 };
 pub use crate::verified_prefix::{
-    FullVerification, FullVerificationWith, PrefixVerifier, VerifiedCoverage, VerifiedPrefix,
+    CheckedLog, FullVerification, FullVerificationWith, PrefixVerifier, VerifiedCoverage,
+    VerifiedPrefix,
 };
 
 use serde::{Deserialize, Serialize};

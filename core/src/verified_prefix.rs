@@ -255,3 +255,59 @@ impl<E: HashEngine> PrefixVerifier for VerifiedPrefix<E> {
         })
     }
 }
+
+/// The verifier of a log whose rules were checked as it grew (an append-only log that runs a
+/// [`LogValidator`] on every append, as the npm package's `EventLog` does): a projection only
+/// splits off the current turn instead of validating the whole log again, and the wrapped
+/// [`VerifiedPrefix`] proves checkpoint prefixes.
+#[derive(Debug)]
+pub struct CheckedLog<'a, E: HashEngine>(pub &'a mut VerifiedPrefix<E>);
+
+impl<E: HashEngine> PrefixVerifier for CheckedLog<'_, E> {
+    fn check_log(
+        &mut self,
+        events: &[RuntimeEvent],
+        current_turn_id: Option<&str>,
+    ) -> Result<usize, LogError> {
+        split_current_turn(events, current_turn_id)
+    }
+
+    fn verify(
+        &mut self,
+        checkpoint: &HistoryCompactCheckpoint,
+        prior: &[RuntimeEvent],
+        estimator: &dyn TokenEstimator,
+    ) -> Result<VerifiedCoverage, PrefixMismatch> {
+        self.0.verify(checkpoint, prior, estimator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::EventContent;
+
+    fn log(turns: &[&str]) -> Vec<RuntimeEvent> {
+        let event = |(seq, turn): (usize, &&str)| {
+            let content = EventContent::user_text(format!("event {seq}"));
+            let (session, run, turn) = ("s".to_owned(), "r".to_owned(), (*turn).to_owned());
+            RuntimeEvent::new(session, run, turn, format!("e{seq}"), seq as u64 + 1, content)
+        };
+        turns.iter().enumerate().map(event).collect()
+    }
+
+    #[test]
+    fn a_checked_log_splits_the_current_turn_as_a_full_check_does() {
+        let mut cache = VerifiedPrefix::new();
+        for (turns, current) in [
+            (&["a", "a", "b", "b"][..], Some("b")),
+            (&["a", "b", "a"][..], Some("a")),
+            (&["a", "b"][..], None),
+            (&["a", "b"][..], Some("c")),
+        ] {
+            let events = log(turns);
+            let full = FullVerification::default().check_log(&events, current);
+            assert_eq!(CheckedLog(&mut cache).check_log(&events, current), full, "{turns:?}");
+        }
+    }
+}
