@@ -43,6 +43,7 @@ mod repair;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
@@ -120,8 +121,8 @@ struct Slot {
     parts: Vec<Part>,
     /// Hosted results moved (or synthesized) to follow the call part at this index.
     after_call: BTreeMap<usize, Vec<Part>>,
-    /// Ordinary calls held by this (assistant) message, in call order.
-    calls: Vec<String>,
+    /// Whether this (assistant) message holds an ordinary call (a tool message follows it).
+    has_calls: bool,
     /// Recorded results for those calls, in the order they were recorded.
     results: Vec<Part>,
 }
@@ -132,43 +133,46 @@ impl Slot {
             role,
             parts: vec![first],
             after_call: BTreeMap::new(),
-            calls: Vec::new(),
+            has_calls: false,
             results: Vec::new(),
         }
     }
 }
 
-/// Where a call lives and whether it has been answered.
+/// Where a call lives and whether it has been answered (its strings borrowed from its event).
 #[derive(Debug)]
-struct CallSite {
+struct CallSite<'e> {
     slot: usize,
     part_index: usize,
     hosted: bool,
-    tool_name: String,
-    runtime_event_id: String,
+    tool_name: &'e str,
+    runtime_event_id: &'e str,
     answered: bool,
 }
 
 /// The assistant step currently accepting parts.
 #[derive(Debug)]
-struct OpenStep {
+struct OpenStep<'e> {
     slot: usize,
-    turn_id: String,
-    response_id: Option<String>,
+    turn_id: &'e str,
+    response_id: Option<&'e str>,
 }
 
+/// The messages under construction. Its bookkeeping borrows the events' strings: only the
+/// messages own copies.
 #[derive(Debug, Default)]
-struct Projector {
+struct Projector<'e> {
     slots: Vec<Slot>,
-    open: Option<OpenStep>,
-    calls: HashMap<String, CallSite>,
+    open: Option<OpenStep<'e>>,
+    /// Projected call id → its call (a renamed id is owned, any other borrowed).
+    calls: HashMap<Cow<'e, str>, CallSite<'e>>,
     /// Recorded call id → the projected id its latest call was given (only for reused ids).
-    renamed: HashMap<String, String>,
+    renamed: HashMap<&'e str, String>,
     repairs: Vec<Repair>,
 }
 
-impl Projector {
-    fn push(&mut self, event: &RuntimeEvent) {
+impl<'e> Projector<'e> {
+    fn push(&mut self, event: &'e RuntimeEvent) {
         match &event.content {
             EventContent::UserText { text, attachments } => {
                 self.open = None;
@@ -218,13 +222,13 @@ impl Projector {
     /// Whether `event` continues the open step.
     fn joins_open_step(&self, event: &RuntimeEvent) -> bool {
         self.open.as_ref().is_some_and(|open| {
-            open.turn_id == event.turn_id && open.response_id == event.response_id
+            open.turn_id == event.turn_id && open.response_id == event.response_id.as_deref()
         })
     }
 
     /// Appends an assistant-side part to the open step or opens a new one; returns the slot
     /// index and the part index.
-    fn push_step_part(&mut self, event: &RuntimeEvent, part: Part) -> (usize, usize) {
+    fn push_step_part(&mut self, event: &'e RuntimeEvent, part: Part) -> (usize, usize) {
         if let Some(open) = self.open.as_ref().filter(|_| self.joins_open_step(event)) {
             let slot = &mut self.slots[open.slot];
             slot.parts.push(part);
@@ -234,22 +238,22 @@ impl Projector {
         let slot = self.slots.len() - 1;
         self.open = Some(OpenStep {
             slot,
-            turn_id: event.turn_id.clone(),
-            response_id: event.response_id.clone(),
+            turn_id: &event.turn_id,
+            response_id: event.response_id.as_deref(),
         });
         (slot, 0)
     }
 
     fn push_call(
         &mut self,
-        event: &RuntimeEvent,
-        call_id: &str,
-        tool_name: &str,
+        event: &'e RuntimeEvent,
+        call_id: &'e str,
+        tool_name: &'e str,
         input: &Value,
         hosted: bool,
     ) {
-        let projected = match self.calls.get(self.projected_id(call_id)) {
-            None => call_id.to_owned(),
+        let projected: Cow<'e, str> = match self.calls.get(self.projected_id(call_id).as_ref()) {
+            None => Cow::Borrowed(call_id),
             Some(site) if !site.answered => {
                 self.repairs.push(Repair::DuplicateToolCallDropped {
                     call_id: call_id.to_owned(),
@@ -260,72 +264,64 @@ impl Projector {
             }
             Some(_) => {
                 let projected = self.fresh_id(call_id);
-                self.renamed.insert(call_id.to_owned(), projected.clone());
+                self.renamed.insert(call_id, projected.clone());
                 self.repairs.push(Repair::ToolCallIdRenamed {
                     call_id: call_id.to_owned(),
                     projected_call_id: projected.clone(),
                     runtime_event_id: event.runtime_event_id.clone(),
                     hosted,
                 });
-                projected
+                Cow::Owned(projected)
             }
         };
-        let call_id = projected.as_str();
         let part = Part::ToolCall {
-            call_id: call_id.to_owned(),
+            call_id: projected.to_string(),
             tool_name: tool_name.to_owned(),
             input: input.clone(),
             hosted,
         };
         let (slot, part_index) = self.push_step_part(event, part);
         if !hosted {
-            self.slots[slot].calls.push(call_id.to_owned());
+            self.slots[slot].has_calls = true;
         }
-        self.calls.insert(
-            call_id.to_owned(),
-            CallSite {
-                slot,
-                part_index,
-                hosted,
-                tool_name: tool_name.to_owned(),
-                runtime_event_id: event.runtime_event_id.clone(),
-                answered: false,
-            },
-        );
+        let runtime_event_id = &event.runtime_event_id;
+        let site =
+            CallSite { slot, part_index, hosted, tool_name, runtime_event_id, answered: false };
+        self.calls.insert(projected, site);
     }
 
     fn push_result(
         &mut self,
-        event: &RuntimeEvent,
-        call_id: &str,
+        event: &'e RuntimeEvent,
+        call_id: &'e str,
         output: &Value,
         is_error: bool,
         hosted: bool,
     ) {
-        let runtime_event_id = event.runtime_event_id.clone();
-        let call_id = self.projected_id(call_id).to_owned();
-        let call_id = call_id.as_str();
-        let call_id_owned = call_id.to_owned();
-        let Some(site) = self.calls.get(call_id).filter(|site| site.hosted == hosted) else {
-            self.repairs.push(Repair::OrphanToolResultDropped {
-                call_id: call_id_owned,
-                runtime_event_id,
-                hosted,
-            });
+        let call_id = self.projected_id(call_id);
+        let event_id = || event.runtime_event_id.clone();
+        let Some(site) = self.calls.get(call_id.as_ref()).filter(|site| site.hosted == hosted)
+        else {
+            let call_id = call_id.into_owned();
+            let repair =
+                Repair::OrphanToolResultDropped { call_id, runtime_event_id: event_id(), hosted };
+            self.repairs.push(repair);
             return;
         };
         if site.answered {
-            self.repairs.push(Repair::DuplicateToolResultDropped {
-                call_id: call_id_owned,
-                runtime_event_id,
+            let call_id = call_id.into_owned();
+            let repair = Repair::DuplicateToolResultDropped {
+                call_id,
+                runtime_event_id: event_id(),
                 hosted,
-            });
+            };
+            self.repairs.push(repair);
             return;
         }
         let (slot, part_index) = (site.slot, site.part_index);
         let part = Part::ToolResult {
-            call_id: call_id_owned.clone(),
-            tool_name: site.tool_name.clone(),
+            call_id: call_id.to_string(),
+            tool_name: site.tool_name.to_owned(),
             output: output.clone(),
             is_error,
             hosted,
@@ -348,39 +344,39 @@ impl Projector {
             slot + 1 == self.slots.len()
         };
         if !in_place {
-            self.repairs.push(Repair::ToolResultMoved {
-                call_id: call_id_owned.clone(),
-                runtime_event_id,
-                hosted,
-            });
+            let moved = call_id.to_string();
+            let repair =
+                Repair::ToolResultMoved { call_id: moved, runtime_event_id: event_id(), hosted };
+            self.repairs.push(repair);
         }
-        if let Some(site) = self.calls.get_mut(&call_id_owned) {
+        if let Some(site) = self.calls.get_mut(call_id.as_ref()) {
             site.answered = true;
         }
     }
 
-    /// The id under which the latest call with the recorded `call_id` is projected.
-    fn projected_id<'a>(&'a self, call_id: &'a str) -> &'a str {
-        self.renamed.get(call_id).map_or(call_id, String::as_str)
+    /// The id under which the latest call with the recorded `call_id` is projected (owned only
+    /// for a renamed call).
+    fn projected_id(&self, call_id: &'e str) -> Cow<'e, str> {
+        self.renamed.get(call_id).map_or(Cow::Borrowed(call_id), |id| Cow::Owned(id.clone()))
     }
 
     /// A projected id `<call_id>_r<n>` used by no call so far.
     fn fresh_id(&self, call_id: &str) -> String {
         (2..)
             .map(|n| format!("{call_id}_r{n}"))
-            .find(|candidate| !self.calls.contains_key(candidate))
+            .find(|candidate| !self.calls.contains_key(candidate.as_str()))
             .unwrap_or_else(|| call_id.to_owned())
     }
 
     /// Synthesizes results for unanswered calls and lays the slots out as messages.
     fn finish(mut self) -> (Vec<Message>, Vec<Repair>) {
-        let mut unanswered: Vec<(&String, &CallSite)> =
+        let mut unanswered: Vec<(&Cow<'e, str>, &CallSite<'e>)> =
             self.calls.iter().filter(|(_, site)| !site.answered).collect();
         crate::sort::sort_by_key(&mut unanswered, |(_, site)| (site.slot, site.part_index));
         for (call_id, site) in unanswered {
             let part = Part::ToolResult {
-                call_id: call_id.clone(),
-                tool_name: site.tool_name.clone(),
+                call_id: call_id.to_string(),
+                tool_name: site.tool_name.to_owned(),
                 output: interrupted_output(),
                 is_error: true,
                 hosted: site.hosted,
@@ -393,21 +389,21 @@ impl Projector {
                 slot.results.push(part);
             }
             self.repairs.push(Repair::ToolCallInterrupted {
-                call_id: call_id.clone(),
-                runtime_event_id: site.runtime_event_id.clone(),
+                call_id: call_id.to_string(),
+                runtime_event_id: site.runtime_event_id.to_owned(),
                 hosted: site.hosted,
             });
         }
         let mut messages = Vec::with_capacity(self.slots.len() * 2);
         for slot in self.slots {
-            let Slot { role, parts, mut after_call, calls, results } = slot;
+            let Slot { role, parts, mut after_call, has_calls, results } = slot;
             let mut laid_out = Vec::with_capacity(parts.len());
             for (index, part) in parts.into_iter().enumerate() {
                 laid_out.push(part);
                 laid_out.extend(after_call.remove(&index).unwrap_or_default());
             }
             messages.push(Message { role, parts: laid_out });
-            if !calls.is_empty() {
+            if has_calls {
                 messages.push(Message { role: Role::Tool, parts: results });
             }
         }
