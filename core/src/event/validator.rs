@@ -65,10 +65,37 @@ impl LogValidator {
     }
 
     /// [`Self::check`]s `events` and, when they pass, accepts them; a refused batch changes
-    /// nothing.
+    /// nothing. One pass: each id is hashed once, inserted as it is checked, and the batch's
+    /// ids are taken out again if a later event is refused.
     pub fn append(&mut self, events: &[RuntimeEvent]) -> Result<(), LogError> {
-        self.check(events)?;
-        self.accept(events);
+        let session = self.session_id.as_deref().or(events.first().map(|e| e.session_id.as_str()));
+        let mut last_seq = self.last_seq;
+        self.ids.reserve(events.len());
+        let refused = events.iter().enumerate().find_map(|(offset, event)| {
+            let index = self.len + offset;
+            let error = if Some(event.session_id.as_str()) != session {
+                LogError::MixedSessions { index }
+            } else if last_seq.is_some_and(|seq| event.seq <= seq) {
+                LogError::SeqNotIncreasing { index }
+            } else if !self.ids.insert(event.runtime_event_id.clone()) {
+                LogError::DuplicateEventId { index }
+            } else {
+                last_seq = Some(event.seq);
+                return None;
+            };
+            Some((offset, error))
+        });
+        if let Some((offset, error)) = refused {
+            for event in &events[..offset] {
+                self.ids.remove(&event.runtime_event_id);
+            }
+            return Err(error);
+        }
+        if let Some(first) = events.first() {
+            self.session_id.get_or_insert_with(|| first.session_id.clone());
+        }
+        self.last_seq = last_seq;
+        self.len += events.len();
         Ok(())
     }
 
@@ -88,6 +115,23 @@ mod tests {
     use super::*;
     use crate::LogBuilder;
     use crate::event::validate_log;
+
+    /// A refused batch leaves the validator as it was: the ids it held before its defect are
+    /// free again, its seq and session were not taken.
+    #[test]
+    fn a_refused_batch_can_be_appended_again_once_mended() {
+        let mut builder = LogBuilder::new("s");
+        builder.turn("t").user("a").assistant("b").user("c").assistant("d");
+        let events = builder.build();
+        let mut validator = LogValidator::default();
+        validator.append(&events[..1]).expect("valid");
+        let mut broken = events[1..].to_vec();
+        broken[2].runtime_event_id = events[0].runtime_event_id.clone();
+        assert_eq!(validator.append(&broken), Err(LogError::DuplicateEventId { index: 3 }));
+        assert_eq!(validator.len(), 1);
+        assert_eq!(validator.append(&events[1..]), Ok(()));
+        assert_eq!(validator.len(), 4);
+    }
 
     /// Every split of logs with each kind of defect gives `validate_log`'s verdict and index.
     #[test]
