@@ -8,6 +8,7 @@ import {
 import { usageFact } from './usage.js';
 import { HeldStrings } from './held-strings.js';
 import { LastLog } from './last-log.js';
+import { withUncheckedTape } from './tape.js';
 
 export { ContextfoldError };
 
@@ -225,7 +226,10 @@ export function createApi(raw, options = {}) {
         }
         const list = Array.isArray(events) ? events : [events];
         const held = HeldStrings.collect(list);
-        const length = this.#raw.append(encodeObjects(list, true), held !== null);
+        const length = withUncheckedTape(
+          (checked) => encodeObjects(list, true, checked),
+          (encoded) => this.#raw.append(encoded, held !== null),
+        );
         this.#held.appended(held, length);
         return length;
       });

@@ -11,7 +11,7 @@
 // data, a projection error) goes the plain way, the whole input as JSON text, so results and
 // errors are those of the plain way. Memory: one call's events, in wasm and as the copies.
 import { HeldStrings } from './held-strings.js';
-import { eventsTape } from './tape.js';
+import { eventsTape, withUncheckedTape } from './tape.js';
 
 /** Fewer events than this go the plain way: a log is not worth keeping for them. */
 const MIN_LOGGED_EVENTS = 64;
@@ -52,7 +52,10 @@ export class LastLog {
       const fresh = events.slice(first);
       const copies = fresh.map(copy);
       const held = HeldStrings.collect(fresh);
-      this.#raw.append(eventsTape(fresh, { shared: true }) ?? JSON.stringify(fresh), held !== null);
+      withUncheckedTape(
+        (checked) => eventsTape(fresh, { shared: true, checked }) ?? JSON.stringify(fresh),
+        (encoded) => this.#raw.append(encoded, held !== null),
+      );
       this.#held.appended(held, events.length);
       for (const c of copies) this.#copies.push(c);
       return this.#raw;

@@ -7,6 +7,9 @@
 //   (docs/performance.md, npm rows). Only for values whose JSON text means the same value: any
 //   other (a `toJSON`, a class instance, a `Map`, a function, a lone surrogate, deep nesting)
 //   gives `undefined`, and the caller sends the JSON text, so results and errors stay the text's.
+//   `withUncheckedTape` first writes it without checking each string for a lone surrogate:
+//   wasm searches the whole tape for U+FFFD instead (`check_strings` in tape.rs), and only when
+//   it finds one is the tape written again with the check.
 // - `exactTape(value)`: a value `JSON.stringify` cannot write because it holds a `BigInt`; each
 //   BigInt goes as an exact integer, a `Map` with string keys as an object.
 
@@ -27,11 +30,20 @@ const wellFormed = typeof String.prototype.isWellFormed === 'function';
 /** The events tapes' buffer, kept between calls (each tape is read by wasm before the next). */
 let shared = new Uint8Array(1 << 16);
 
-/** A writer of one tape into `buffer` (grown as needed). */
-function writer(buffer, exact) {
+/** The first byte of a tape holding a BigInt (`exact`), and of one whose strings are unchecked. */
+const EXACT = 1;
+const UNCHECKED_STRINGS = 2;
+/** The code of wasm's refusal of an unchecked tape holding U+FFFD. */
+const UNCHECKED_REFUSED = 'tape_unchecked_strings';
+
+/**
+ * A writer of one tape into `buffer` (grown as needed); `checked`: each long or non-ASCII string
+ * is checked for a lone surrogate (else wasm checks the tape, `withUncheckedTape`).
+ */
+function writer(buffer, exact, checked) {
   let bytes = buffer;
   let view = new DataView(bytes.buffer);
-  bytes[0] = exact ? 1 : 0;
+  bytes[0] = exact ? EXACT : checked ? 0 : UNCHECKED_STRINGS;
   let at = 1;
   const room = (n) => {
     if (at + n <= bytes.length) return;
@@ -62,7 +74,7 @@ function writer(buffer, exact) {
       }
     }
     // encodeInto writes a lone surrogate as U+FFFD: such a string goes as JSON text instead.
-    if (!exact && !text.isWellFormed()) throw new NotCarried();
+    if (checked && !text.isWellFormed()) throw new NotCarried();
     const { written } = encoder.encodeInto(text, bytes.subarray(at + 4));
     count(written);
     at += written;
@@ -146,11 +158,11 @@ function plainObject(value) {
 /**
  * The tape of an array of events given as plain data, or undefined (send its JSON text). With
  * `shared`, it lies in a buffer the next shared tape reuses: for a caller that hands it to wasm
- * before writing another.
+ * before writing another. `checked: false`: for `withUncheckedTape` only.
  */
-export function eventsTape(events, { shared: reuse = false } = {}) {
+export function eventsTape(events, { shared: reuse = false, checked = true } = {}) {
   if (!wellFormed || !Array.isArray(events)) return undefined;
-  const tape = writer(shared, false);
+  const tape = writer(shared, false, checked);
   try {
     tape.write(events, 0);
   } catch (error) {
@@ -162,9 +174,22 @@ export function eventsTape(events, { shared: reuse = false } = {}) {
   return new DataView(reuse ? bytes.buffer : bytes.buffer.slice(0, length), 0, length);
 }
 
+/**
+ * `use(encode(false))`: events encoded by `encode(checked)` as a tape with unchecked strings; if
+ * wasm refuses it for a U+FFFD that may be a lone surrogate, `use(encode(true))`.
+ */
+export function withUncheckedTape(encode, use) {
+  try {
+    return use(encode(false));
+  } catch (error) {
+    if (error?.code !== UNCHECKED_REFUSED) throw error;
+  }
+  return use(encode(true));
+}
+
 /** The tape of a value holding a `BigInt` (which JSON text cannot carry). */
 export function exactTape(value) {
-  const tape = writer(new Uint8Array(1 << 10), true);
+  const tape = writer(new Uint8Array(1 << 10), true, false);
   try {
     tape.write(value, 0);
   } catch (error) {

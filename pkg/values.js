@@ -35,10 +35,10 @@ export function encode(value) {
 
 /**
  * Encodes events given as an array of objects: their tape when it carries them (tape.js; in
- * its shared buffer with `shared`), else `encode`.
+ * its shared buffer with `shared`; `checked: false` for `withUncheckedTape`), else `encode`.
  */
-export function encodeObjects(events, shared = false) {
-  return eventsTape(events, { shared }) ?? encode(events);
+export function encodeObjects(events, shared = false, checked = true) {
+  return eventsTape(events, { shared, checked }) ?? encode(events);
 }
 
 import { eventsTape, exactTape } from './tape.js';

@@ -104,6 +104,38 @@ test('what the tape does not carry goes as JSON text, with the JSON meaning', ()
   assert.throws(() => digestPrefix(withInput(deep)), /recursion limit/);
 });
 
+test('a tape written without the lone-surrogate check: U+FFFD makes wasm ask for the check', () => {
+  const replacement = session(80);
+  replacement[7] = { ...replacement[7], content: { type: 'user_text', text: `${long('bytes a tool could not decode ', 300)}\ufffd.` } };
+  const lone = replacement.map((e) => e);
+  lone[7] = { ...replacement[7], content: { type: 'user_text', text: `${long('bytes a tool could not decode ', 300)}\ud800.` } };
+  // encodeInto writes both as the same bytes: wasm cannot tell them apart, so it refuses both.
+  const unchecked = (events) => eventsTape(events, { checked: false });
+  assert.equal(new Uint8Array(unchecked(replacement).buffer)[0], 2);
+  for (const events of [replacement, lone]) {
+    assert.throws(() => raw.digestPrefix(unchecked(events)), (error) => error.code === 'tape_unchecked_strings');
+  }
+  assert.equal(raw.digestPrefix(eventsTape(replacement)), digestPrefix(jsonl(replacement)), 'the checked tape');
+  assert.equal(raw.digestPrefix(unchecked(session(80))), digestPrefix(jsonl(session(80))), 'no U+FFFD: read');
+  // The paths that write it unchecked (EventLog.append, the hidden log of project and
+  // digestPrefix) write it again checked: U+FFFD is kept, a lone surrogate refused as in JSON.
+  const model = { contextWindow: 1_000_000 };
+  const log = new EventLog();
+  log.append(replacement);
+  const fromText = new EventLog();
+  fromText.append(jsonl(replacement));
+  assert.deepEqual(log.events(), fromText.events());
+  assert.ok(log.events()[7].content.text.endsWith('\ufffd.'));
+  assert.deepEqual(project({ events: replacement, model }), project({ events: jsonl(replacement), model }));
+  assert.equal(digestPrefix(replacement), digestPrefix(jsonl(replacement)));
+  const next = { ...base(80), content: lone[7].content };
+  assert.throws(() => log.append(next), (error) => error.code === 'invalid_argument');
+  assert.throws(() => new EventLog().append(lone), (error) => error.code === 'invalid_argument');
+  assert.equal(log.length, 80, 'nothing appended');
+  assert.throws(() => project({ events: lone, model }), (error) => error.code === 'invalid_argument');
+  assert.throws(() => digestPrefix(lone), (error) => error.code === 'invalid_argument');
+});
+
 test('a BigInt crosses exactly, and the projection gives it back', () => {
   const events = [
     { ...base(0), content: { type: 'user_text', text: 'count' } },

@@ -68,6 +68,10 @@ pub enum BindingError {
         /// Byte offset of the first invalid byte.
         offset: usize,
     },
+    /// A value tape written without the lone-surrogate check holds U+FFFD, which may stand for
+    /// one: the wrapper checks its strings and writes it again ([`crate::tape`]).
+    #[error("a value tape with unchecked strings holds U+FFFD")]
+    UncheckedTape,
     /// A result could not be converted to a JavaScript value.
     #[error("cannot return {what}: {detail}")]
     Output {
@@ -87,6 +91,7 @@ impl BindingError {
             BindingError::EventLine { code, .. } => code,
             BindingError::InvalidUtf8 { .. } => "jsonl_invalid_utf8",
             BindingError::Output { .. } => "output_conversion",
+            BindingError::UncheckedTape => "tape_unchecked_strings",
         }
     }
 
@@ -130,7 +135,7 @@ impl From<BindingError> for JsValue {
 pub fn json_from_js(value: JsValue, what: &str) -> Result<Value, BindingError> {
     let mut json: Value = match (value.as_string(), tape_bytes(&value)) {
         (Some(text), _) => value_from_text(&text).map_err(|e| BindingError::invalid(what, e))?,
-        (None, Some(tape)) => from_tape(&tape).map_err(|e| BindingError::invalid(what, e))?,
+        (None, Some(tape)) => from_tape(&tape?).map_err(|e| BindingError::invalid(what, e))?,
         (None, None) if value.is_undefined() || value.is_null() => Value::Null,
         (None, None) => return Err(BindingError::invalid(what, "not JSON text or a value tape")),
     };
@@ -216,14 +221,14 @@ fn exact_js(json: &Value) -> Result<JsValue, JsValue> {
 }
 
 /// The bytes of a value tape ([`crate::tape`]), which the wrapper passes as a `DataView` (JSONL
-/// comes as a `Uint8Array`, JSON text as a string), copied into wasm memory.
-pub fn tape_bytes(value: &JsValue) -> Option<Vec<u8>> {
+/// comes as a `Uint8Array`, JSON text as a string), copied into wasm memory; refused when its
+/// strings may hold a lone surrogate ([`crate::tape::check_strings`]).
+pub fn tape_bytes(value: &JsValue) -> Option<Result<Vec<u8>, BindingError>> {
     let view = value.dyn_ref::<js_sys::DataView>()?;
     let (offset, length) = (view.byte_offset() as u32, view.byte_length() as u32);
-    Some(
-        js_sys::Uint8Array::new_with_byte_offset_and_length(&view.buffer(), offset, length)
-            .to_vec(),
-    )
+    let bytes = js_sys::Uint8Array::new_with_byte_offset_and_length(&view.buffer(), offset, length)
+        .to_vec();
+    Some(crate::tape::check_strings(&bytes).map(|()| bytes))
 }
 
 /// Whether `value` is a value tape that holds a `BigInt` (its first byte is 1).

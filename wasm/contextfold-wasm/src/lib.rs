@@ -90,7 +90,7 @@ pub fn events_from_js(value: JsValue) -> Result<Vec<RuntimeEvent>, BindingError>
         return Ok(events);
     }
     if let Some(tape) = convert::tape_bytes(&value) {
-        return tape::events_from_tape(&tape);
+        return tape::events_from_tape(&tape?);
     }
     events_from_json(from_json(json_from_js(value, "events")?, "events")?)
 }

@@ -9,7 +9,8 @@
 //! numbers read as the text's: a safe integer as an integer, an integral double of 2^53 up to
 //! 10^21 from the digits `JSON.stringify` writes (tag 9), any other as a double. Layout
 //! (little-endian): a byte, 1 when the value holds a `BigInt` (the result then goes back
-//! exactly, [`crate::convert::to_js`]) else 0; then a tag and its value.
+//! exactly, [`crate::convert::to_js`]), 2 when its strings were not checked for lone surrogates
+//! ([`check_strings`]), else 0; then a tag and its value.
 //! | tag | value | then |
 //! | --- | --- | --- |
 //! | 0, 1, 2 | null, false, true | |
@@ -32,6 +33,25 @@ use crate::convert::BindingError;
 const MAX_DEPTH: u32 = 127;
 /// Integral doubles up to this magnitude are integers.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+/// The first byte of a tape whose strings the writer did not check for lone surrogates.
+const UNCHECKED_STRINGS: u8 = 2;
+
+/// Refuses a tape whose strings were not checked (first byte [`UNCHECKED_STRINGS`]) if its bytes
+/// hold U+FFFD anywhere: `encodeInto` writes a lone surrogate as U+FFFD, where JSON text would
+/// give an error, so the wrapper then checks each string (`isWellFormed`) and writes the tape
+/// again. Checking here, one SIMD search over the whole tape, is cheaper than checking every
+/// string in JS: the unseen npm projection takes 4-6% less (docs/performance.md). U+FFFD
+/// elsewhere (a number's bytes) only costs that second writing.
+pub fn check_strings(bytes: &[u8]) -> Result<(), BindingError> {
+    let unchecked = bytes.first() == Some(&UNCHECKED_STRINGS);
+    // U+FFFD is EF BF BD: its first byte found by `memchr` (4 KB smaller gzipped than `memmem`).
+    let replacement = |at: usize| bytes.get(at + 1..at + 3) == Some(&[0xBF, 0xBD][..]);
+    match unchecked && memchr::memchr_iter(0xEF, bytes).any(replacement) {
+        true => Err(BindingError::UncheckedTape),
+        false => Ok(()),
+    }
+}
 
 /// The events of a tape, by their serde derive; what it refuses is read as JSON values by
 /// [`crate::events_from_json`], for the errors (codes, the bad event's index) of JSON text.
