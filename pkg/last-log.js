@@ -50,12 +50,15 @@ export class LastLog {
       const first = this.#copies.length;
       if (first === events.length) return this.#raw;
       const fresh = events.slice(first);
-      const copies = fresh.map(copy);
       const held = HeldStrings.collect(fresh);
-      withUncheckedTape(
-        (checked) => eventsTape(fresh, { shared: true, checked }) ?? JSON.stringify(fresh),
-        (encoded) => this.#raw.append(encoded, held !== null),
-      );
+      // The tape writer copies the events as it writes them (one walk, not two).
+      let copies = [];
+      const encode = (checked) => {
+        copies = [];
+        return eventsTape(fresh, { shared: true, checked, copies }) ?? JSON.stringify(fresh);
+      };
+      withUncheckedTape(encode, (encoded) => this.#raw.append(encoded, held !== null));
+      if (copies.length !== fresh.length) copies = fresh.map(copy);
       this.#held.appended(held, events.length);
       for (const c of copies) this.#copies.push(c);
       return this.#raw;

@@ -38,9 +38,11 @@ const UNCHECKED_REFUSED = 'tape_unchecked_strings';
 
 /**
  * A writer of one tape into `buffer` (grown as needed); `checked`: each long or non-ASCII string
- * is checked for a lone surrogate (else wasm checks the tape, `withUncheckedTape`).
+ * is checked for a lone surrogate (else wasm checks the tape, `withUncheckedTape`). With
+ * `copying`, `write` returns a copy of the value (undefined members kept, as `same` compares
+ * keys in last-log.js).
  */
-function writer(buffer, exact, checked) {
+function writer(buffer, exact, checked, copying = false) {
   let bytes = buffer;
   let view = new DataView(bytes.buffer);
   bytes[0] = exact ? EXACT : checked ? 0 : UNCHECKED_STRINGS;
@@ -88,20 +90,26 @@ function writer(buffer, exact, checked) {
     switch (typeof value) {
       case 'string':
         tag(4);
-        return string(value);
+        string(value);
+        return value;
       case 'number':
-        if (!Number.isFinite(value)) return tag(0);
+        if (!Number.isFinite(value)) {
+          tag(0);
+          return value;
+        }
         if (!exact && Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
           // Read from the digits JSON writes, as wasm reads them from JSON text.
           tag(9);
-          return string(String(value));
+          string(String(value));
+          return value;
         }
         tag(3);
         view.setFloat64(at, value, true);
         at += 8;
-        return;
+        return value;
       case 'boolean':
-        return tag(value ? 2 : 1);
+        tag(value ? 2 : 1);
+        return value;
       case 'bigint':
         // Events holding one go the exact way (`exactTape`), whose results come back exactly.
         if (!exact || value < I64_MIN || value > U64_MAX) throw new NotCarried();
@@ -117,11 +125,19 @@ function writer(buffer, exact, checked) {
       default:
         throw new NotCarried();
     }
-    if (value === null) return tag(0);
+    if (value === null) {
+      tag(0);
+      return null;
+    }
     if (depth === MAX_DEPTH) throw new NotCarried();
     if (Array.isArray(value) && (exact || typeof value.toJSON !== 'function')) {
       tag(5);
       count(value.length);
+      if (copying) {
+        const out = new Array(value.length);
+        for (let i = 0; i < value.length; i += 1) out[i] = write(value[i], depth + 1);
+        return out;
+      }
       for (let i = 0; i < value.length; i += 1) write(value[i], depth + 1);
       return;
     }
@@ -135,14 +151,20 @@ function writer(buffer, exact, checked) {
     const countAt = at;
     at += 4;
     let n = 0;
+    const out = copying ? {} : undefined;
     for (let i = 0; i < keys.length; i += 1) {
       const item = value[keys[i]];
-      if (item === undefined) continue;
+      if (item === undefined) {
+        if (copying) out[keys[i]] = undefined;
+        continue;
+      }
       string(keys[i]);
-      write(item, depth + 1);
+      const copied = write(item, depth + 1);
+      if (copying) out[keys[i]] = copied;
       n += 1;
     }
     view.setUint32(countAt, n, true);
+    return out;
   };
   return {
     write,
@@ -158,13 +180,16 @@ function plainObject(value) {
 /**
  * The tape of an array of events given as plain data, or undefined (send its JSON text). With
  * `shared`, it lies in a buffer the next shared tape reuses: for a caller that hands it to wasm
- * before writing another. `checked: false`: for `withUncheckedTape` only.
+ * before writing another. `checked: false`: for `withUncheckedTape` only. `copies`: an array
+ * that gets a copy of each event's plain data (strings shared), made in the same walk, when
+ * the tape is written (last-log.js keeps them).
  */
-export function eventsTape(events, { shared: reuse = false, checked = true } = {}) {
+export function eventsTape(events, { shared: reuse = false, checked = true, copies } = {}) {
   if (!wellFormed || !Array.isArray(events)) return undefined;
-  const tape = writer(shared, false, checked);
+  const tape = writer(shared, false, checked, copies !== undefined);
   try {
-    tape.write(events, 0);
+    const copied = tape.write(events, 0);
+    if (copies !== undefined) for (const c of copied) copies.push(c);
   } catch (error) {
     if (error instanceof NotCarried || error instanceof RangeError) return undefined;
     throw error;
