@@ -7,7 +7,7 @@
 //! renames these exports, turns the thrown errors into `ContextfoldError` (with the core's
 //! stable `code`) and drives [`CompactionSession`] with an async loop.
 
-/// talc: 1.9 KB smaller gzipped than Rust's default dlmalloc, as fast (docs/performance.md).
+/// talc: 2.0 KB smaller gzipped than Rust's default dlmalloc, as fast (docs/performance.md).
 #[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
