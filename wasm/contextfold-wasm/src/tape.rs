@@ -37,11 +37,11 @@ const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 /// The first byte of a tape whose strings the writer did not check for lone surrogates.
 const UNCHECKED_STRINGS: u8 = 2;
 
-/// Refuses a tape whose strings were not checked (first byte [`UNCHECKED_STRINGS`]) if its bytes
+/// Refuses a tape whose strings were not checked (first byte `UNCHECKED_STRINGS`) if its bytes
 /// hold U+FFFD anywhere: `encodeInto` writes a lone surrogate as U+FFFD, where JSON text would
 /// give an error, so the wrapper then checks each string (`isWellFormed`) and writes the tape
 /// again. Checking here, one SIMD search over the whole tape, is cheaper than checking every
-/// string in JS: the unseen npm projection takes 4-6% less (docs/performance.md). U+FFFD
+/// string in JS: the unseen npm projection takes 3-5% less (docs/performance.md). U+FFFD
 /// elsewhere (a number's bytes) only costs that second writing.
 pub fn check_strings(bytes: &[u8]) -> Result<(), BindingError> {
     let unchecked = bytes.first() == Some(&UNCHECKED_STRINGS);
