@@ -64,9 +64,10 @@ CLIPPY_DRIVER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driv
 export CLIPPY_DRIVER RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc.sh"
 # build_tests: every target, and the `test = false` suites scripts/reliability.sh runs (Cargo
 # drops `--test NAME` when `--all-targets` is given, so they are a second, cheap command).
+# (`&&`: `phase` calls it in a `||` list, where `set -e` does not stop a function.)
 build_tests() {
-  cargo test -q --no-run "${native[@]}" --all-targets
-  cargo test -q --no-run "${native[@]}" --test reliability --test invariants
+  cargo test -q --no-run "${native[@]}" --all-targets &&
+    cargo test -q --no-run "${native[@]}" --test reliability --test invariants
 }
 phase build-and-lint build_tests
 # rustdoc's own lints (links, HTML) on the crates with public docs: the published
@@ -75,7 +76,14 @@ phase build-and-lint build_tests
 # `cargo doc --workspace` checks it locally.
 docs=(-p contextfold-core -p contextfold-conformance -p contextfold-wasm)
 phase rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc -q "${docs[@]}" --no-deps
-phase cargo-test cargo test "${native[@]}"
+# The test binaries two at a time (scripts/run_test_binaries.py; `cargo test` runs them one
+# after another and left a core idle: 65 s against 88 s), then the doc tests.
+cargo_tests() {
+  cargo test -q --no-run "${native[@]}" --message-format=json |
+    python3 scripts/run_test_binaries.py &&
+    cargo test -q "${native[@]}" --doc
+}
+phase cargo-test cargo_tests
 phase wasm-imports bash scripts/check-wasm-imports.sh
 
 # host: demo, verify and --json shapes through the binary; component: the wasmtime component
