@@ -6,11 +6,8 @@ cd "$(dirname "$0")/.."
 # wasm32-wasip2 is checked (the same code for the same architecture; the full code generation
 # and link are the wasm32-unknown-unknown build below, whose module is inspected).
 cargo check -q -p contextfold-core --target wasm32-wasip2
-# Built with the npm module's profile (`wasm-release`: opt-level "z", fat LTO): the code as it
-# ships, and 20 s against 28 s for `--release` from a fresh target directory.
-cargo build -q -p contextfold-core --profile wasm-release --target wasm32-unknown-unknown \
-  --example wasm_probe
-module="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/wasm-release/examples/wasm_probe.wasm"
+cargo build -q -p contextfold-core --release --target wasm32-unknown-unknown --example wasm_probe
+module="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/examples/wasm_probe.wasm"
 found=$(python3 scripts/wasm_imports.py "$module")
 if [ -n "$found" ]; then
   echo "FAIL: the core's wasm build imports from its host:"
